@@ -1,0 +1,305 @@
+//! gpumeter's data model: the versioned [`Snapshot`] that every source produces (NVML + /proc,
+//! the built-in simulator, recordings) and every consumer reads (the dashboard, one-shot JSON,
+//! the recorder, HTTP).
+//!
+//! Rules this crate encodes:
+//! - a reading the driver does not support is `None` (serialized as `null`), never 0;
+//! - units live in field names (`_bytes`, `_pct`, `_watts`, `_mhz`), numbers stay numbers;
+//! - the schema carries a version ([`SCHEMA_VERSION`]) that readers check before trusting a file.
+//!
+//! It holds plain data only: no I/O, no clocks, no terminal types.
+
+use serde::{Deserialize, Serialize};
+
+mod throttle;
+
+pub use throttle::ThrottleReason;
+
+/// Version of the [`Snapshot`] schema. Bump on any change a reader would misread.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One reading of the whole machine at one instant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Schema version, always [`SCHEMA_VERSION`] when produced by this build.
+    pub schema: u32,
+    /// When the reading was taken, milliseconds since the Unix epoch.
+    pub taken_at_unix_ms: i64,
+    /// Where the reading came from: `nvml`, `demo:<scenario>`, `replay:<file>`.
+    pub source: String,
+    pub system: SystemInfo,
+    pub host: HostReading,
+    pub gpus: Vec<GpuReading>,
+    /// GPU processes and the host processes that feed them (their descendants).
+    pub processes: Vec<ProcessReading>,
+    /// Problems the source met while taking this reading (sanitized, human-readable).
+    pub warnings: Vec<String>,
+}
+
+impl Snapshot {
+    /// An empty snapshot of the current schema, for sources to fill in.
+    pub fn empty(source: impl Into<String>, taken_at_unix_ms: i64) -> Self {
+        Self {
+            schema: SCHEMA_VERSION,
+            taken_at_unix_ms,
+            source: source.into(),
+            system: SystemInfo::default(),
+            host: HostReading::default(),
+            gpus: Vec::new(),
+            processes: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The GPU with this NVML index, if present.
+    pub fn gpu(&self, index: u32) -> Option<&GpuReading> {
+        self.gpus.iter().find(|g| g.index == index)
+    }
+}
+
+/// Facts about the machine and driver that rarely change.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SystemInfo {
+    pub hostname: Option<String>,
+    pub driver_version: Option<String>,
+    /// CUDA driver API version, e.g. `12.4`.
+    pub cuda_driver_version: Option<String>,
+    /// Seconds since the host booted.
+    pub uptime_s: Option<u64>,
+    /// Boot time, seconds since the Unix epoch (`btime` in /proc/stat).
+    pub boot_time_unix_s: Option<i64>,
+}
+
+/// Host-side readings from /proc, averaged over the last sample interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostReading {
+    /// Logical CPUs online.
+    pub cpu_count: Option<u32>,
+    /// Busy share of all CPUs over the interval (0–100).
+    pub cpu_util_pct: Option<f64>,
+    /// Share of CPU time spent waiting on I/O over the interval (0–100).
+    pub iowait_pct: Option<f64>,
+    /// Busy share per logical CPU (0–100), in CPU order.
+    pub per_cpu_util_pct: Vec<f64>,
+    pub load_avg_1m: Option<f64>,
+    pub mem_total_bytes: Option<u64>,
+    pub mem_used_bytes: Option<u64>,
+    pub disk_read_bytes_per_s: Option<f64>,
+    pub disk_write_bytes_per_s: Option<f64>,
+    /// Non-loopback network traffic.
+    pub net_rx_bytes_per_s: Option<f64>,
+    pub net_tx_bytes_per_s: Option<f64>,
+}
+
+/// Whether a GPU is answering.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuState {
+    /// Answering normally (individual readings may still be unsupported).
+    #[default]
+    Ok,
+    /// The driver reported the GPU lost (fell off the bus); readings are absent.
+    Lost,
+    /// The GPU needs a reset before it answers again.
+    ResetRequired,
+    /// The last attempt to read it failed for another reason; see the snapshot warnings.
+    Error,
+}
+
+/// One GPU's readings. Every measurement is optional: `None` means unsupported or unavailable.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuReading {
+    /// NVML device index.
+    pub index: u32,
+    pub state: GpuState,
+    pub uuid: Option<String>,
+    pub name: Option<String>,
+    pub pci_bus_id: Option<String>,
+    /// Share of the sample period in which one or more kernels ran (0–100).
+    pub util_gpu_pct: Option<u32>,
+    /// Share of the sample period in which device memory was read or written (0–100).
+    pub util_memory_pct: Option<u32>,
+    pub memory_total_bytes: Option<u64>,
+    pub memory_used_bytes: Option<u64>,
+    pub power_watts: Option<f64>,
+    pub power_limit_watts: Option<f64>,
+    /// Energy counter since the driver loaded, in millijoules (grows monotonically).
+    pub energy_millijoules: Option<u64>,
+    pub temperature_celsius: Option<u32>,
+    pub fan_speed_pct: Option<u32>,
+    pub clock_graphics_mhz: Option<u32>,
+    pub clock_sm_mhz: Option<u32>,
+    pub clock_memory_mhz: Option<u32>,
+    pub clock_sm_max_mhz: Option<u32>,
+    pub clock_memory_max_mhz: Option<u32>,
+    /// Active clock throttle reasons; `None` when the driver cannot say, empty when none apply.
+    pub throttle_reasons: Option<Vec<ThrottleReason>>,
+    pub pcie_rx_bytes_per_s: Option<u64>,
+    pub pcie_tx_bytes_per_s: Option<u64>,
+    pub pcie_link_gen: Option<u32>,
+    pub pcie_link_gen_max: Option<u32>,
+    pub pcie_link_width: Option<u32>,
+    pub pcie_link_width_max: Option<u32>,
+    pub encoder_util_pct: Option<u32>,
+    pub decoder_util_pct: Option<u32>,
+    pub mig_enabled: Option<bool>,
+}
+
+impl GpuReading {
+    /// VRAM use as a share of total (0–100), when both are known.
+    pub fn memory_used_pct(&self) -> Option<f64> {
+        match (self.memory_used_bytes, self.memory_total_bytes) {
+            (Some(used), Some(total)) if total > 0 => Some(used as f64 * 100.0 / total as f64),
+            _ => None,
+        }
+    }
+}
+
+/// How a process uses a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuProcessKind {
+    Compute,
+    Graphics,
+    /// Listed by the driver as both compute and graphics.
+    Mixed,
+}
+
+/// One process's use of one GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuUse {
+    pub gpu_index: u32,
+    pub kind: GpuProcessKind,
+    /// `None` when the driver cannot say (WDDM, MIG, permissions).
+    pub memory_bytes: Option<u64>,
+    pub sm_util_pct: Option<u32>,
+    pub memory_util_pct: Option<u32>,
+}
+
+/// A process on the host: either a GPU process (non-empty `gpu`) or one feeding it
+/// (a descendant of a GPU process, such as a dataloader worker).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessReading {
+    /// PID as the driver reports it (host PID namespace).
+    pub pid: u32,
+    /// False when /proc cannot see this PID (another PID namespace, or it just exited):
+    /// host fields are then `None`.
+    pub visible: bool,
+    /// PID inside the process's own namespace when it differs (containers), from `NSpid`.
+    pub ns_pid: Option<u32>,
+    pub ppid: Option<u32>,
+    pub user: Option<String>,
+    /// Short container id or name, from the cgroup path.
+    pub container: Option<String>,
+    /// Short name (comm), sanitized.
+    pub name: Option<String>,
+    /// Command line, sanitized and length-capped.
+    pub command: Option<String>,
+    /// CPU use over the sample interval, in percent of one core (may exceed 100).
+    pub cpu_pct: Option<f64>,
+    pub rss_bytes: Option<u64>,
+    /// Process start time, seconds since the Unix epoch.
+    pub start_time_unix_s: Option<i64>,
+    /// Scheduler state letter (`R`, `S`, `D`, …).
+    pub state: Option<char>,
+    pub threads: Option<u32>,
+    pub gpu: Vec<GpuUse>,
+}
+
+impl ProcessReading {
+    /// A process the driver named but /proc cannot see.
+    pub fn invisible(pid: u32) -> Self {
+        Self {
+            pid,
+            visible: false,
+            ns_pid: None,
+            ppid: None,
+            user: None,
+            container: None,
+            name: None,
+            command: None,
+            cpu_pct: None,
+            rss_bytes: None,
+            start_time_unix_s: None,
+            state: None,
+            threads: None,
+            gpu: Vec::new(),
+        }
+    }
+
+    /// Total VRAM this process holds across GPUs, when any part is known.
+    pub fn gpu_memory_bytes(&self) -> Option<u64> {
+        self.gpu
+            .iter()
+            .filter_map(|g| g.memory_bytes)
+            .reduce(|a, b| a.saturating_add(b))
+    }
+
+    /// Highest SM utilization over the GPUs it uses.
+    pub fn sm_util_pct(&self) -> Option<u32> {
+        self.gpu.iter().filter_map(|g| g.sm_util_pct).max()
+    }
+
+    /// Whether this process holds a GPU (rather than only feeding one).
+    pub fn is_gpu_process(&self) -> bool {
+        !self.gpu.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsupported_readings_serialize_as_null_not_zero() {
+        let mut snap = Snapshot::empty("test", 1_000);
+        snap.gpus.push(GpuReading {
+            index: 0,
+            util_gpu_pct: Some(0),
+            ..GpuReading::default()
+        });
+        let json = serde_json::to_value(&snap).unwrap();
+        assert_eq!(json["schema"], SCHEMA_VERSION);
+        assert_eq!(json["gpus"][0]["util_gpu_pct"], 0);
+        assert!(json["gpus"][0]["power_watts"].is_null());
+        let back: Snapshot = serde_json::from_value(json).unwrap();
+        assert_eq!(back, snap);
+    }
+
+    #[test]
+    fn memory_used_pct_needs_both_values_and_nonzero_total() {
+        let mut g = GpuReading {
+            memory_used_bytes: Some(40),
+            memory_total_bytes: Some(80),
+            ..GpuReading::default()
+        };
+        assert_eq!(g.memory_used_pct(), Some(50.0));
+        g.memory_total_bytes = Some(0);
+        assert_eq!(g.memory_used_pct(), None);
+        g.memory_total_bytes = None;
+        assert_eq!(g.memory_used_pct(), None);
+    }
+
+    #[test]
+    fn process_gpu_memory_sums_known_parts_only() {
+        let mut p = ProcessReading::invisible(7);
+        assert_eq!(p.gpu_memory_bytes(), None);
+        p.gpu.push(GpuUse {
+            gpu_index: 0,
+            kind: GpuProcessKind::Compute,
+            memory_bytes: Some(10),
+            sm_util_pct: Some(3),
+            memory_util_pct: None,
+        });
+        p.gpu.push(GpuUse {
+            gpu_index: 1,
+            kind: GpuProcessKind::Compute,
+            memory_bytes: None,
+            sm_util_pct: Some(9),
+            memory_util_pct: None,
+        });
+        assert_eq!(p.gpu_memory_bytes(), Some(10));
+        assert_eq!(p.sm_util_pct(), Some(9));
+        assert!(p.is_gpu_process());
+    }
+}

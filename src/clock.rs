@@ -1,0 +1,75 @@
+//! Time as the rest of the program sees it: wall-clock milliseconds since the Unix epoch,
+//! behind a trait so engine rules and the simulator run on a fake clock in tests.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// A source of "now".
+pub trait Clock: Send + Sync {
+    /// Milliseconds since the Unix epoch.
+    fn now_unix_ms(&self) -> i64;
+}
+
+/// The real wall clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_unix_ms(&self) -> i64 {
+        chrono::Utc::now().timestamp_millis()
+    }
+}
+
+/// A clock tests move by hand. Clones share the same time.
+#[derive(Debug, Clone, Default)]
+pub struct FakeClock {
+    now_ms: Arc<AtomicI64>,
+}
+
+impl FakeClock {
+    /// A fake clock reading `start_unix_ms`.
+    pub fn new(start_unix_ms: i64) -> Self {
+        Self {
+            now_ms: Arc::new(AtomicI64::new(start_unix_ms)),
+        }
+    }
+
+    /// Moves time forward (or back, with a negative step: clocks jump).
+    pub fn advance_ms(&self, delta_ms: i64) {
+        self.now_ms.fetch_add(delta_ms, Ordering::SeqCst);
+    }
+
+    /// Sets the time outright.
+    pub fn set_ms(&self, unix_ms: i64) {
+        self.now_ms.store(unix_ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for FakeClock {
+    fn now_unix_ms(&self) -> i64 {
+        self.now_ms.load(Ordering::SeqCst)
+    }
+}
+
+/// A shared clock handle.
+pub type SharedClock = Arc<dyn Clock>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fake_clock_clones_share_time() {
+        let a = FakeClock::new(1_000);
+        let b = a.clone();
+        a.advance_ms(500);
+        assert_eq!(b.now_unix_ms(), 1_500);
+        b.set_ms(10);
+        assert_eq!(a.now_unix_ms(), 10);
+    }
+
+    #[test]
+    fn system_clock_is_after_2020() {
+        assert!(SystemClock.now_unix_ms() > 1_577_836_800_000);
+    }
+}

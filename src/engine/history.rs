@@ -1,0 +1,70 @@
+//! The metric histories the dashboard charts: per GPU (util, memory-controller util, VRAM %,
+//! power) and for the host (CPU, iowait), each a bounded [`Series`].
+
+use std::collections::BTreeMap;
+
+use gpumeter_model::Snapshot;
+
+use super::series::Series;
+
+/// One GPU's histories.
+#[derive(Debug, Clone, Default)]
+pub struct GpuHistory {
+    pub util_pct: Series,
+    pub memory_util_pct: Series,
+    pub vram_used_pct: Series,
+    pub power_watts: Series,
+}
+
+/// All histories, keyed by GPU index.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    pub gpus: BTreeMap<u32, GpuHistory>,
+    pub host_cpu_pct: Series,
+    pub host_iowait_pct: Series,
+}
+
+impl History {
+    /// Folds one snapshot in.
+    pub fn record(&mut self, snap: &Snapshot) {
+        let t = snap.taken_at_unix_ms;
+        for gpu in &snap.gpus {
+            let h = self.gpus.entry(gpu.index).or_default();
+            h.util_pct.push(t, gpu.util_gpu_pct.map(f64::from));
+            h.memory_util_pct
+                .push(t, gpu.util_memory_pct.map(f64::from));
+            h.vram_used_pct.push(t, gpu.memory_used_pct());
+            h.power_watts.push(t, gpu.power_watts);
+        }
+        self.host_cpu_pct.push(t, snap.host.cpu_util_pct);
+        self.host_iowait_pct.push(t, snap.host.iowait_pct);
+    }
+
+    /// One GPU's histories, if it was ever seen.
+    pub fn gpu(&self, index: u32) -> Option<&GpuHistory> {
+        self.gpus.get(&index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpumeter_model::GpuReading;
+
+    #[test]
+    fn records_each_gpu_and_skips_unsupported() {
+        let mut h = History::default();
+        let mut snap = Snapshot::empty("t", 5_000);
+        snap.gpus.push(GpuReading {
+            index: 3,
+            util_gpu_pct: Some(40),
+            power_watts: None,
+            ..GpuReading::default()
+        });
+        h.record(&snap);
+        let g = h.gpu(3).unwrap();
+        assert_eq!(g.util_pct.last(), Some((5_000, 40.0)));
+        assert_eq!(g.power_watts.last(), None);
+        assert!(h.gpu(0).is_none());
+    }
+}

@@ -1,0 +1,121 @@
+//! Derived state, one tick at a time: the latest snapshot, the metric history and the health of
+//! the source. Later rooms (billing, alert rules) hang off [`Engine`] the same way. No terminal
+//! code and no wall clock here: callers pass "now" from a [`crate::clock::Clock`].
+
+pub mod history;
+pub mod series;
+
+use gpumeter_model::Snapshot;
+
+pub use history::{GpuHistory, History};
+
+/// How the source is doing, as the header shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourceHealth {
+    /// No reading yet.
+    Starting,
+    /// Readings arrive.
+    Ok,
+    /// The whole source failed; the collector retries after `retry_in_ms`.
+    Failing {
+        message: String,
+        since_unix_ms: i64,
+        retry_in_ms: u64,
+    },
+}
+
+/// The one owner of derived state. The UI and exporters only borrow it.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    latest: Option<Snapshot>,
+    history: History,
+    health: SourceHealth,
+    ticks: u64,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Engine {
+    pub fn new() -> Self {
+        Self {
+            latest: None,
+            history: History::default(),
+            health: SourceHealth::Starting,
+            ticks: 0,
+        }
+    }
+
+    /// One tick: a new snapshot in.
+    pub fn ingest(&mut self, snap: Snapshot) {
+        self.history.record(&snap);
+        self.latest = Some(snap);
+        self.health = SourceHealth::Ok;
+        self.ticks += 1;
+    }
+
+    /// The source failed as a whole; the last good snapshot stays on screen.
+    pub fn source_failed(&mut self, message: String, now_unix_ms: i64, retry_in_ms: u64) {
+        let since = match &self.health {
+            SourceHealth::Failing { since_unix_ms, .. } => *since_unix_ms,
+            _ => now_unix_ms,
+        };
+        self.health = SourceHealth::Failing {
+            message,
+            since_unix_ms: since,
+            retry_in_ms,
+        };
+    }
+
+    pub fn latest(&self) -> Option<&Snapshot> {
+        self.latest.as_ref()
+    }
+
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    pub fn health(&self) -> &SourceHealth {
+        &self.health
+    }
+
+    /// Snapshots ingested so far.
+    pub fn ticks(&self) -> u64 {
+        self.ticks
+    }
+
+    /// Age of the latest snapshot at `now_unix_ms`.
+    pub fn sample_age_ms(&self, now_unix_ms: i64) -> Option<i64> {
+        self.latest
+            .as_ref()
+            .map(|s| (now_unix_ms - s.taken_at_unix_ms).max(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_keeps_last_snapshot_and_first_failure_time() {
+        let mut e = Engine::new();
+        e.ingest(Snapshot::empty("t", 1_000));
+        e.source_failed("boom".into(), 2_000, 500);
+        e.source_failed("boom again".into(), 3_000, 1_000);
+        assert!(e.latest().is_some());
+        assert_eq!(
+            e.health(),
+            &SourceHealth::Failing {
+                message: "boom again".into(),
+                since_unix_ms: 2_000,
+                retry_in_ms: 1_000
+            }
+        );
+        e.ingest(Snapshot::empty("t", 4_000));
+        assert_eq!(e.health(), &SourceHealth::Ok);
+        assert_eq!(e.sample_age_ms(4_500), Some(500));
+    }
+}

@@ -1,0 +1,1 @@
+//! One-shot output of a snapshot.

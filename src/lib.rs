@@ -1,0 +1,16 @@
+//! gpumeter: a terminal dashboard for rented GPU machines.
+//!
+//! Layering (dependencies point one way):
+//! `source` (NVML, /proc, simulator) → `engine` (history, derived state) → `ui` / `export`.
+//! The engine knows nothing of terminals; the UI renders from `&` references only; time comes
+//! through a [`clock::Clock`] so every rule is testable with a fake clock.
+
+pub mod clock;
+pub mod engine;
+pub mod export;
+pub mod sanitize;
+pub mod source;
+pub mod ui;
+pub mod units;
+
+pub use gpumeter_model as model;

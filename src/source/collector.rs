@@ -1,0 +1,1 @@
+//! Runs a source on its own thread and sends snapshots over a channel.

@@ -1,0 +1,1 @@
+//! Host readings from /proc.

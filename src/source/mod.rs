@@ -1,0 +1,39 @@
+//! Where snapshots come from. Each source produces immutable [`Snapshot`]s and knows nothing of
+//! the engine or the terminal:
+//! - [`local`]: this machine, NVML for the GPUs ([`nvml`]) plus /proc for the host ([`host`]);
+//! - [`sim`]: the built-in demo scenarios (the `gpumeter-sim` crate);
+//! - [`collector`]: runs any source on its own thread and sends snapshots over a channel, so a
+//!   slow or hung driver call never blocks the dashboard.
+
+pub mod collector;
+pub mod host;
+pub mod local;
+pub mod nvml;
+pub mod sim;
+
+use gpumeter_model::Snapshot;
+
+/// A producer of snapshots.
+pub trait Source: Send {
+    /// Takes one reading. Problems with one device or one reading go into the snapshot
+    /// (`None`, a lost marker, a warning); an `Err` means the whole source failed this time
+    /// (the collector retries with backoff).
+    fn sample(&mut self) -> Result<Snapshot, SourceError>;
+
+    /// A short label for the header: `nvml`, `demo:training`.
+    fn label(&self) -> String;
+}
+
+/// A whole-source failure.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// The NVML library could not be loaded or initialised.
+    #[error("{0}")]
+    NvmlUnavailable(String),
+    /// NVML was loaded but a whole-library call failed.
+    #[error("NVML: {0}")]
+    Nvml(String),
+    /// A demo scenario could not be loaded.
+    #[error("scenario: {0}")]
+    Scenario(String),
+}

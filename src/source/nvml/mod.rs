@@ -1,0 +1,1 @@
+//! GPU readings through NVML (nvml-wrapper).

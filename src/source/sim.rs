@@ -1,0 +1,1 @@
+//! The built-in demo: a [`Source`] over a `gpumeter-sim` scenario, advancing with a [`Clock`].

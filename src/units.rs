@@ -1,0 +1,92 @@
+//! Formatting numbers for people: bytes, rates, durations, percentages. Shared by the dashboard
+//! and the plain-text snapshot so both say the same thing the same way.
+
+/// `None` is shown as this, never as 0.
+pub const NA: &str = "N/A";
+
+/// Binary-prefixed bytes: `512B`, `1.5KiB`, `79.6GiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = n as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < UNITS.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{n}B")
+    } else if v >= 100.0 {
+        format!("{v:.0}{}", UNITS[i])
+    } else {
+        format!("{v:.1}{}", UNITS[i])
+    }
+}
+
+/// Decimal-prefixed rate: `0B/s`, `12.3MB/s`, `1.2GB/s` (network and bus rates are decimal).
+pub fn rate(bytes_per_s: f64) -> String {
+    const UNITS: [&str; 5] = ["B/s", "KB/s", "MB/s", "GB/s", "TB/s"];
+    let mut v = bytes_per_s.max(0.0);
+    let mut i = 0;
+    while v >= 1000.0 && i < UNITS.len() - 1 {
+        v /= 1000.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{v:.0}{}", UNITS[i])
+    } else {
+        format!("{v:.1}{}", UNITS[i])
+    }
+}
+
+/// Compact duration: `45s`, `12m03s`, `3h07m`, `2d04h`.
+pub fn duration_s(secs: u64) -> String {
+    let (d, h, m, s) = (secs / 86_400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
+    if d > 0 {
+        format!("{d}d{h:02}h")
+    } else if h > 0 {
+        format!("{h}h{m:02}m")
+    } else if m > 0 {
+        format!("{m}m{s:02}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// An optional value through a formatter, `N/A` when absent.
+pub fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> String) -> String {
+    v.map(f).unwrap_or_else(|| NA.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_use_binary_prefixes() {
+        assert_eq!(bytes(512), "512B");
+        assert_eq!(bytes(1536), "1.5KiB");
+        assert_eq!(bytes(80 * 1024 * 1024 * 1024), "80.0GiB");
+        assert_eq!(bytes(200 * 1024 * 1024 * 1024), "200GiB");
+    }
+
+    #[test]
+    fn rates_use_decimal_prefixes() {
+        assert_eq!(rate(0.0), "0B/s");
+        assert_eq!(rate(12_300_000.0), "12.3MB/s");
+        assert_eq!(rate(-5.0), "0B/s");
+    }
+
+    #[test]
+    fn durations_pick_two_units() {
+        assert_eq!(duration_s(45), "45s");
+        assert_eq!(duration_s(723), "12m03s");
+        assert_eq!(duration_s(3 * 3600 + 7 * 60 + 9), "3h07m");
+        assert_eq!(duration_s(2 * 86_400 + 4 * 3600), "2d04h");
+    }
+
+    #[test]
+    fn absent_values_read_na() {
+        assert_eq!(opt(None::<u32>, |v| v.to_string()), "N/A");
+        assert_eq!(opt(Some(0u32), |v| v.to_string()), "0");
+    }
+}
