@@ -1,0 +1,137 @@
+//! The command line: what a user can ask for, parsed by clap. Parsing only; `main.rs` acts on it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Watch rented GPUs: utilization, memory, power and processes, with the bill beside them.
+#[derive(Debug, Parser)]
+#[command(name = "gpumeter", version, about, long_about = None)]
+#[command(after_help = "Exit codes: 0 ok, 1 error, 2 bad arguments, 3 NVML unavailable (no driver or library).\n\
+Try it without a GPU: gpumeter --demo   (list scenarios: gpumeter --demo --list)")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Options shared by the dashboard and the subcommands.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Run on a built-in simulated machine instead of the local GPUs (default scenario:
+    /// training), or on a scenario file (a path ending in .toml).
+    #[arg(long, global = true, value_name = "SCENARIO", num_args = 0..=1, default_missing_value = "training")]
+    pub demo: Option<String>,
+
+    /// With --demo: list the built-in scenarios and exit.
+    #[arg(long, global = true, requires = "demo")]
+    pub list: bool,
+
+    /// Load NVML from this file instead of the system's libnvidia-ml.so.1.
+    #[arg(long, global = true, value_name = "PATH", env = "GPUMETER_NVML_LIB")]
+    pub nvml_lib: Option<PathBuf>,
+
+    /// Time between readings, e.g. 1s, 500ms, 2s (at least 100ms).
+    #[arg(long, global = true, value_name = "DURATION", default_value = "1s", value_parser = parse_interval)]
+    pub interval: Duration,
+
+    /// Draw without colours (also honoured: the NO_COLOR environment variable).
+    #[arg(long, global = true)]
+    pub no_color: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print one reading and exit.
+    Snapshot(SnapshotArgs),
+    /// Print a shell completion script.
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// Print the versioned JSON schema instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// With --demo: how far into the scenario to read, e.g. 90s, 5m (default 60s).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub at: Duration,
+}
+
+/// A duration such as `250ms`, `90s`, `5m`, `2h`, `1d` (a bare number means seconds).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (examples: 500ms, 90s, 5m, 2h)"))?;
+    let factor_ms = match unit.trim() {
+        "ms" => 1.0,
+        "" | "s" => 1_000.0,
+        "m" | "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        "d" => 86_400_000.0,
+        other => {
+            return Err(format!(
+                "unknown unit '{other}' in '{s}' (use ms, s, m, h or d)"
+            ));
+        }
+    };
+    let ms = value * factor_ms;
+    if !ms.is_finite() || ms > 1e15 {
+        return Err(format!("'{s}' is too long"));
+    }
+    Ok(Duration::from_millis(ms.round() as u64))
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d < Duration::from_millis(100) {
+        return Err(format!("'{s}' is too short: the interval must be at least 100ms"));
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("1.5m").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
+        assert!(parse_duration("5 fortnights").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("abc").unwrap_err().contains("not a duration"));
+        assert!(parse_interval("10ms").unwrap_err().contains("at least 100ms"));
+    }
+
+    #[test]
+    fn demo_without_value_means_training() {
+        let cli = Cli::try_parse_from(["gpumeter", "--demo"]).unwrap();
+        assert_eq!(cli.global.demo.as_deref(), Some("training"));
+        let cli = Cli::try_parse_from(["gpumeter", "snapshot", "--json", "--demo", "idle"]).unwrap();
+        assert_eq!(cli.global.demo.as_deref(), Some("idle"));
+        assert!(matches!(cli.command, Some(Command::Snapshot(SnapshotArgs { json: true, .. }))));
+    }
+}

@@ -1,0 +1,218 @@
+//! The plain-text snapshot: what `gpumeter snapshot` prints for a person (and for logs), with
+//! the same units and `N/A` conventions as the dashboard.
+
+use std::fmt::Write as _;
+
+use gpumeter_model::{GpuReading, GpuState, ProcessReading, Snapshot};
+
+use crate::units::{NA, bytes, duration_s, opt, rate};
+
+/// Renders a snapshot as aligned text tables.
+pub fn to_table(snap: &Snapshot) -> String {
+    let mut out = String::new();
+    header(&mut out, snap);
+    gpus(&mut out, &snap.gpus);
+    processes(&mut out, &snap.processes, snap.taken_at_unix_ms / 1000);
+    for w in &snap.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    out
+}
+
+fn header(out: &mut String, snap: &Snapshot) {
+    let s = &snap.system;
+    let h = &snap.host;
+    let _ = writeln!(
+        out,
+        "{}  driver {}  CUDA {}  up {}  source {}",
+        s.hostname.as_deref().unwrap_or(NA),
+        s.driver_version.as_deref().unwrap_or(NA),
+        s.cuda_driver_version.as_deref().unwrap_or(NA),
+        opt(s.uptime_s, duration_s),
+        snap.source
+    );
+    let _ = writeln!(
+        out,
+        "host: cpu {} of {} cores  iowait {}  mem {} / {}  disk r {} w {}  net rx {} tx {}",
+        opt(h.cpu_util_pct, |v| format!("{v:.0}%")),
+        opt(h.cpu_count, |v| v.to_string()),
+        opt(h.iowait_pct, |v| format!("{v:.0}%")),
+        opt(h.mem_used_bytes, bytes),
+        opt(h.mem_total_bytes, bytes),
+        opt(h.disk_read_bytes_per_s, rate),
+        opt(h.disk_write_bytes_per_s, rate),
+        opt(h.net_rx_bytes_per_s, rate),
+        opt(h.net_tx_bytes_per_s, rate),
+    );
+    out.push('\n');
+}
+
+fn gpus(out: &mut String, gpus: &[GpuReading]) {
+    let _ = writeln!(
+        out,
+        "{:<3} {:<24} {:>5} {:>5} {:>19} {:>15} {:>5} {:>11} {:>21}  throttle",
+        "GPU", "name", "util", "mem", "VRAM used/total", "power/limit", "temp", "SM/mem MHz", "PCIe rx/tx"
+    );
+    for g in gpus {
+        let name: String = g.name.as_deref().unwrap_or(NA).chars().take(24).collect();
+        if g.state != GpuState::Ok {
+            let _ = writeln!(out, "{:<3} {:<24} {}", g.index, name, state_word(g.state));
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{:<3} {:<24} {:>5} {:>5} {:>19} {:>15} {:>5} {:>11} {:>21}  {}",
+            g.index,
+            name,
+            opt(g.util_gpu_pct, |v| format!("{v}%")),
+            opt(g.util_memory_pct, |v| format!("{v}%")),
+            format!(
+                "{}/{}",
+                opt(g.memory_used_bytes, bytes),
+                opt(g.memory_total_bytes, bytes)
+            ),
+            format!(
+                "{}/{}",
+                opt(g.power_watts, |w| format!("{w:.0}W")),
+                opt(g.power_limit_watts, |w| format!("{w:.0}W"))
+            ),
+            opt(g.temperature_celsius, |v| format!("{v}C")),
+            format!(
+                "{}/{}",
+                opt(g.clock_sm_mhz, |v| v.to_string()),
+                opt(g.clock_memory_mhz, |v| v.to_string())
+            ),
+            format!(
+                "{}/{}",
+                opt(g.pcie_rx_bytes_per_s, |v| rate(v as f64)),
+                opt(g.pcie_tx_bytes_per_s, |v| rate(v as f64))
+            ),
+            throttle_words(g),
+        );
+    }
+    out.push('\n');
+}
+
+fn state_word(state: GpuState) -> &'static str {
+    match state {
+        GpuState::Ok => "ok",
+        GpuState::Lost => "LOST (fell off the bus; readings unavailable)",
+        GpuState::ResetRequired => "RESET REQUIRED (readings unavailable)",
+        GpuState::Error => "ERROR (see warnings)",
+    }
+}
+
+fn throttle_words(g: &GpuReading) -> String {
+    match &g.throttle_reasons {
+        None => NA.to_string(),
+        Some(r) if r.is_empty() => "none".to_string(),
+        Some(r) => r.iter().map(|r| r.label()).collect::<Vec<_>>().join(","),
+    }
+}
+
+fn processes(out: &mut String, procs: &[ProcessReading], now_s: i64) {
+    if procs.is_empty() {
+        let _ = writeln!(out, "no GPU processes");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{:>8} {:<10} {:<12} {:<5} {:>9} {:>4} {:>6} {:>9} {:>8}  command",
+        "PID", "user", "container", "GPU", "VRAM", "SM%", "CPU%", "RSS", "runtime"
+    );
+    for p in procs {
+        let gpus = if p.gpu.is_empty() {
+            "-".to_string()
+        } else {
+            p.gpu
+                .iter()
+                .map(|g| g.gpu_index.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let command = if p.visible {
+            p.command.as_deref().or(p.name.as_deref()).unwrap_or(NA)
+        } else {
+            "(not visible in /proc: another PID namespace or exited)"
+        };
+        let _ = writeln!(
+            out,
+            "{:>8} {:<10} {:<12} {:<5} {:>9} {:>4} {:>6} {:>9} {:>8}  {}",
+            p.pid,
+            clip(p.user.as_deref().unwrap_or(NA), 10),
+            clip(p.container.as_deref().unwrap_or("-"), 12),
+            gpus,
+            if p.is_gpu_process() {
+                opt(p.gpu_memory_bytes(), bytes)
+            } else {
+                "-".to_string()
+            },
+            opt(p.sm_util_pct(), |v| v.to_string()),
+            opt(p.cpu_pct, |v| format!("{v:.0}")),
+            opt(p.rss_bytes, bytes),
+            opt(p.start_time_unix_s, |t| duration_s((now_s - t).max(0) as u64)),
+            clip(command, 120),
+        );
+    }
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut c: String = s.chars().take(n.saturating_sub(1)).collect();
+        c.push('…');
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpumeter_model::{GpuProcessKind, GpuUse};
+
+    fn snap() -> Snapshot {
+        let mut s = Snapshot::empty("demo:test", 100_000);
+        s.gpus.push(GpuReading {
+            index: 0,
+            name: Some("NVIDIA H100 80GB HBM3".into()),
+            util_gpu_pct: Some(0),
+            memory_total_bytes: Some(80 << 30),
+            memory_used_bytes: Some(1 << 30),
+            throttle_reasons: Some(vec![]),
+            ..GpuReading::default()
+        });
+        s.gpus.push(GpuReading {
+            index: 1,
+            state: GpuState::Lost,
+            ..GpuReading::default()
+        });
+        let mut p = ProcessReading::invisible(4242);
+        p.gpu.push(GpuUse {
+            gpu_index: 0,
+            kind: GpuProcessKind::Compute,
+            memory_bytes: None,
+            sm_util_pct: None,
+            memory_util_pct: None,
+        });
+        s.processes.push(p);
+        s
+    }
+
+    #[test]
+    fn zero_is_zero_and_unknown_is_na() {
+        let t = to_table(&snap());
+        let gpu0 = t.lines().find(|l| l.starts_with("0 ")).unwrap_or_default();
+        assert!(gpu0.contains(" 0%"), "{gpu0}");
+        assert!(gpu0.contains("N/A/N/A") || gpu0.contains("N/A"), "{gpu0}");
+        assert!(gpu0.contains("none"));
+    }
+
+    #[test]
+    fn lost_gpu_and_invisible_pid_are_labelled_not_dropped() {
+        let t = to_table(&snap());
+        assert!(t.contains("LOST"));
+        assert!(t.contains("4242"));
+        assert!(t.contains("not visible in /proc"));
+    }
+}

@@ -1,0 +1,107 @@
+//! Turning command-line choices into a running [`Source`]: the built-in demo, a scenario file, or
+//! this machine's NVML. Shared by the dashboard and `gpumeter snapshot`.
+
+use std::path::Path;
+
+use gpumeter_sim::Scenario;
+
+use crate::clock::SharedClock;
+use crate::source::local::LocalSource;
+use crate::source::sim::SimSource;
+use crate::source::{Source, SourceError};
+
+/// Why no source could be opened. `main` maps these to exit codes.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// NVML could not be loaded or initialised (exit code 3).
+    #[error("{0}")]
+    NvmlUnavailable(String),
+    /// The named demo scenario or scenario file is not usable.
+    #[error("{0}")]
+    Scenario(String),
+    #[error(transparent)]
+    Source(SourceError),
+}
+
+impl LaunchError {
+    /// The process exit code documented in the README.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            LaunchError::NvmlUnavailable(_) => 3,
+            _ => 1,
+        }
+    }
+}
+
+/// Loads a demo scenario: a built-in name, or a `.toml` file path.
+pub fn load_scenario(name_or_path: &str) -> Result<Scenario, LaunchError> {
+    let looks_like_path = name_or_path.ends_with(".toml") || name_or_path.contains('/');
+    if looks_like_path {
+        let text = std::fs::read_to_string(name_or_path).map_err(|e| {
+            LaunchError::Scenario(format!("cannot read scenario file {name_or_path}: {e}"))
+        })?;
+        return Scenario::from_toml(name_or_path, &text)
+            .map_err(|e| LaunchError::Scenario(e.to_string()));
+    }
+    Scenario::builtin(name_or_path).ok_or_else(|| {
+        let names: Vec<&str> = gpumeter_sim::builtin_scenarios()
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        LaunchError::Scenario(format!(
+            "unknown demo scenario '{name_or_path}' (built-in: {}; or give a path to a .toml file)",
+            names.join(", ")
+        ))
+    })
+}
+
+/// The `--demo --list` text: one line per built-in scenario.
+pub fn scenario_list() -> String {
+    let list = gpumeter_sim::builtin_scenarios();
+    let width = list.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    list.iter()
+        .map(|(name, desc)| format!("{name:<width$}  {desc}\n"))
+        .collect()
+}
+
+/// Opens the source the user asked for.
+pub fn open_source(
+    demo: Option<&str>,
+    nvml_lib: Option<&Path>,
+    clock: SharedClock,
+) -> Result<Box<dyn Source>, LaunchError> {
+    match demo {
+        Some(name) => Ok(Box::new(SimSource::new(load_scenario(name)?, clock))),
+        None => match LocalSource::open(nvml_lib, clock) {
+            Ok(src) => Ok(Box::new(src)),
+            Err(SourceError::NvmlUnavailable(msg)) => Err(LaunchError::NvmlUnavailable(msg)),
+            Err(e) => Err(LaunchError::Source(e)),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn unknown_scenario_names_the_choices() {
+        let e = load_scenario("nope").unwrap_err().to_string();
+        assert!(e.contains("unknown demo scenario 'nope'"), "{e}");
+        assert!(e.contains("training"), "{e}");
+    }
+
+    #[test]
+    fn missing_scenario_file_names_the_file() {
+        let e = load_scenario("/nonexistent/x.toml").unwrap_err().to_string();
+        assert!(e.contains("/nonexistent/x.toml"), "{e}");
+    }
+
+    #[test]
+    fn list_has_one_line_per_builtin() {
+        let list = scenario_list();
+        assert_eq!(list.lines().count(), gpumeter_sim::builtin_scenarios().len());
+        assert!(list.lines().any(|l| l.starts_with("cpu-starved ")));
+    }
+}
