@@ -88,7 +88,10 @@ impl GpuInstance {
         let cap = total.map_or(Range::NonNeg, |t| Range::UpTo(t as f64));
         let used = match &spec.memory_used_gib {
             Some(s) => Some(at.sample(s, phase_s, "gpu", id, "mem", Range::NonNeg)),
-            None => process_memory_on(processes, index).map(|b| b as f64 / GIB),
+            // No signal: what the processes hold (0 with none, when the total is known).
+            None => process_memory_on(processes, index)
+                .or(total.map(|_| 0))
+                .map(|b| b as f64 / GIB),
         }
         .map(|gib| (cap.clamp(gib * GIB) / MIB as f64).floor() as u64 * MIB);
         let util = whole(&spec.util_gpu_pct, "util", Range::Pct);
