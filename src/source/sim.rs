@@ -1,1 +1,148 @@
 //! The built-in demo: a [`Source`] over a `gpumeter-sim` scenario, advancing with a [`Clock`].
+//!
+//! Elapsed scenario time is the clock's now minus its now at creation (never negative; a clock
+//! that jumps back replays earlier scenario time), optionally sped up. Scenario strings may be
+//! hostile on purpose (the `mixed` scenario): like every source, this one returns process names,
+//! commands, users and containers already passed through [`sanitize`], so consumers can rely on
+//! every snapshot holding safe strings.
+//!
+//! [`Clock`]: crate::clock::Clock
+
+use gpumeter_model::Snapshot;
+use gpumeter_sim::{Scenario, Simulator};
+
+use crate::clock::SharedClock;
+use crate::sanitize::{MAX_COMMAND_CHARS, MAX_NAME_CHARS, sanitize};
+use crate::source::{Source, SourceError};
+
+/// A simulated machine playing a scenario in clock time.
+pub struct SimSource {
+    sim: Simulator,
+    clock: SharedClock,
+    start_unix_ms: i64,
+    speed: u32,
+}
+
+impl SimSource {
+    /// Starts `scenario` at the clock's current time.
+    pub fn new(scenario: Scenario, clock: SharedClock) -> SimSource {
+        let start_unix_ms = clock.now_unix_ms();
+        SimSource {
+            sim: Simulator::new(scenario),
+            clock,
+            start_unix_ms,
+            speed: 1,
+        }
+    }
+
+    /// Plays the scenario `factor` times faster than the clock (0 is taken as 1).
+    pub fn speed(mut self, factor: u32) -> SimSource {
+        self.speed = factor.max(1);
+        self
+    }
+
+    /// The scenario being played.
+    pub fn scenario(&self) -> &Scenario {
+        self.sim.scenario()
+    }
+}
+
+impl Source for SimSource {
+    fn sample(&mut self) -> Result<Snapshot, SourceError> {
+        let now = self.clock.now_unix_ms();
+        let elapsed_ms = u64::try_from(now.saturating_sub(self.start_unix_ms))
+            .unwrap_or(0)
+            .saturating_mul(u64::from(self.speed));
+        let mut snap = self.sim.snapshot_at(elapsed_ms, now);
+        snap.source = self.label();
+        sanitize_snapshot(&mut snap);
+        Ok(snap)
+    }
+
+    fn label(&self) -> String {
+        format!("demo:{}", self.sim.scenario().name)
+    }
+}
+
+/// Scenario text is data from a file: clean it like anything read from /proc.
+fn sanitize_snapshot(snap: &mut Snapshot) {
+    let short = |s: &mut Option<String>| {
+        if let Some(v) = s {
+            *v = sanitize(v, MAX_NAME_CHARS);
+        }
+    };
+    for p in &mut snap.processes {
+        short(&mut p.name);
+        short(&mut p.user);
+        short(&mut p.container);
+        if let Some(c) = &mut p.command {
+            *c = sanitize(c, MAX_COMMAND_CHARS);
+        }
+    }
+    for g in &mut snap.gpus {
+        short(&mut g.name);
+    }
+    short(&mut snap.system.hostname);
+    for w in &mut snap.warnings {
+        *w = sanitize(w, MAX_COMMAND_CHARS);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::clock::FakeClock;
+
+    fn source(name: &str, clock: &FakeClock) -> SimSource {
+        SimSource::new(Scenario::builtin(name).unwrap(), Arc::new(clock.clone()))
+    }
+
+    #[test]
+    fn elapsed_follows_the_clock_from_creation() {
+        let clock = FakeClock::new(1_700_000_000_000);
+        let mut src = source("gpu-lost", &clock);
+        assert_eq!(src.label(), "demo:gpu-lost");
+        let first = src.sample().unwrap();
+        assert_eq!(first.source, "demo:gpu-lost");
+        assert_eq!(first.taken_at_unix_ms, 1_700_000_000_000);
+        assert_eq!(first.gpus[2].state, gpumeter_model::GpuState::Ok);
+        clock.advance_ms(40_000);
+        assert_eq!(
+            src.sample().unwrap().gpus[2].state,
+            gpumeter_model::GpuState::Lost
+        );
+        // A clock before the start clamps to elapsed 0 rather than failing.
+        clock.set_ms(1_600_000_000_000);
+        assert_eq!(
+            src.sample().unwrap().gpus[2].state,
+            gpumeter_model::GpuState::Ok
+        );
+    }
+
+    #[test]
+    fn speed_multiplies_elapsed_time() {
+        let clock = FakeClock::new(0);
+        let mut src = source("gpu-lost", &clock).speed(10);
+        clock.advance_ms(3_500);
+        assert_eq!(
+            src.sample().unwrap().gpus[2].state,
+            gpumeter_model::GpuState::Lost
+        );
+    }
+
+    #[test]
+    fn hostile_scenario_strings_come_out_sanitized() {
+        let clock = FakeClock::new(0);
+        let snap = source("mixed", &clock).sample().unwrap();
+        let evil = snap.processes.iter().find(|p| p.pid == 734_001).unwrap();
+        for s in [&evil.name, &evil.user, &evil.container, &evil.command] {
+            let s = s.as_deref().unwrap();
+            assert!(!s.chars().any(char::is_control), "{s:?}");
+        }
+        assert!(evil.command.as_deref().unwrap().chars().count() <= MAX_COMMAND_CHARS + 1);
+        assert_eq!(evil.name.as_deref(), Some("evilx"));
+    }
+}

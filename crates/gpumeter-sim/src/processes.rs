@@ -1,0 +1,151 @@
+//! Process entries expanded into concrete processes (ranks × (trainer + workers)) and their
+//! readings at a given time. Strings are passed through raw: the fake NVML needs the exact
+//! names, and consumers sanitise before display.
+
+use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading};
+
+use crate::scenario::{ProcessKind, ProcessSpec, Scenario};
+use crate::signal::Range;
+use crate::simulate::At;
+
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+const MIB: u64 = 1024 * 1024;
+
+/// One concrete process: a rank of a `[[process]]` entry, or one of its workers.
+#[derive(Debug, Clone)]
+pub(crate) struct ProcInstance {
+    spec: usize,
+    pid: u32,
+    ppid: Option<u32>,
+    /// `None` for the GPU process itself, `Some(n)` for worker n (0-based).
+    worker: Option<u32>,
+    /// GPU index of each `spec.gpus` entry for this rank.
+    gpus: Vec<u32>,
+    name: Option<String>,
+    command: Option<String>,
+}
+
+/// Every concrete process in file order: each rank followed by its workers.
+pub(crate) fn expand(scenario: &Scenario) -> Vec<ProcInstance> {
+    let mut out = Vec::new();
+    for (spec_idx, spec) in scenario.processes.iter().enumerate() {
+        let workers = spec.workers.as_ref().map_or(0, |w| w.count);
+        let stride = spec.pid_stride.unwrap_or(1 + workers);
+        for rank in 0..spec.count {
+            let pid = spec.pid.saturating_add(rank.saturating_mul(stride));
+            let fill = |s: &Option<String>, worker: Option<u32>| {
+                s.as_ref().map(|s| {
+                    let s = s.replace("{rank}", &rank.to_string());
+                    match worker {
+                        Some(w) => s.replace("{worker}", &w.to_string()),
+                        None => s,
+                    }
+                })
+            };
+            out.push(ProcInstance {
+                spec: spec_idx,
+                pid,
+                ppid: spec.ppid,
+                worker: None,
+                gpus: spec
+                    .gpus
+                    .iter()
+                    .map(|g| g.gpu.saturating_add(rank.saturating_mul(spec.gpu_stride)))
+                    .collect(),
+                name: fill(&spec.name, None),
+                command: fill(&spec.command, None),
+            });
+            if let Some(w) = &spec.workers {
+                for n in 0..w.count {
+                    out.push(ProcInstance {
+                        spec: spec_idx,
+                        pid: pid.saturating_add(n + 1),
+                        ppid: Some(pid),
+                        worker: Some(n),
+                        gpus: Vec::new(),
+                        name: fill(&w.name, Some(n)).or_else(|| fill(&spec.name, Some(n))),
+                        command: fill(&w.command, Some(n)).or_else(|| fill(&spec.command, Some(n))),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+impl ProcInstance {
+    /// The reading at `at`, or `None` once the process has exited.
+    pub(crate) fn reading(&self, scenario: &Scenario, at: &At) -> Option<ProcessReading> {
+        let spec: &ProcessSpec = scenario.processes.get(self.spec)?;
+        if spec.until_s.is_some_and(|until| at.t_s >= until) {
+            return None;
+        }
+        let gpu = self.gpu_uses(spec, at);
+        if !spec.visible {
+            let mut p = ProcessReading::invisible(self.pid);
+            p.gpu = gpu;
+            return Some(p);
+        }
+        let worker = self.worker.and(spec.workers.as_ref());
+        let cpu = worker.map_or(spec.cpu_pct.as_ref(), |w| w.cpu_pct.as_ref());
+        let rss_gib = worker.map_or(spec.rss_gib, |w| w.rss_gib.or(spec.rss_gib));
+        Some(ProcessReading {
+            pid: self.pid,
+            visible: true,
+            ns_pid: if self.worker.is_none() {
+                spec.ns_pid
+            } else {
+                None
+            },
+            ppid: self.ppid,
+            user: spec.user.clone(),
+            container: spec.container.clone(),
+            name: self.name.clone(),
+            command: self.command.clone(),
+            cpu_pct: cpu.map(|s| {
+                round2(at.sample(s, 0.0, "proc", u64::from(self.pid), "cpu", Range::NonNeg))
+            }),
+            rss_bytes: rss_gib.map(|g| (g.max(0.0) * GIB).round() as u64 / 4096 * 4096),
+            start_time_unix_s: Some(at.start_unix_s + spec.start_offset_s),
+            state: worker.map_or(spec.state, |w| w.state.or(spec.state)),
+            threads: worker.map_or(spec.threads, |w| w.threads),
+            gpu,
+        })
+    }
+
+    fn gpu_uses(&self, spec: &ProcessSpec, at: &At) -> Vec<GpuUse> {
+        if self.worker.is_some() {
+            return Vec::new();
+        }
+        let kind = match spec.kind {
+            ProcessKind::Compute => GpuProcessKind::Compute,
+            ProcessKind::Graphics => GpuProcessKind::Graphics,
+            ProcessKind::Mixed => GpuProcessKind::Mixed,
+        };
+        spec.gpus
+            .iter()
+            .zip(&self.gpus)
+            .map(|(g, &index)| {
+                let id = u64::from(self.pid) << 16 | u64::from(index);
+                let pct = |s: &Option<crate::Signal>, ch: &str| {
+                    s.as_ref()
+                        .map(|s| at.sample(s, 0.0, "procgpu", id, ch, Range::Pct).round() as u32)
+                };
+                GpuUse {
+                    gpu_index: index,
+                    kind,
+                    memory_bytes: g.memory_gib.as_ref().map(|s| {
+                        let gib = at.sample(s, 0.0, "procgpu", id, "mem", Range::NonNeg);
+                        (gib * GIB / MIB as f64).round() as u64 * MIB
+                    }),
+                    sm_util_pct: pct(&g.sm_util_pct, "sm"),
+                    memory_util_pct: pct(&g.mem_util_pct, "memutil"),
+                }
+            })
+            .collect()
+    }
+}
+
+pub(crate) fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}

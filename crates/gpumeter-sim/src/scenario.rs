@@ -1,0 +1,235 @@
+//! The scenario schema as it appears in TOML. Every table denies unknown fields so a typo is an
+//! error with its line, not a silently ignored setting. A signal that is absent makes that
+//! reading unsupported (`None`, shown as N/A), exactly like a driver that cannot report it.
+//! Units are in the field names; the simulator converts to the model's units (bytes, watts).
+
+use gpumeter_model::ThrottleReason;
+use serde::Deserialize;
+
+use crate::faults::NvmlError;
+use crate::pricing::Pricing;
+use crate::signal::Signal;
+
+/// A simulated machine: host, GPUs, processes, scripted faults and its price.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    /// One line, shown by `--demo --list`.
+    pub description: String,
+    pub hostname: Option<String>,
+    pub driver_version: Option<String>,
+    pub cuda_driver_version: Option<String>,
+    /// Host uptime in seconds at elapsed 0.
+    #[serde(default = "default_boot_offset")]
+    pub boot_offset_s: u64,
+    /// Seed of the deterministic noise.
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default)]
+    pub host: HostSpec,
+    #[serde(default, rename = "gpu")]
+    pub gpus: Vec<GpuSpec>,
+    #[serde(default, rename = "process")]
+    pub processes: Vec<ProcessSpec>,
+    #[serde(default, rename = "fault")]
+    pub faults: Vec<FaultSpec>,
+    pub pricing: Option<Pricing>,
+}
+
+fn default_boot_offset() -> u64 {
+    3_600
+}
+
+/// The host side: CPU, memory, disk, network.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    pub cpu_count: Option<u32>,
+    pub mem_total_bytes: Option<u64>,
+    pub mem_total_gib: Option<f64>,
+    pub cpu_util_pct: Option<Signal>,
+    pub iowait_pct: Option<Signal>,
+    /// Derived from CPU use × CPU count when absent.
+    pub load_avg_1m: Option<Signal>,
+    pub mem_used_gib: Option<Signal>,
+    /// MB = 10^6 bytes.
+    pub disk_read_mb_per_s: Option<Signal>,
+    pub disk_write_mb_per_s: Option<Signal>,
+    pub net_rx_mb_per_s: Option<Signal>,
+    pub net_tx_mb_per_s: Option<Signal>,
+}
+
+/// One kind of GPU, replicated `count` times (indices assigned in file order).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuSpec {
+    #[serde(default = "one")]
+    pub count: u32,
+    pub name: String,
+    pub memory_total_bytes: Option<u64>,
+    pub memory_total_gib: Option<f64>,
+    pub power_limit_watts: Option<f64>,
+    pub clock_sm_max_mhz: Option<u32>,
+    pub clock_memory_max_mhz: Option<u32>,
+    pub pcie_gen_max: Option<u32>,
+    pub pcie_width_max: Option<u32>,
+    /// Current link generation/width; the maximum when absent.
+    pub pcie_gen: Option<u32>,
+    pub pcie_width: Option<u32>,
+    pub mig_enabled: Option<bool>,
+    /// Energy counter at elapsed 0 (mJ); derived from the uptime when absent.
+    pub energy_start_mj: Option<u64>,
+    /// Phase shift of periodic signals for the first GPU of this entry, and the extra shift of
+    /// each next one (so 8 replicated GPUs are not identical).
+    #[serde(default)]
+    pub phase_s: f64,
+    #[serde(default)]
+    pub phase_step_s: f64,
+    pub util_gpu_pct: Option<Signal>,
+    pub util_memory_pct: Option<Signal>,
+    /// VRAM used; the sum of this GPU's processes when absent.
+    pub memory_used_gib: Option<Signal>,
+    pub power_watts: Option<Signal>,
+    pub temperature_c: Option<Signal>,
+    /// SM clock (the graphics clock follows it).
+    pub clock_sm_mhz: Option<Signal>,
+    pub clock_memory_mhz: Option<Signal>,
+    /// MB = 10^6 bytes.
+    pub pcie_rx_mb_per_s: Option<Signal>,
+    pub pcie_tx_mb_per_s: Option<Signal>,
+    /// Absent = no fans (SXM boards): reads N/A.
+    pub fan_speed_pct: Option<Signal>,
+    pub encoder_util_pct: Option<Signal>,
+    pub decoder_util_pct: Option<Signal>,
+    /// Throttle reasons: always on, or on while a signal is above/below a level.
+    #[serde(default)]
+    pub throttle: Vec<ThrottleRule>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A throttle reason that is active always (only `reason`), or while `when` is above `above`
+/// and/or below `below`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThrottleRule {
+    pub reason: ThrottleReason,
+    pub when: Option<GpuSignal>,
+    pub above: Option<f64>,
+    pub below: Option<f64>,
+}
+
+/// A GPU reading a [`ThrottleRule`] can watch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuSignal {
+    UtilGpuPct,
+    UtilMemoryPct,
+    PowerWatts,
+    TemperatureC,
+    ClockSmMhz,
+}
+
+/// How a process uses its GPUs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProcessKind {
+    #[default]
+    Compute,
+    Graphics,
+    Mixed,
+}
+
+/// A GPU process (or `count` of them: ranks), optionally with dataloader `workers`.
+/// With `count > 1`, rank k gets pid `pid + k × pid_stride`, its GPU indices shifted by
+/// `k × gpu_stride`, and `{rank}` in name/command replaced by k.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessSpec {
+    pub pid: u32,
+    #[serde(default = "one")]
+    pub count: u32,
+    /// Default: 1 + the number of workers (workers take the pids right after their parent).
+    pub pid_stride: Option<u32>,
+    #[serde(default = "one")]
+    pub gpu_stride: u32,
+    pub ppid: Option<u32>,
+    /// PID inside its container's namespace.
+    pub ns_pid: Option<u32>,
+    pub user: Option<String>,
+    pub container: Option<String>,
+    pub name: Option<String>,
+    /// Passed through raw (hostile strings allowed: they are test data).
+    pub command: Option<String>,
+    pub state: Option<char>,
+    pub threads: Option<u32>,
+    pub rss_gib: Option<f64>,
+    /// Percent of one core (may exceed 100).
+    pub cpu_pct: Option<Signal>,
+    /// Start time relative to elapsed 0 (negative: started before the scenario).
+    #[serde(default = "default_start")]
+    pub start_offset_s: i64,
+    /// The process exits at this elapsed time (it and its workers disappear).
+    pub until_s: Option<f64>,
+    /// False: /proc cannot see this PID (another PID namespace); host fields are absent.
+    #[serde(default = "yes")]
+    pub visible: bool,
+    #[serde(default)]
+    pub kind: ProcessKind,
+    #[serde(default)]
+    pub gpus: Vec<ProcessGpuSpec>,
+    pub workers: Option<WorkersSpec>,
+}
+
+fn default_start() -> i64 {
+    -600
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One process's use of one GPU.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessGpuSpec {
+    pub gpu: u32,
+    /// Absent: the driver cannot say (reads N/A).
+    pub memory_gib: Option<Signal>,
+    pub sm_util_pct: Option<Signal>,
+    pub mem_util_pct: Option<Signal>,
+}
+
+/// Child processes of a GPU process (dataloader workers): consecutive pids after the parent,
+/// same user and container, no GPU of their own. `{worker}` in name/command → worker number.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkersSpec {
+    pub count: u32,
+    pub name: Option<String>,
+    pub command: Option<String>,
+    pub cpu_pct: Option<Signal>,
+    pub state: Option<char>,
+    pub threads: Option<u32>,
+    pub rss_gib: Option<f64>,
+}
+
+/// A scripted NVML failure or delay.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSpec {
+    /// Device index; absent = every device (and device-less calls).
+    pub gpu: Option<u32>,
+    /// NVML C symbol (`nvmlDeviceGetPowerUsage`) or `"*"` for every device function.
+    pub function: String,
+    /// Absent with `latency_ms` set: the call succeeds, slowly.
+    pub error: Option<NvmlError>,
+    /// Calls 1..=after_calls succeed; later ones fail.
+    pub after_calls: Option<u64>,
+    /// Active from this elapsed time on.
+    pub from_s: Option<f64>,
+    pub latency_ms: Option<u64>,
+}

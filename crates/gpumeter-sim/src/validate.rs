@@ -1,0 +1,133 @@
+//! Loading a scenario: TOML → [`Scenario`], then the checks serde cannot express (indices in
+//! range, one memory total, distinct PIDs), each naming its field.
+
+use std::collections::BTreeSet;
+
+use crate::error::ScenarioError;
+use crate::scenario::Scenario;
+
+impl Scenario {
+    /// Parses and checks a scenario; `origin` (a file name) prefixes every error message.
+    pub fn from_toml(origin: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        let scenario: Scenario =
+            toml::from_str(text).map_err(|e| ScenarioError::from_toml(origin, text, &e))?;
+        scenario.check(origin)?;
+        Ok(scenario)
+    }
+
+    /// A built-in scenario by name (see [`crate::builtin_scenarios`]).
+    pub fn builtin(name: &str) -> Option<Scenario> {
+        crate::builtin::text(name)
+            .and_then(|text| Scenario::from_toml(&format!("builtin:{name}.toml"), text).ok())
+    }
+
+    /// Number of GPUs after replicating each `[[gpu]]` entry.
+    pub fn gpu_count(&self) -> u32 {
+        self.gpus.iter().map(|g| g.count).sum()
+    }
+
+    fn check(&self, origin: &str) -> Result<(), ScenarioError> {
+        let bad = |field: String, msg: String| Err(ScenarioError::invalid(origin, field, msg));
+        if self.name.trim().is_empty() {
+            return bad("name".into(), "must not be empty".into());
+        }
+        if self.host.mem_total_bytes.is_some() && self.host.mem_total_gib.is_some() {
+            return bad(
+                "host.mem_total_gib".into(),
+                "give mem_total_bytes or mem_total_gib, not both".into(),
+            );
+        }
+        for (i, g) in self.gpus.iter().enumerate() {
+            if g.count == 0 {
+                return bad(format!("gpu[{i}].count"), "must be at least 1".into());
+            }
+            match (g.memory_total_bytes, g.memory_total_gib) {
+                (Some(_), Some(_)) => {
+                    return bad(
+                        format!("gpu[{i}].memory_total_gib"),
+                        "give memory_total_bytes or memory_total_gib, not both".into(),
+                    );
+                }
+                (None, Some(gib)) if !(gib.is_finite() && gib >= 0.0) => {
+                    return bad(
+                        format!("gpu[{i}].memory_total_gib"),
+                        format!("must be ≥ 0, got {gib}"),
+                    );
+                }
+                _ => {}
+            }
+            for (j, t) in g.throttle.iter().enumerate() {
+                if t.when.is_some() == (t.above.is_none() && t.below.is_none()) {
+                    return bad(
+                        format!("gpu[{i}].throttle[{j}]"),
+                        "`when` goes with `above` and/or `below`".into(),
+                    );
+                }
+            }
+        }
+        let gpu_count = self.gpu_count();
+        let mut pids = BTreeSet::new();
+        for (i, p) in self.processes.iter().enumerate() {
+            if p.count == 0 {
+                return bad(format!("process[{i}].count"), "must be at least 1".into());
+            }
+            let workers = p.workers.as_ref().map_or(0, |w| w.count);
+            let stride = p.pid_stride.unwrap_or(1 + workers);
+            if p.count > 1 && stride <= workers {
+                return bad(
+                    format!("process[{i}].pid_stride"),
+                    format!("{stride} would reuse worker pids (needs > {workers})"),
+                );
+            }
+            for rank in 0..p.count {
+                let base = u64::from(p.pid) + u64::from(rank) * u64::from(stride);
+                for pid in base..=base + u64::from(workers) {
+                    if pid > u64::from(u32::MAX) || !pids.insert(pid) {
+                        return bad(
+                            format!("process[{i}].pid"),
+                            format!("pid {pid} is out of range or used twice"),
+                        );
+                    }
+                }
+                for (j, g) in p.gpus.iter().enumerate() {
+                    let idx = u64::from(g.gpu) + u64::from(rank) * u64::from(p.gpu_stride);
+                    if idx >= u64::from(gpu_count) {
+                        return bad(
+                            format!("process[{i}].gpus[{j}].gpu"),
+                            format!(
+                                "rank {rank} lands on GPU {idx}, but the scenario has {gpu_count} GPUs"
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        for (i, f) in self.faults.iter().enumerate() {
+            if let Some(g) = f.gpu.filter(|g| *g >= gpu_count) {
+                return bad(
+                    format!("fault[{i}].gpu"),
+                    format!("GPU {g} does not exist ({gpu_count} GPUs)"),
+                );
+            }
+            if f.function != "*" && !f.function.starts_with("nvml") {
+                return bad(
+                    format!("fault[{i}].function"),
+                    format!("`{}` is not an NVML symbol (nvml…) or \"*\"", f.function),
+                );
+            }
+            if f.error.is_none() && f.latency_ms.is_none() {
+                return bad(
+                    format!("fault[{i}]"),
+                    "needs `error`, `latency_ms` or both".into(),
+                );
+            }
+            if let Some(t) = f.from_s.filter(|t| !(t.is_finite() && *t >= 0.0)) {
+                return bad(
+                    format!("fault[{i}].from_s"),
+                    format!("must be ≥ 0, got {t}"),
+                );
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,68 @@
+//! Bad scenarios fail with a message naming the file and the line or field.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use gpumeter_sim::{Scenario, ScenarioError};
+
+const HEAD: &str = "name = \"t\"\ndescription = \"d\"\n";
+
+fn err(body: &str) -> String {
+    Scenario::from_toml("bad.toml", &format!("{HEAD}{body}"))
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn unknown_field_names_file_line_and_field() {
+    let e = err("[[gpu]]\nname = \"x\"\nutil_gpu = { const = 1 }\n");
+    assert!(e.starts_with("bad.toml:5:"), "{e}");
+    assert!(e.contains("unknown field `util_gpu`"), "{e}");
+}
+
+#[test]
+fn wrong_type_shows_the_offending_line() {
+    let e = err("seed = \"seven\"\n");
+    assert!(e.starts_with("bad.toml:3:"), "{e}");
+    assert!(e.contains("seed = \"seven\""), "{e}");
+}
+
+#[test]
+fn unknown_error_name_is_rejected() {
+    let e = err(
+        "[[gpu]]\nname = \"x\"\n[[fault]]\nfunction = \"nvmlDeviceGetPowerUsage\"\nerror = \"EXPLODED\"\n",
+    );
+    assert!(e.starts_with("bad.toml:7:"), "{e}");
+    assert!(e.contains("unknown NVML error name `EXPLODED`"), "{e}");
+}
+
+#[test]
+fn negative_period_is_rejected_at_its_line() {
+    let e = err(
+        "[[gpu]]\nname = \"x\"\npower_watts = { sine = { min = 1, max = 2, period_s = -5 } }\n",
+    );
+    assert!(e.starts_with("bad.toml:5:"), "{e}");
+    assert!(e.contains("period_s must be > 0"), "{e}");
+    assert!(e.contains("power_watts"), "{e}");
+}
+
+#[test]
+fn semantic_errors_name_the_field() {
+    let r = Scenario::from_toml(
+        "bad.toml",
+        &format!("{HEAD}[[gpu]]\nname = \"x\"\n[[process]]\npid = 5\ngpus = [{{ gpu = 3 }}]\n"),
+    );
+    match r {
+        Err(ScenarioError::Invalid { origin, field, .. }) => {
+            assert_eq!(origin, "bad.toml");
+            assert_eq!(field, "process[0].gpus[0].gpu");
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = err(
+        "[[gpu]]\nname = \"x\"\n[[process]]\npid = 5\nworkers = { count = 2 }\n[[process]]\npid = 6\n",
+    );
+    assert!(e.contains("pid 6") && e.contains("used twice"), "{e}");
+    let e = err("[[gpu]]\nname = \"x\"\n[[fault]]\nfunction = \"*\"\n");
+    assert!(e.contains("fault[0]") && e.contains("latency_ms"), "{e}");
+    let e = err("[pricing]\nrate = \"12/week\"\n");
+    assert!(e.contains("unknown unit `week`"), "{e}");
+}
