@@ -48,6 +48,7 @@ impl History {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use gpumeter_model::GpuReading;
 

@@ -180,6 +180,7 @@ impl Series {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     const SMALL: [TierSpec; 2] = [

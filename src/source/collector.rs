@@ -14,7 +14,8 @@ use super::Source;
 /// What the collector tells the state owner.
 #[derive(Debug, Clone)]
 pub enum CollectorEvent {
-    Snapshot(Snapshot),
+    /// Boxed: a snapshot is large and the failure variant small.
+    Snapshot(Box<Snapshot>),
     SourceFailed { message: String, retry_in_ms: u64 },
 }
 
@@ -72,7 +73,7 @@ fn run(source: &mut dyn Source, interval: Duration, tx: &Sender<CollectorEvent>)
             Ok(snap) => {
                 backoff.succeed();
                 let wait = interval.saturating_sub(started.elapsed());
-                (CollectorEvent::Snapshot(snap), wait)
+                (CollectorEvent::Snapshot(Box::new(snap)), wait)
             }
             Err(e) => {
                 let wait = backoff.fail();
@@ -95,7 +96,7 @@ fn run(source: &mut dyn Source, interval: Duration, tx: &Sender<CollectorEvent>)
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use crate::source::SourceError;
 

@@ -248,6 +248,7 @@ impl ProcessReading {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

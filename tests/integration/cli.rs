@@ -1,0 +1,235 @@
+//! The binary as a user meets it: arguments, the demo, one-shot snapshots, exit codes.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn gpumeter() -> Command {
+    let mut cmd = Command::cargo_bin("gpumeter").unwrap();
+    // Never pick up a real or user-configured library in tests.
+    cmd.env_remove("GPUMETER_NVML_LIB");
+    cmd
+}
+
+fn snapshot_json(scenario: &str, at: &str) -> Value {
+    let out = gpumeter()
+        .args(["snapshot", "--json", "--demo", scenario, "--at", at])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn demo_list_names_every_scenario_with_a_description() {
+    let out = gpumeter().args(["--demo", "--list"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for name in [
+        "training",
+        "cpu-starved",
+        "io-starved",
+        "idle",
+        "forgotten",
+        "gpu-lost",
+        "mixed",
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} missing from:\n{text}"));
+        assert!(line.len() > name.len() + 10, "no description: {line}");
+    }
+}
+
+#[test]
+fn snapshot_json_has_the_schema_fields() {
+    let v = snapshot_json("training", "60s");
+    assert_eq!(v["schema"], 1);
+    assert!(v["taken_at_unix_ms"].as_i64().unwrap() > 1_600_000_000_000);
+    assert_eq!(v["source"], "demo:training");
+    let gpus = v["gpus"].as_array().unwrap();
+    assert_eq!(gpus.len(), 8);
+    for (i, g) in gpus.iter().enumerate() {
+        assert_eq!(g["index"], i as u64);
+        for field in [
+            "util_gpu_pct",
+            "util_memory_pct",
+            "memory_total_bytes",
+            "memory_used_bytes",
+            "power_watts",
+            "power_limit_watts",
+            "energy_millijoules",
+            "temperature_celsius",
+            "clock_sm_mhz",
+            "pcie_rx_bytes_per_s",
+        ] {
+            assert!(g[field].is_number(), "gpu {i} {field} = {}", g[field]);
+        }
+        let used = num(&g["memory_used_bytes"]);
+        assert!(used <= num(&g["memory_total_bytes"]));
+        assert!(num(&g["power_watts"]) <= num(&g["power_limit_watts"]) * 1.1);
+    }
+    assert!(num(&v["host"]["cpu_count"]) >= 1.0);
+    assert!(!v["processes"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn training_is_busy_and_cpu_starved_shows_the_starved_pattern() {
+    let mean_util = |v: &Value| {
+        let gpus = v["gpus"].as_array().unwrap();
+        gpus.iter().map(|g| num(&g["util_gpu_pct"])).sum::<f64>() / gpus.len() as f64
+    };
+    let training = snapshot_json("training", "60s");
+    assert!(mean_util(&training) >= 85.0, "{}", mean_util(&training));
+
+    // Average over several instants: a sawtooth read once could land anywhere.
+    let readings: Vec<Value> = ["30s", "37s", "44s", "51s", "58s", "65s"]
+        .iter()
+        .map(|at| snapshot_json("cpu-starved", at))
+        .collect();
+    let util = readings.iter().map(mean_util).sum::<f64>() / readings.len() as f64;
+    assert!(util < 60.0, "cpu-starved mean util {util}");
+    let starved = &readings[0];
+    assert!(num(&starved["host"]["cpu_util_pct"]) >= 85.0);
+    assert!(num(&starved["host"]["iowait_pct"]) < 10.0);
+    // The dataloader workers are there, each near a full core.
+    let workers: Vec<&Value> = starved["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["gpu"].as_array().unwrap().is_empty())
+        .collect();
+    assert!(workers.len() >= 8);
+    let busy = workers.iter().filter(|p| num(&p["cpu_pct"]) >= 80.0).count();
+    assert!(busy * 2 >= workers.len(), "{busy} of {} workers busy", workers.len());
+}
+
+#[test]
+fn io_starved_shows_iowait_and_idle_shows_idle_gpus() {
+    let io = snapshot_json("io-starved", "60s");
+    assert!(num(&io["host"]["iowait_pct"]) >= 15.0);
+    let idle = snapshot_json("idle", "60s");
+    for g in idle["gpus"].as_array().unwrap() {
+        assert!(num(&g["util_gpu_pct"]) <= 5.0);
+    }
+}
+
+#[test]
+fn gpu_lost_marks_one_gpu_and_keeps_the_others() {
+    let v = snapshot_json("gpu-lost", "60s");
+    let gpus = v["gpus"].as_array().unwrap();
+    let lost: Vec<&Value> = gpus.iter().filter(|g| g["state"] == "lost").collect();
+    assert_eq!(lost.len(), 1);
+    assert!(lost[0]["util_gpu_pct"].is_null(), "lost readings are null, not 0");
+    assert!(gpus.iter().filter(|g| g["state"] == "ok").count() >= 1);
+    for g in gpus.iter().filter(|g| g["state"] == "ok") {
+        assert!(g["util_gpu_pct"].is_number());
+    }
+}
+
+#[test]
+fn mixed_keeps_invisible_pids_and_sanitizes_hostile_names() {
+    let out = gpumeter()
+        .args(["snapshot", "--json", "--demo", "mixed"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        !out.stdout.contains(&0x1b),
+        "raw ESC byte in JSON output"
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("\\u001b"), "escaped ESC survived sanitising");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let procs = v["processes"].as_array().unwrap();
+    assert!(procs.iter().any(|p| p["visible"] == false));
+    for p in procs {
+        if let Some(cmd) = p["command"].as_str() {
+            assert!(cmd.chars().count() <= 513, "command not capped");
+        }
+    }
+}
+
+#[test]
+fn snapshot_table_is_readable() {
+    gpumeter()
+        .args(["snapshot", "--demo", "gpu-lost", "--at", "60s"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("LOST"))
+        .stdout(predicate::str::contains("GPU"));
+}
+
+#[test]
+fn no_driver_gives_a_clear_message_and_exit_code_3() {
+    gpumeter()
+        .args(["snapshot", "--nvml-lib", "/nonexistent/libnvidia-ml.so.1"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("/nonexistent/libnvidia-ml.so.1"))
+        .stderr(predicate::str::contains("--demo"));
+}
+
+#[test]
+fn dashboard_without_driver_fails_before_touching_the_terminal() {
+    let out = gpumeter()
+        .args(["--nvml-lib", "/nonexistent/libnvidia-ml.so.1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        !out.stdout.contains(&0x1b),
+        "escape sequences written before failing"
+    );
+}
+
+#[test]
+fn bad_arguments_exit_2_and_say_what_is_wrong() {
+    gpumeter()
+        .args(["--interval", "5ms", "snapshot", "--demo"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("at least 100ms"));
+    gpumeter()
+        .args(["--frobnicate"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--frobnicate"));
+    gpumeter()
+        .args(["snapshot", "--demo", "no-such-scenario"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("unknown demo scenario 'no-such-scenario'"));
+}
+
+#[test]
+fn bad_scenario_file_names_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.toml");
+    std::fs::write(&path, "name = \"x\"\ndescription = \"y\"\nbogus_field = 3\n").unwrap();
+    gpumeter()
+        .args(["snapshot", "--demo", path.to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("broken.toml"))
+        .stderr(predicate::str::contains("bogus_field"));
+}
+
+#[test]
+fn completions_and_man_page_are_generated() {
+    gpumeter()
+        .args(["completions", "bash"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("gpumeter"));
+    gpumeter()
+        .arg("man")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(".TH gpumeter"));
+}

@@ -1,0 +1,6 @@
+//! gpumeter's integration tests: one test binary (linking is slow), a module per area.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
+
+mod cli;
+mod support;
+mod tui;

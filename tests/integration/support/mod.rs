@@ -1,0 +1,3 @@
+//! Shared test harnesses.
+
+pub mod tmux;
