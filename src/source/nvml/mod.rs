@@ -17,7 +17,7 @@ mod slot;
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use gpumeter_model::{GpuReading, GpuState, GpuUse};
 use nvml_wrapper::{cuda_driver_version_major, cuda_driver_version_minor};
@@ -53,6 +53,10 @@ pub struct NvmlSample {
 #[derive(Debug)]
 pub struct NvmlSource {
     lib: Library,
+    /// What was opened, to open again after NVML failed as a whole.
+    lib_path: Option<PathBuf>,
+    /// NVML failed as a whole last time: initialise a fresh handle before the next reading.
+    reopen: bool,
     timing: NvmlTiming,
     system_memo: SupportMemo,
     driver_version: Option<String>,
@@ -68,6 +72,8 @@ impl NvmlSource {
     pub fn open(lib_path: Option<&Path>) -> Result<NvmlSource, SourceError> {
         Ok(Self {
             lib: open::load(lib_path)?,
+            lib_path: lib_path.map(Path::to_path_buf),
+            reopen: false,
             timing: NvmlTiming::default(),
             system_memo: SupportMemo::default(),
             driver_version: None,
@@ -110,15 +116,21 @@ impl NvmlSource {
     }
 
     /// Takes one reading; `Err(SourceError::Nvml)` when NVML fails as a whole (the device
-    /// count cannot be read), so the caller can retry with backoff. Problems with one GPU or
-    /// one reading stay inside the sample.
+    /// count cannot be read), so the caller can retry with backoff; the retry initialises
+    /// NVML afresh from the same library. Problems with one GPU or one reading stay inside
+    /// the sample.
     pub fn try_sample(&mut self, now_unix_ms: i64) -> Result<NvmlSample, SourceError> {
         let mut warnings = Vec::new();
+        if self.reopen {
+            self.reopen_library(&mut warnings)?;
+        }
         self.read_versions(&mut warnings);
-        let count = self
-            .lib
-            .device_count()
-            .map_err(|e| open::whole_failure("reading the GPU count", &e))?;
+        let count = self.lib.device_count().map_err(|e| {
+            // A driver that was unloaded or replaced leaves this handle useless: next time,
+            // start NVML afresh rather than asking the dead handle again.
+            self.reopen = true;
+            open::whole_failure("reading the GPU count", &e)
+        })?;
         self.track_count(count, &mut warnings);
 
         let mut gpus = Vec::with_capacity(self.slots.len());
@@ -156,6 +168,22 @@ impl NvmlSource {
             gpu_procs,
             warnings,
         })
+    }
+
+    /// Initialises NVML again after a whole failure. The new handle is made before the old
+    /// one is dropped, so NVML's init refcount never reaches zero in between.
+    fn reopen_library(&mut self, warnings: &mut Vec<String>) -> Result<(), SourceError> {
+        let fresh = open::load(self.lib_path.as_deref()).map_err(|e| match e {
+            SourceError::NvmlUnavailable(message) => SourceError::Nvml(message),
+            other => other,
+        })?;
+        self.lib = fresh;
+        self.reopen = false;
+        // A reloaded driver may report another version.
+        self.driver_version = None;
+        self.cuda_driver_version = None;
+        warnings.push(line("NVML reinitialised after a failure"));
+        Ok(())
     }
 
     /// Driver and CUDA versions: asked until known (or refused), then kept.

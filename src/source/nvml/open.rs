@@ -124,8 +124,7 @@ pub(crate) fn open_error(lib_path: Option<&Path>, error: &NvmlError) -> SourceEr
 pub(crate) fn whole_failure(what: &str, error: &NvmlError) -> SourceError {
     let reason = super::errors::describe(error);
     let hint = match error {
-        NvmlError::DriverNotLoaded => "; the NVIDIA driver was unloaded",
-        NvmlError::LibRmVersionMismatch => "; the driver changed underneath (reboot)",
+        NvmlError::LibRmVersionMismatch => "; a driver upgrade needs a reboot",
         NvmlError::Uninitialized => "; NVML was shut down",
         _ => "",
     };
@@ -187,10 +186,15 @@ mod tests {
 
     #[test]
     fn whole_failures_name_the_call_and_reason() {
-        let e = whole_failure("nvmlDeviceGetCount", &NvmlError::DriverNotLoaded);
+        let e = whole_failure("reading the GPU count", &NvmlError::DriverNotLoaded);
         assert_eq!(
             e.to_string(),
-            "NVML: nvmlDeviceGetCount failed (driver not loaded); the NVIDIA driver was unloaded"
+            "NVML: reading the GPU count failed (driver not loaded)"
+        );
+        let e = whole_failure("reading the GPU count", &NvmlError::LibRmVersionMismatch);
+        assert!(
+            e.to_string().ends_with("a driver upgrade needs a reboot"),
+            "{e}"
         );
     }
 }
