@@ -1,0 +1,245 @@
+//! What the source remembers about one GPU between ticks: its identity (read once), static
+//! limits, the memo of unsupported readings, whether it is lost, the PCIe schedule and the
+//! process-utilization cursor. The state changes (lost, reset required, back again, handle
+//! failure) live here as plain methods so they are tested without a library.
+
+use gpumeter_model::{GpuReading, GpuState};
+
+use super::processes::ProcessUtilTracker;
+use super::schedule::Every;
+use super::support::{Stop, SupportMemo, line};
+
+/// How often the source does its slow or cautious things, on the caller's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NvmlTiming {
+    /// PCIe throughput is a ~20 ms sampling call: read it at most this often, carrying the
+    /// last value forward in between.
+    pub pcie_interval_ms: u64,
+    /// A lost GPU (or one needing a reset) is asked again at most this often.
+    pub lost_reprobe_ms: u64,
+    /// How long a per-process utilization sample stays current without a newer one.
+    pub process_util_hold_ms: u64,
+}
+
+impl Default for NvmlTiming {
+    fn default() -> Self {
+        Self {
+            pcie_interval_ms: 5_000,
+            lost_reprobe_ms: 30_000,
+            process_util_hold_ms: super::processes::DEFAULT_PROCESS_UTIL_HOLD_MS,
+        }
+    }
+}
+
+/// Name, UUID and PCI bus id: read once, sanitized, kept while the GPU is lost.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Identity {
+    pub(crate) name: Option<String>,
+    pub(crate) uuid: Option<String>,
+    pub(crate) pci_bus_id: Option<String>,
+}
+
+/// Limits that do not change while the driver runs: read once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Statics {
+    pub(crate) clock_sm_max_mhz: Option<u32>,
+    pub(crate) clock_memory_max_mhz: Option<u32>,
+    pub(crate) pcie_link_gen_max: Option<u32>,
+    pub(crate) pcie_link_width_max: Option<u32>,
+    pub(crate) num_fans: Option<u32>,
+}
+
+/// One GPU's memory between ticks.
+#[derive(Debug, Clone)]
+pub(crate) struct DeviceSlot {
+    pub(crate) index: u32,
+    pub(crate) identity: Identity,
+    pub(crate) statics: Statics,
+    pub(crate) memo: SupportMemo,
+    pub(crate) state: GpuState,
+    reprobe: Every,
+    pub(crate) pcie: Every,
+    /// Last PCIe (RX, TX) in bytes/s, carried forward between reads.
+    pub(crate) pcie_last: (Option<u64>, Option<u64>),
+    pub(crate) process_util: ProcessUtilTracker,
+}
+
+impl DeviceSlot {
+    pub(crate) fn new(index: u32, timing: &NvmlTiming) -> Self {
+        Self {
+            index,
+            identity: Identity::default(),
+            statics: Statics::default(),
+            memo: SupportMemo::default(),
+            state: GpuState::Ok,
+            reprobe: Every::new(timing.lost_reprobe_ms),
+            pcie: Every::new(timing.pcie_interval_ms),
+            pcie_last: (None, None),
+            process_util: ProcessUtilTracker::new(timing.process_util_hold_ms),
+        }
+    }
+
+    /// Whether it is stopped (lost or needing a reset) and waiting for its next probe.
+    pub(crate) fn is_stopped(&self) -> bool {
+        matches!(self.state, GpuState::Lost | GpuState::ResetRequired)
+    }
+
+    /// Whether to talk to the device this tick: always, unless it is stopped and its
+    /// re-probe is not due. Marks the probe when one is made.
+    pub(crate) fn begin_tick(&mut self, now_ms: i64) -> bool {
+        if !self.is_stopped() {
+            return true;
+        }
+        if !self.reprobe.due(now_ms) {
+            return false;
+        }
+        self.reprobe.mark(now_ms);
+        true
+    }
+
+    /// The reading of a GPU that is not answering: identity and state, every measurement N/A.
+    pub(crate) fn frozen(&self) -> GpuReading {
+        GpuReading {
+            index: self.index,
+            state: self.state,
+            uuid: self.identity.uuid.clone(),
+            name: self.identity.name.clone(),
+            pci_bus_id: self.identity.pci_bus_id.clone(),
+            ..GpuReading::default()
+        }
+    }
+
+    /// The device stopped answering. Returns a warning when this is news.
+    pub(crate) fn stop(&mut self, stop: Stop, now_ms: i64) -> Option<String> {
+        let state = match stop {
+            Stop::Lost => GpuState::Lost,
+            Stop::ResetRequired => GpuState::ResetRequired,
+        };
+        self.reprobe.mark(now_ms);
+        self.pcie_last = (None, None);
+        self.pcie.reset();
+        self.process_util.reset();
+        if self.state == state {
+            return None;
+        }
+        self.state = state;
+        let what = match stop {
+            Stop::Lost => "is lost (fell off the bus or stopped answering)",
+            Stop::ResetRequired => "needs a reset before it answers again",
+        };
+        Some(line(&format!(
+            "{} {what}; its readings are N/A, the other GPUs go on",
+            self.who()
+        )))
+    }
+
+    /// The device answered this tick. Returns a warning when it came back from a stop.
+    pub(crate) fn answered(&mut self) -> Option<String> {
+        let was_stopped = self.is_stopped();
+        self.state = GpuState::Ok;
+        if !was_stopped {
+            return None;
+        }
+        // After a reset the limits may differ: read them again next tick.
+        self.statics = Statics::default();
+        self.reprobe.reset();
+        Some(line(&format!("{} answers again", self.who())))
+    }
+
+    /// Getting a handle failed for a reason other than lost/reset. Returns the warning.
+    pub(crate) fn handle_failed(&mut self, why: &str) -> String {
+        if !self.is_stopped() {
+            self.state = GpuState::Error;
+        }
+        line(&format!("{}: cannot open the device ({why})", self.who()))
+    }
+
+    /// "GPU 2 (NVIDIA H100 80GB HBM3)".
+    fn who(&self) -> String {
+        match &self.identity.name {
+            Some(name) => format!("GPU {} ({name})", self.index),
+            None => format!("GPU {}", self.index),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    fn slot() -> DeviceSlot {
+        let mut s = DeviceSlot::new(2, &NvmlTiming::default());
+        s.identity.name = Some("NVIDIA H100".into());
+        s.identity.uuid = Some("GPU-1234".into());
+        s
+    }
+
+    #[test]
+    fn lost_gpu_keeps_identity_and_is_reprobed_every_30_s() {
+        let mut s = slot();
+        assert!(s.begin_tick(0));
+        s.pcie_last = (Some(1), Some(2));
+        let warning = s.stop(Stop::Lost, 1_000).expect("news");
+        assert!(
+            warning.starts_with("GPU 2 (NVIDIA H100) is lost"),
+            "{warning}"
+        );
+        let frozen = s.frozen();
+        assert_eq!(frozen.state, GpuState::Lost);
+        assert_eq!(frozen.uuid.as_deref(), Some("GPU-1234"));
+        assert_eq!(frozen.util_gpu_pct, None);
+        assert_eq!(s.pcie_last, (None, None));
+
+        assert!(!s.begin_tick(2_000));
+        assert!(!s.begin_tick(30_999));
+        assert!(s.begin_tick(31_000), "re-probe due");
+        assert!(!s.begin_tick(32_000), "probe marked: not again right away");
+        assert_eq!(
+            s.stop(Stop::Lost, 31_000),
+            None,
+            "already lost: no repeat warning"
+        );
+        assert!(!s.begin_tick(60_999));
+        assert!(s.begin_tick(61_000));
+    }
+
+    #[test]
+    fn recovery_is_announced_once_and_queries_resume() {
+        let mut s = slot();
+        s.stop(Stop::ResetRequired, 0);
+        assert_eq!(s.state, GpuState::ResetRequired);
+        s.statics.num_fans = Some(2);
+        assert!(s.begin_tick(30_000));
+        assert_eq!(
+            s.answered().as_deref(),
+            Some("GPU 2 (NVIDIA H100) answers again")
+        );
+        assert_eq!(s.state, GpuState::Ok);
+        assert_eq!(s.statics, Statics::default());
+        assert!(s.begin_tick(30_001));
+        assert_eq!(s.answered(), None);
+    }
+
+    #[test]
+    fn reset_required_after_lost_is_news() {
+        let mut s = slot();
+        assert!(s.stop(Stop::Lost, 0).is_some());
+        assert!(s.stop(Stop::ResetRequired, 30_000).is_some());
+        assert_eq!(s.state, GpuState::ResetRequired);
+    }
+
+    #[test]
+    fn handle_failure_marks_error_but_not_over_a_lost_marker() {
+        let mut s = slot();
+        let w = s.handle_failed("timeout");
+        assert_eq!(w, "GPU 2 (NVIDIA H100): cannot open the device (timeout)");
+        assert_eq!(s.state, GpuState::Error);
+        assert_eq!(s.frozen().state, GpuState::Error);
+        s.answered();
+        assert_eq!(s.state, GpuState::Ok);
+        s.stop(Stop::Lost, 0);
+        s.handle_failed("timeout");
+        assert_eq!(s.state, GpuState::Lost);
+    }
+}
