@@ -114,21 +114,7 @@ impl ProcessTracker {
             HashMap::new()
         });
 
-        // Where each GPU process lives in this /proc: (reported pid, directory pid).
-        let mut visible: Vec<(u32, u32)> = Vec::new();
-        let mut missing: Vec<u32> = Vec::new();
-        for &pid in gpu_procs.keys() {
-            if stats.contains_key(&pid) {
-                visible.push((pid, pid));
-            } else {
-                missing.push(pid);
-            }
-        }
-        if !missing.is_empty() {
-            let mapped = self.map_by_nspid(&stats, &missing);
-            missing.retain(|pid| !mapped.contains_key(pid));
-            visible.extend(mapped);
-        }
+        let (visible, missing) = self.locate(&stats, gpu_procs);
         // A mapped process's children name it by its directory pid: show the reported one.
         let alias: HashMap<u32, u32> = visible
             .iter()
@@ -203,6 +189,29 @@ impl ProcessTracker {
         out
     }
 
+    /// Where each GPU process lives in this /proc, as (reported pid, directory pid) pairs, and
+    /// the reported pids found nowhere.
+    fn locate(
+        &mut self,
+        stats: &HashMap<u32, ProcStat>,
+        gpu_procs: &BTreeMap<u32, Vec<GpuUse>>,
+    ) -> (Vec<(u32, u32)>, Vec<u32>) {
+        let (mut visible, mut missing): (Vec<(u32, u32)>, Vec<u32>) = (Vec::new(), Vec::new());
+        for &pid in gpu_procs.keys() {
+            if stats.contains_key(&pid) {
+                visible.push((pid, pid));
+            } else {
+                missing.push(pid);
+            }
+        }
+        if !missing.is_empty() {
+            let mapped = self.map_by_nspid(stats, &missing);
+            missing.retain(|pid| !mapped.contains_key(pid));
+            visible.extend(mapped);
+        }
+        (visible, missing)
+    }
+
     /// How many pids have CPU counters and cached details kept.
     #[cfg(test)]
     pub(super) fn tracked(&self) -> (usize, usize) {
@@ -234,6 +243,17 @@ impl ProcessTracker {
         found
     }
 
+    /// CPU use since the previous tick, in percent of one core. Only the same pid with the same
+    /// start time is the same process, whose tick counters can be compared.
+    fn cpu_pct(&self, dir: u32, stat: &ProcStat, dt_s: Option<f64>) -> Option<f64> {
+        let &(prev_start, prev_ticks) = self.prev_cpu.get(&dir)?;
+        let dt_s = dt_s?;
+        if prev_start != stat.start_ticks || stat.cpu_ticks < prev_ticks {
+            return None;
+        }
+        Some((stat.cpu_ticks - prev_ticks) as f64 / self.ticks_per_s as f64 / dt_s * 100.0)
+    }
+
     /// One visible process's reading, without its GPU use.
     fn reading(
         &mut self,
@@ -251,15 +271,6 @@ impl ProcessTracker {
         };
         let statics = self.statics.all(key, now_ms);
         let tps = self.ticks_per_s;
-        // Same pid and same start time: the same process, so its CPU ticks can be compared.
-        let cpu_pct = match (self.prev_cpu.get(&dir), dt_s) {
-            (Some(&(prev_start, prev_ticks)), Some(dt_s))
-                if prev_start == stat.start_ticks && stat.cpu_ticks >= prev_ticks =>
-            {
-                Some((stat.cpu_ticks - prev_ticks) as f64 / tps as f64 / dt_s * 100.0)
-            }
-            _ => None,
-        };
         ProcessReading {
             pid: reported,
             visible: true,
@@ -269,7 +280,7 @@ impl ProcessTracker {
             container: statics.container.flatten(),
             name: Some(sanitize(&stat.comm, MAX_NAME_CHARS)),
             command: statics.command,
-            cpu_pct,
+            cpu_pct: self.cpu_pct(dir, stat, dt_s),
             rss_bytes: Some(stat.rss_pages.saturating_mul(self.page_size)),
             start_time_unix_s: boot_time_unix_s
                 .map(|b| b.saturating_add((stat.start_ticks / tps) as i64)),
