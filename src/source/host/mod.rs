@@ -1,1 +1,204 @@
-//! Host readings from /proc.
+//! The host side of a reading, from /proc: CPU, iowait, memory, disk and network rates, and the
+//! processes feeding the GPUs (the GPU processes themselves plus their descendants, such as
+//! dataloader workers).
+//!
+//! This room reads files under one proc root (`/proc`, or a fixture tree in tests) and, beside
+//! it, `../sys` (to tell physical disks and NICs from virtual ones) and `../etc` (`passwd` for
+//! user names, `hostname`). It never writes anything and never fails a whole sample: a file it
+//! cannot read leaves its fields `None` and adds one short warning.
+//!
+//! Rates (CPU %, iowait, disk and network bytes/s, per-process CPU %) need two samples: the
+//! first call gives `None` for them, later calls average over the interval since the previous
+//! call (jiffy deltas for the CPU lines, `now_unix_ms` deltas for the rest).
+//!
+//! Cost per call: a handful of machine-wide files; then, while the driver names any GPU process,
+//! one `stat` read per process (parents, CPU time, start time) and, only for the processes in
+//! the result, `status`, `cmdline` and `cgroup` once per process lifetime (cached per pid,
+//! start time and comm).
+//!
+//! PID namespaces: NVML reports PIDs of the host namespace.
+//! - gpumeter on the host (the normal case) sees every process directly; a process inside a
+//!   container also gets `ns_pid`, its PID inside the container (innermost `NSpid` entry).
+//! - A GPU PID missing from this /proc is matched against the outermost `NSpid` entry of the
+//!   visible processes. The kernel numbers that entry in the namespace of this procfs, so in
+//!   practice it equals the directory name and the match only helps with proc trees that
+//!   re-export another namespace's numbering; it is kept as a cheap safety net.
+//! - gpumeter inside a container without `--pid=host` cannot see host PIDs at all: those GPU
+//!   processes come back as [`ProcessReading::invisible`] with their GPU use, never dropped.
+
+mod containers;
+mod cpu;
+mod io;
+mod memory;
+mod nspid;
+mod processes;
+mod statics;
+mod system;
+mod tree;
+mod users;
+
+#[cfg(test)]
+mod fixture;
+#[cfg(test)]
+mod live_tests;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gpumeter_model::{GpuUse, HostReading, ProcessReading, SystemInfo};
+
+use crate::sanitize::sanitize;
+
+/// Longest warning kept, in characters.
+const MAX_WARNING_CHARS: usize = 200;
+
+/// Samples the host through /proc. Keeps the previous counters to turn them into rates.
+#[derive(Debug)]
+pub struct HostSampler {
+    roots: Roots,
+    cpu: cpu::CpuTracker,
+    io: io::IoTracker,
+    processes: processes::ProcessTracker,
+}
+
+/// One host reading: what goes into a [`gpumeter_model::Snapshot`] beside the GPU readings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostSample {
+    /// Hostname, uptime and boot time (the driver fields stay `None`: NVML fills them).
+    pub system: SystemInfo,
+    pub host: HostReading,
+    /// GPU processes (visible or not) and the visible descendants of the visible ones.
+    pub processes: Vec<ProcessReading>,
+    /// Short, sanitized notes about what could not be read this time.
+    pub warnings: Vec<String>,
+}
+
+/// Where the files live: the proc root and its siblings.
+#[derive(Debug, Clone)]
+pub(crate) struct Roots {
+    pub(crate) proc: PathBuf,
+    /// `sys` beside the proc root (`/sys` for `/proc`).
+    pub(crate) sys: PathBuf,
+    /// `etc` beside the proc root (`/etc` for `/proc`).
+    pub(crate) etc: PathBuf,
+}
+
+impl Roots {
+    fn new(proc: PathBuf) -> Self {
+        let parent = proc.parent().unwrap_or(Path::new("/")).to_path_buf();
+        Self {
+            sys: parent.join("sys"),
+            etc: parent.join("etc"),
+            proc,
+        }
+    }
+}
+
+impl Default for HostSampler {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HostSampler {
+    /// Reads the live `/proc` (with `/sys` and `/etc` beside it).
+    pub fn new() -> HostSampler {
+        Self::with_proc_root("/proc")
+    }
+
+    /// Reads another proc tree: a fixture in tests, or a host's /proc mounted elsewhere
+    /// (`/host/proc`). `sys` and `etc` are looked for beside it (`/host/sys`, `/host/etc`).
+    /// Clock ticks and page size are the running kernel's.
+    pub fn with_proc_root(root: impl Into<PathBuf>) -> HostSampler {
+        Self::with_units(root.into(), procfs::ticks_per_second(), procfs::page_size())
+    }
+
+    /// Fixture trees pin the kernel's units so tests do not depend on the machine.
+    pub(crate) fn with_units(root: PathBuf, ticks_per_s: u64, page_size: u64) -> HostSampler {
+        let roots = Roots::new(root);
+        HostSampler {
+            cpu: cpu::CpuTracker::default(),
+            io: io::IoTracker::new(&roots),
+            processes: processes::ProcessTracker::new(&roots, ticks_per_s.max(1), page_size),
+            roots,
+        }
+    }
+
+    /// Host readings (rates over the interval since the previous call) and the processes feeding
+    /// the GPUs: every PID in `gpu_procs` (visible or not: invisible ones become
+    /// [`ProcessReading::invisible`] with their GPU use) plus all visible descendants of the
+    /// visible ones.
+    pub fn sample(
+        &mut self,
+        now_unix_ms: i64,
+        gpu_procs: &BTreeMap<u32, Vec<GpuUse>>,
+    ) -> HostSample {
+        let mut warnings = Warnings::default();
+        let proc = &self.roots.proc;
+
+        let stats = match cpu::read_kernel_stats(proc) {
+            Ok(stats) => Some(stats),
+            Err(e) => {
+                warnings.push(format!("cannot read CPU counters: {e}"));
+                None
+            }
+        };
+        let boot_time_unix_s = stats.as_ref().map(|s| s.btime as i64);
+        let cpu = self.cpu.update(stats.as_ref());
+
+        let memory = memory::read(proc).unwrap_or_else(|e| {
+            warnings.push(format!("cannot read memory counters: {e}"));
+            memory::Memory::default()
+        });
+        let io = self.io.update(now_unix_ms, &mut warnings);
+
+        let host = HostReading {
+            cpu_count: cpu.count,
+            cpu_util_pct: cpu.util_pct,
+            iowait_pct: cpu.iowait_pct,
+            per_cpu_util_pct: cpu.per_cpu_util_pct,
+            load_avg_1m: cpu::read_load_avg_1m(proc),
+            mem_total_bytes: memory.total_bytes,
+            mem_used_bytes: memory.used_bytes,
+            disk_read_bytes_per_s: io.disk_read_bytes_per_s,
+            disk_write_bytes_per_s: io.disk_write_bytes_per_s,
+            net_rx_bytes_per_s: io.net_rx_bytes_per_s,
+            net_tx_bytes_per_s: io.net_tx_bytes_per_s,
+        };
+        let system = SystemInfo {
+            hostname: system::hostname(&self.roots),
+            uptime_s: system::uptime_s(proc),
+            boot_time_unix_s,
+            ..SystemInfo::default()
+        };
+        let processes =
+            self.processes
+                .sample(now_unix_ms, gpu_procs, boot_time_unix_s, &mut warnings);
+
+        HostSample {
+            system,
+            host,
+            processes,
+            warnings: warnings.into_vec(),
+        }
+    }
+}
+
+/// Warnings for one sample: sanitized, capped in length and de-duplicated.
+#[derive(Debug, Default)]
+pub(crate) struct Warnings(Vec<String>);
+
+impl Warnings {
+    pub(crate) fn push(&mut self, message: String) {
+        let message = sanitize(&format!("host: {message}"), MAX_WARNING_CHARS);
+        if !self.0.contains(&message) {
+            self.0.push(message);
+        }
+    }
+
+    fn into_vec(self) -> Vec<String> {
+        self.0
+    }
+}

@@ -1,0 +1,158 @@
+//! Which container a process runs in, from its `/proc/<pid>/cgroup` paths: the short (12-char)
+//! id of docker, containerd/CRI, CRI-O, podman and Kubernetes containers, or the name of an LXC
+//! container. A plain host process (user session, system service) has none.
+//!
+//! Recognised path components (the innermost match wins, so docker-in-docker names the inner
+//! one): `docker-<id>.scope`, `cri-containerd-<id>.scope`, `crio-<id>.scope`,
+//! `libpod-<id>.scope`, `nerdctl-<id>.scope`, and a bare `<id>` under `/docker/` or `/kubepods/`
+//! (cgroupfs driver), where `<id>` is 64 hex digits; `lxc.payload.<name>` and `/lxc/<name>`.
+//! conmon and LXC monitor scopes belong to the host-side helpers, not to the container.
+
+use procfs::ProcessCGroups;
+
+use crate::sanitize::{MAX_NAME_CHARS, sanitize};
+
+/// Characters kept of a container id (the length `docker ps` shows).
+pub(super) const SHORT_ID_CHARS: usize = 12;
+
+/// The container named by a process's cgroups: the unified (v2) hierarchy first, then v1.
+pub(super) fn container_of(groups: &ProcessCGroups) -> Option<String> {
+    let unified = groups.0.iter().filter(|g| g.hierarchy == 0);
+    let legacy = groups.0.iter().filter(|g| g.hierarchy != 0);
+    unified
+        .chain(legacy)
+        .find_map(|g| container_in_path(&g.pathname))
+}
+
+/// The container named by one cgroup path.
+pub(super) fn container_in_path(path: &str) -> Option<String> {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    for (i, part) in parts.iter().enumerate().rev() {
+        if part.contains("conmon") || part.starts_with("lxc.monitor") {
+            continue;
+        }
+        let unit = part.strip_suffix(".scope").unwrap_or(part);
+        let candidate = unit.rsplit('-').next().unwrap_or(unit);
+        if is_container_id(candidate) {
+            let short: String = candidate.chars().take(SHORT_ID_CHARS).collect();
+            return Some(short.to_ascii_lowercase());
+        }
+        let lxc_name = part
+            .strip_prefix("lxc.payload.")
+            .or_else(|| (i > 0 && parts[i - 1] == "lxc").then_some(*part));
+        if let Some(name) = lxc_name {
+            let name = sanitize(name, MAX_NAME_CHARS);
+            if !name.is_empty() {
+                return Some(name);
+            }
+        }
+    }
+    None
+}
+
+/// Docker, containerd, CRI-O and podman ids are 64 hex digits.
+fn is_container_id(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+    use procfs::prelude::*;
+
+    const ID: &str = "3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899";
+    const SHORT: &str = "3f4e5d6c7b8a";
+
+    fn groups(text: &str) -> ProcessCGroups {
+        ProcessCGroups::from_read(text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn docker_cgroup_v1_and_v2_forms() {
+        assert_eq!(
+            container_in_path(&format!("/docker/{ID}")).as_deref(),
+            Some(SHORT)
+        );
+        assert_eq!(
+            container_in_path(&format!("/system.slice/docker-{ID}.scope")).as_deref(),
+            Some(SHORT)
+        );
+        // systemd running inside the container adds its own units below.
+        assert_eq!(
+            container_in_path(&format!("/docker/{ID}/init.scope")).as_deref(),
+            Some(SHORT)
+        );
+    }
+
+    #[test]
+    fn containerd_crio_and_kubepods_forms() {
+        let systemd = format!(
+            "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_5e6f_7a8b_9c0d_112233445566.slice/cri-containerd-{ID}.scope"
+        );
+        assert_eq!(container_in_path(&systemd).as_deref(), Some(SHORT));
+        let cgroupfs = format!("/kubepods/besteffort/pod1a2b3c4d-5e6f-7a8b-9c0d-112233445566/{ID}");
+        assert_eq!(container_in_path(&cgroupfs).as_deref(), Some(SHORT));
+        let crio = format!("/kubepods.slice/kubepods-pod1.slice/crio-{ID}.scope");
+        assert_eq!(container_in_path(&crio).as_deref(), Some(SHORT));
+        // A pod-level cgroup names no container.
+        assert_eq!(
+            container_in_path(
+                "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1a2b.slice"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn podman_container_but_not_its_conmon() {
+        let rootless = format!(
+            "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-{ID}.scope/container"
+        );
+        assert_eq!(container_in_path(&rootless).as_deref(), Some(SHORT));
+        assert_eq!(
+            container_in_path(&format!("/machine.slice/libpod-{ID}.scope")).as_deref(),
+            Some(SHORT)
+        );
+        assert_eq!(
+            container_in_path(&format!("/machine.slice/libpod-conmon-{ID}.scope")),
+            None
+        );
+    }
+
+    #[test]
+    fn lxc_names_are_sanitized() {
+        assert_eq!(
+            container_in_path("/lxc.payload.web1").as_deref(),
+            Some("web1")
+        );
+        assert_eq!(container_in_path("/lxc/db\u{1b}[2J").as_deref(), Some("db"));
+        assert_eq!(container_in_path("/lxc.monitor.web1"), None);
+    }
+
+    #[test]
+    fn plain_host_processes_have_no_container() {
+        for path in [
+            "/",
+            "/user.slice/user-1000.slice/session-4.scope",
+            "/system.slice/sshd.service",
+            "/init.scope",
+            // 63 hex digits is not an id.
+            &format!("/docker/{}", &ID[1..]),
+        ] {
+            assert_eq!(container_in_path(path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn unified_hierarchy_wins_then_v1_lines_are_searched() {
+        let v2 = groups(&format!("0::/system.slice/docker-{ID}.scope\n"));
+        assert_eq!(container_of(&v2).as_deref(), Some(SHORT));
+        let v1 = groups(&format!(
+            "12:pids:/docker/{ID}\n11:memory:/docker/{ID}\n1:name=systemd:/docker/{ID}\n0::/\n"
+        ));
+        assert_eq!(container_of(&v1).as_deref(), Some(SHORT));
+        let host = groups("0::/user.slice/user-1000.slice/session-1.scope\n");
+        assert_eq!(container_of(&host), None);
+    }
+}

@@ -1,0 +1,281 @@
+//! Disk and network throughput from `<proc>/diskstats` and `<proc>/net/dev`, as bytes per
+//! second over the interval between two samples.
+//!
+//! What is counted, so that one byte is counted once:
+//! - disks: whole physical disks only. With sysfs beside the proc root, a disk counts when
+//!   `sys/block/<name>/device` exists (partitions are not in `sys/block`; loop, ram, zram, dm-
+//!   and md devices have no `device`: they are layers over the physical disks). Without sysfs,
+//!   names decide (see [`is_whole_disk_by_name`]).
+//! - network: non-loopback interfaces; of those, only physical NICs (`sys/class/net/<if>/device`)
+//!   when there are any, because container traffic crosses a veth and a bridge before the NIC
+//!   and would otherwise be counted three times. A container's own network namespace has no
+//!   physical NIC: then every non-loopback interface counts.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use procfs::DiskStats;
+use procfs::net::InterfaceDeviceStatus;
+use procfs::prelude::*;
+
+use super::{Roots, Warnings};
+
+/// Bytes per sector in /proc/diskstats, whatever the device's real sector size.
+const SECTOR_BYTES: u64 = 512;
+
+/// Throughput over the last interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct IoRates {
+    pub(super) disk_read_bytes_per_s: Option<f64>,
+    pub(super) disk_write_bytes_per_s: Option<f64>,
+    pub(super) net_rx_bytes_per_s: Option<f64>,
+    pub(super) net_tx_bytes_per_s: Option<f64>,
+}
+
+/// Per-device byte counters (in, out) at one instant.
+type Counters = HashMap<String, (u64, u64)>;
+
+/// Remembers the previous counters of one file.
+#[derive(Debug, Default)]
+struct CounterRates {
+    prev: Option<(i64, Counters)>,
+}
+
+impl CounterRates {
+    /// Rates of the summed per-device deltas since the previous call. Devices that appeared
+    /// or whose counters went backwards (reset, wrap) add nothing this time.
+    fn update(&mut self, now_ms: i64, cur: Option<Counters>) -> (Option<f64>, Option<f64>) {
+        let Some(cur) = cur else {
+            self.prev = None;
+            return (None, None);
+        };
+        let rates = match &self.prev {
+            Some((prev_ms, prev)) if now_ms > *prev_ms => {
+                let secs = (now_ms - prev_ms) as f64 / 1000.0;
+                let (mut a, mut b) = (0u64, 0u64);
+                for (name, (cur_a, cur_b)) in &cur {
+                    if let Some((prev_a, prev_b)) = prev.get(name)
+                        && cur_a >= prev_a
+                        && cur_b >= prev_b
+                    {
+                        a = a.saturating_add(cur_a - prev_a);
+                        b = b.saturating_add(cur_b - prev_b);
+                    }
+                }
+                (Some(a as f64 / secs), Some(b as f64 / secs))
+            }
+            _ => (None, None),
+        };
+        self.prev = Some((now_ms, cur));
+        rates
+    }
+}
+
+/// Disk and network trackers.
+#[derive(Debug)]
+pub(super) struct IoTracker {
+    proc: PathBuf,
+    sys: PathBuf,
+    disks: CounterRates,
+    net: CounterRates,
+    /// Whether a block device is a whole physical disk: decided once per name.
+    whole_disk: HashMap<String, bool>,
+}
+
+impl IoTracker {
+    pub(super) fn new(roots: &Roots) -> Self {
+        Self {
+            proc: roots.proc.clone(),
+            sys: roots.sys.clone(),
+            disks: CounterRates::default(),
+            net: CounterRates::default(),
+            whole_disk: HashMap::new(),
+        }
+    }
+
+    pub(super) fn update(&mut self, now_ms: i64, warnings: &mut Warnings) -> IoRates {
+        let disks = match DiskStats::from_file(self.proc.join("diskstats")) {
+            Ok(stats) => Some(self.disk_counters(stats)),
+            Err(e) => {
+                warnings.push(format!("cannot read disk statistics: {e}"));
+                None
+            }
+        };
+        let net = match InterfaceDeviceStatus::from_file(self.proc.join("net/dev")) {
+            Ok(status) => Some(net_counters(&self.sys, status)),
+            Err(e) => {
+                warnings.push(format!("cannot read network statistics: {e}"));
+                None
+            }
+        };
+        let (disk_read, disk_write) = self.disks.update(now_ms, disks);
+        let (rx, tx) = self.net.update(now_ms, net);
+        IoRates {
+            disk_read_bytes_per_s: disk_read,
+            disk_write_bytes_per_s: disk_write,
+            net_rx_bytes_per_s: rx,
+            net_tx_bytes_per_s: tx,
+        }
+    }
+
+    fn disk_counters(&mut self, stats: DiskStats) -> Counters {
+        let sys_block = self.sys.join("block");
+        let has_sysfs = sys_block.is_dir();
+        let mut counters = Counters::new();
+        for d in stats.0 {
+            let whole = *self.whole_disk.entry(d.name.clone()).or_insert_with(|| {
+                if has_sysfs {
+                    // sysfs spells a `/` in a device name (cciss/c0d0) as `!`.
+                    sys_block
+                        .join(d.name.replace('/', "!"))
+                        .join("device")
+                        .exists()
+                } else {
+                    is_whole_disk_by_name(&d.name)
+                }
+            });
+            if whole {
+                let read = d.sectors_read.saturating_mul(SECTOR_BYTES);
+                let written = d.sectors_written.saturating_mul(SECTOR_BYTES);
+                counters.insert(d.name, (read, written));
+            }
+        }
+        counters
+    }
+}
+
+fn net_counters(sys: &Path, status: InterfaceDeviceStatus) -> Counters {
+    let class_net = sys.join("class/net");
+    let has_sysfs = class_net.is_dir();
+    let all: Counters = status
+        .0
+        .into_values()
+        .filter(|d| d.name != "lo")
+        .map(|d| (d.name, (d.recv_bytes, d.sent_bytes)))
+        .collect();
+    let physical: Counters = all
+        .iter()
+        .filter(|(name, _)| {
+            if has_sysfs {
+                class_net.join(name).join("device").exists()
+            } else {
+                !is_virtual_nic_name(name)
+            }
+        })
+        .map(|(n, c)| (n.clone(), *c))
+        .collect();
+    if physical.is_empty() { all } else { physical }
+}
+
+/// Without sysfs: is this /proc/diskstats name a whole disk (not a partition, not a virtual
+/// layer over other disks)?
+pub(super) fn is_whole_disk_by_name(name: &str) -> bool {
+    const VIRTUAL: [&str; 8] = ["loop", "ram", "zram", "dm-", "md", "sr", "fd", "nbd"];
+    if VIRTUAL.iter().any(|p| name.starts_with(p)) {
+        return false;
+    }
+    let ends_in_digit = name.ends_with(|c: char| c.is_ascii_digit());
+    // sda1, vdb2, xvda1, hdc3: letters name the disk, a trailing number the partition.
+    if ["sd", "hd", "vd", "xvd"]
+        .iter()
+        .any(|p| name.starts_with(p))
+    {
+        return !ends_in_digit;
+    }
+    // nvme0n1p2, mmcblk0p1: `p<N>` after a digit is a partition.
+    if let Some(i) = name.rfind('p') {
+        let (head, tail) = (&name[..i], &name[i + 1..]);
+        if head.ends_with(|c: char| c.is_ascii_digit())
+            && !tail.is_empty()
+            && tail.chars().all(|c| c.is_ascii_digit())
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// Without sysfs: interface names that are software layers (bridges, veths, tunnels).
+fn is_virtual_nic_name(name: &str) -> bool {
+    const VIRTUAL: [&str; 14] = [
+        "veth", "docker", "br-", "virbr", "cni", "flannel", "cali", "vxlan", "tun", "tap", "lxc",
+        "kube-", "cilium", "podman",
+    ];
+    VIRTUAL.iter().any(|p| name.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    fn counters(items: &[(&str, u64, u64)]) -> Option<Counters> {
+        Some(
+            items
+                .iter()
+                .map(|(n, a, b)| (n.to_string(), (*a, *b)))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn first_sample_has_no_rate_then_deltas_over_wall_time() {
+        let mut r = CounterRates::default();
+        assert_eq!(r.update(1_000, counters(&[("a", 0, 0)])), (None, None));
+        let rates = r.update(3_000, counters(&[("a", 2_000, 4_000)]));
+        assert_eq!(rates, (Some(1_000.0), Some(2_000.0)));
+    }
+
+    #[test]
+    fn reset_or_new_devices_add_nothing() {
+        let mut r = CounterRates::default();
+        r.update(0, counters(&[("a", 500, 500), ("b", 10, 10)]));
+        let rates = r.update(
+            1_000,
+            counters(&[("a", 100, 100), ("b", 20, 30), ("c", 9, 9)]),
+        );
+        assert_eq!(rates, (Some(10.0), Some(20.0)));
+    }
+
+    #[test]
+    fn same_timestamp_gives_no_rate_and_unreadable_forgets() {
+        let mut r = CounterRates::default();
+        r.update(5, counters(&[("a", 0, 0)]));
+        assert_eq!(r.update(5, counters(&[("a", 9, 9)])), (None, None));
+        assert_eq!(r.update(6, None), (None, None));
+        assert_eq!(r.update(7, counters(&[("a", 9, 9)])), (None, None));
+    }
+
+    #[test]
+    fn disk_names_without_sysfs() {
+        for whole in ["sda", "vdb", "xvda", "nvme0n1", "mmcblk0", "sdaa", "hdc"] {
+            assert!(is_whole_disk_by_name(whole), "{whole} is a disk");
+        }
+        for part in [
+            "sda1",
+            "vdb12",
+            "xvda1",
+            "nvme0n1p2",
+            "mmcblk0p1",
+            "loop0",
+            "ram1",
+            "zram0",
+            "dm-0",
+            "md127",
+            "sr0",
+            "nbd3",
+        ] {
+            assert!(!is_whole_disk_by_name(part), "{part} is not a whole disk");
+        }
+    }
+
+    #[test]
+    fn virtual_nic_names() {
+        assert!(is_virtual_nic_name("veth1a2b"));
+        assert!(is_virtual_nic_name("docker0"));
+        assert!(is_virtual_nic_name("br-5f3e"));
+        assert!(!is_virtual_nic_name("eth0"));
+        assert!(!is_virtual_nic_name("ens5"));
+        assert!(!is_virtual_nic_name("enp65s0f0"));
+    }
+}

@@ -1,0 +1,71 @@
+//! The two lines of `/proc/<pid>/status` the sampler needs: `Uid` (the effective uid, the owner
+//! `ps` shows) and `NSpid` (the pid in each nested PID namespace, outermost first).
+//!
+//! Hand-parsed rather than through `procfs::process::Status`: that parser insists on some
+//! thirty other fields and builds a map of all of them, and this runs for many processes.
+
+/// What `status` says about one process.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct StatusInfo {
+    pub(super) euid: Option<u32>,
+    /// Outermost (this procfs's namespace) first; empty on kernels before 4.1.
+    pub(super) nspid: Vec<u32>,
+}
+
+impl StatusInfo {
+    /// The pid inside the process's own namespace, when it differs from `pid` (containers).
+    pub(super) fn ns_pid(&self, pid: u32) -> Option<u32> {
+        self.nspid.last().copied().filter(|&inner| inner != pid)
+    }
+
+    /// The pid in the namespace of this procfs, as `NSpid` states it.
+    pub(super) fn outer_pid(&self) -> Option<u32> {
+        self.nspid.first().copied()
+    }
+}
+
+/// Parses the text of a status file; missing or malformed lines leave fields empty.
+pub(super) fn parse_status(text: &[u8]) -> StatusInfo {
+    let text = String::from_utf8_lossy(text);
+    let mut info = StatusInfo::default();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("Uid:") {
+            info.euid = rest.split_whitespace().nth(1).and_then(|s| s.parse().ok());
+        } else if let Some(rest) = line.strip_prefix("NSpid:") {
+            let parsed: Option<Vec<u32>> =
+                rest.split_whitespace().map(|s| s.parse().ok()).collect();
+            info.nspid = parsed.unwrap_or_default();
+        }
+    }
+    info
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    #[test]
+    fn container_process_has_inner_pid() {
+        let s = parse_status(b"Name:\tpython\nUid:\t1000\t1001\t1000\t1000\nNSpid:\t48213\t7\n");
+        assert_eq!(s.euid, Some(1001));
+        assert_eq!(s.nspid, vec![48213, 7]);
+        assert_eq!(s.ns_pid(48213), Some(7));
+        assert_eq!(s.outer_pid(), Some(48213));
+    }
+
+    #[test]
+    fn host_process_has_no_ns_pid() {
+        let s = parse_status(b"Uid:\t0\t0\t0\t0\nNSpid:\t1234\n");
+        assert_eq!(s.ns_pid(1234), None);
+        assert_eq!(s.euid, Some(0));
+    }
+
+    #[test]
+    fn old_kernels_and_garbage_leave_fields_empty() {
+        let s = parse_status(b"Name:\tx\nUid:\tabc\nNSpid:\t12\tx\n");
+        assert_eq!(s, StatusInfo::default());
+        assert_eq!(s.ns_pid(12), None);
+        assert_eq!(s.outer_pid(), None);
+    }
+}

@@ -1,0 +1,181 @@
+//! What does not change while a process lives: command line, container, user and PID-namespace
+//! ids. Read only for processes in the result, once per process lifetime, and cached by
+//! (pid, start time, comm): a reused pid starts later, and an `exec` renames comm, so either
+//! change drops the cached entry. A read that fails is retried on the next tick.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use procfs::ProcessCGroups;
+use procfs::prelude::*;
+
+use super::containers::container_of;
+use super::nspid::{StatusInfo, parse_status};
+use super::system::read_capped;
+use super::users::UserNames;
+use crate::sanitize::{MAX_COMMAND_CHARS, MAX_NAME_CHARS, sanitize, sanitize_bytes};
+
+/// Bytes of a command line read: far more than is kept after sanitizing, far less than the
+/// megabytes a hostile or generated command line can hold.
+const MAX_CMDLINE_BYTES: u64 = 32 << 10;
+/// Bytes of `status` or `cgroup` read (real ones are a few kilobytes).
+const MAX_SMALL_FILE_BYTES: u64 = 64 << 10;
+
+/// Which process an entry belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Key<'a> {
+    pub(super) pid: u32,
+    pub(super) start_ticks: u64,
+    pub(super) comm: &'a str,
+}
+
+/// The cached facts; `None` until read successfully.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Statics {
+    pub(super) status: Option<StatusInfo>,
+    pub(super) command: Option<String>,
+    /// `Some(None)`: read, and the process is on the host.
+    pub(super) container: Option<Option<String>>,
+    pub(super) user: Option<String>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    start_ticks: u64,
+    comm: String,
+    statics: Statics,
+}
+
+/// The per-process cache.
+#[derive(Debug)]
+pub(super) struct StaticsCache {
+    proc: PathBuf,
+    entries: HashMap<u32, Entry>,
+    users: UserNames,
+    /// Reads refused this tick (permissions), for one summary warning.
+    denied: usize,
+}
+
+impl StaticsCache {
+    pub(super) fn new(proc: PathBuf, passwd: PathBuf) -> Self {
+        Self {
+            proc,
+            entries: HashMap::new(),
+            users: UserNames::new(passwd),
+            denied: 0,
+        }
+    }
+
+    fn entry(&mut self, key: Key<'_>) -> &mut Entry {
+        let entry = self.entries.entry(key.pid).or_insert_with(|| Entry {
+            start_ticks: key.start_ticks,
+            comm: key.comm.to_string(),
+            statics: Statics::default(),
+        });
+        if entry.start_ticks != key.start_ticks || entry.comm != key.comm {
+            *entry = Entry {
+                start_ticks: key.start_ticks,
+                comm: key.comm.to_string(),
+                statics: Statics::default(),
+            };
+        }
+        entry
+    }
+
+    fn dir(&self, pid: u32) -> PathBuf {
+        self.proc.join(pid.to_string())
+    }
+
+    /// `status` facts (uid, NSpid), read if not cached.
+    pub(super) fn status(&mut self, key: Key<'_>) -> Option<StatusInfo> {
+        if let Some(status) = &self.entry(key).statics.status {
+            return Some(status.clone());
+        }
+        let read = self.read(&self.dir(key.pid).join("status"), MAX_SMALL_FILE_BYTES);
+        let status = parse_status(&read?);
+        self.entry(key).statics.status = Some(status.clone());
+        Some(status)
+    }
+
+    /// Everything, reading what is not cached yet.
+    pub(super) fn all(&mut self, key: Key<'_>, now_ms: i64) -> Statics {
+        let status = self.status(key);
+        let dir = self.dir(key.pid);
+        if self.entry(key).statics.command.is_none()
+            && let Some(raw) = self.read(&dir.join("cmdline"), MAX_CMDLINE_BYTES)
+        {
+            self.entry(key).statics.command = Some(command_line(&raw, key.comm));
+        }
+        if self.entry(key).statics.container.is_none()
+            && let Some(raw) = self.read(&dir.join("cgroup"), MAX_SMALL_FILE_BYTES)
+        {
+            let container = ProcessCGroups::from_read(raw.as_slice())
+                .ok()
+                .and_then(|groups| container_of(&groups));
+            self.entry(key).statics.container = Some(container);
+        }
+        if self.entry(key).statics.user.is_none()
+            && let Some(uid) = status.and_then(|s| s.euid)
+        {
+            let name = self.users.name(uid, now_ms);
+            self.entry(key).statics.user = Some(name);
+        }
+        self.entry(key).statics.clone()
+    }
+
+    /// Reads a file of a process; a refusal is counted, a vanished process is not.
+    fn read(&mut self, path: &Path, limit: u64) -> Option<Vec<u8>> {
+        match read_capped(path, limit) {
+            Ok(raw) => Some(raw),
+            Err(e) => {
+                if e.kind() == io::ErrorKind::PermissionDenied {
+                    self.denied += 1;
+                }
+                None
+            }
+        }
+    }
+
+    /// Drops entries of processes that are gone (or whose pid was reused) and returns how
+    /// many reads were refused since the last call.
+    pub(super) fn end_tick(&mut self, alive: impl Fn(u32, u64) -> bool) -> usize {
+        self.entries
+            .retain(|&pid, entry| alive(pid, entry.start_ticks));
+        std::mem::take(&mut self.denied)
+    }
+}
+
+impl StaticsCache {
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// The command line, NUL-separated and possibly invalid UTF-8, made safe to show. Kernel
+/// threads and zombies have none: they show as `[comm]`, as `ps` does.
+pub(super) fn command_line(raw: &[u8], comm: &str) -> String {
+    let command = sanitize_bytes(raw, MAX_COMMAND_CHARS);
+    if command.is_empty() {
+        format!("[{}]", sanitize(comm, MAX_NAME_CHARS))
+    } else {
+        command
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    #[test]
+    fn empty_cmdline_falls_back_to_bracketed_comm() {
+        assert_eq!(command_line(b"", "kworker/0:1"), "[kworker/0:1]");
+        assert_eq!(command_line(b"\0\0", "evil\x1b[2J"), "[evil]");
+        assert_eq!(
+            command_line(b"python\0train.py\0", "python"),
+            "python train.py"
+        );
+    }
+}
