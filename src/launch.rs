@@ -72,7 +72,7 @@ pub fn open_source(
 ) -> Result<Box<dyn Source>, LaunchError> {
     match demo {
         Some(name) => Ok(Box::new(SimSource::new(load_scenario(name)?, clock))),
-        None => match LocalSource::open(nvml_lib, clock) {
+        None => match LocalSource::open(nvml_lib).map(|s| s.with_clock(clock)) {
             Ok(src) => Ok(Box::new(src)),
             Err(SourceError::NvmlUnavailable(msg)) => Err(LaunchError::NvmlUnavailable(msg)),
             Err(e) => Err(LaunchError::Source(e)),

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod clock;
 pub mod engine;
 pub mod export;
+pub mod launch;
 pub mod sanitize;
 pub mod source;
 pub mod ui;
