@@ -250,3 +250,53 @@ fn mouse_on_a_too_small_screen_does_nothing() {
     let click = mouse(MouseEventKind::Down(MouseButton::Left), 1, 1);
     assert_eq!(app.handle_mouse(click, &screen), Action::None);
 }
+
+mod any_keys {
+    use super::*;
+    use proptest::prelude::*;
+
+    const KEYS: [KeyCode; 16] = [
+        KeyCode::Up,
+        KeyCode::Down,
+        KeyCode::PageUp,
+        KeyCode::PageDown,
+        KeyCode::Home,
+        KeyCode::End,
+        KeyCode::Tab,
+        KeyCode::BackTab,
+        KeyCode::Esc,
+        KeyCode::Enter,
+        KeyCode::Backspace,
+        KeyCode::Char('/'),
+        KeyCode::Char('s'),
+        KeyCode::Char('t'),
+        KeyCode::Char('?'),
+        KeyCode::Char('j'),
+    ];
+
+    proptest! {
+        /// Whatever is pressed, the selection stays on a row and on screen.
+        #[test]
+        fn selection_stays_on_a_visible_row(
+            rows in 0u32..60,
+            page in 1usize..25,
+            keys in proptest::collection::vec(0usize..KEYS.len(), 0..80),
+            resync in proptest::collection::vec(0u32..60, 0..4),
+        ) {
+            let mut app = app_with_rows(rows, page);
+            for (i, k) in keys.iter().enumerate() {
+                let _ = press(&mut app, KEYS[*k]);
+                if i % 20 == 19 {
+                    // The rows change under the user's feet (processes come and go).
+                    let n = resync.get(i / 20).copied().unwrap_or(rows);
+                    app.sync((500..500 + n).collect(), vec![0, 1], page);
+                }
+                let len = app.row_pids.len();
+                prop_assert!(app.selected < len.max(1));
+                prop_assert!(app.scroll <= app.selected);
+                prop_assert!(app.selected < app.scroll + page);
+                prop_assert_eq!(app.selected_pid(), app.row_pids.get(app.selected).copied());
+            }
+        }
+    }
+}

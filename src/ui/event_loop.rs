@@ -71,6 +71,11 @@ pub async fn run(
         }
     };
 
+    // NO_COLOR (no-color.org) applies whoever builds the options.
+    let options = UiOptions {
+        no_color: options.no_color || super::theme::no_color_env(),
+        ..options
+    };
     let mut guard = TerminalGuard::enter()?;
     let result = async {
         let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;

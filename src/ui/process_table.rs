@@ -141,10 +141,18 @@ pub fn render(
     }
     let theme = &app.theme;
     let width = usize::from(area.width);
-    let block = Block::new()
+    // Title line and column header take two rows; the rest are process rows.
+    let body_h = usize::from(area.height.saturating_sub(2));
+    let scroll = app.scroll.min(rows.len().saturating_sub(body_h));
+    let mut block = Block::new()
         .borders(Borders::TOP)
         .border_style(theme.border)
         .title(title(rows.len(), app));
+    if rows.len() > body_h && body_h > 0 {
+        let last = (scroll + body_h).min(rows.len());
+        let position = format!(" {}–{last} of {} ", scroll + 1, rows.len());
+        block = block.title_top(Line::from(styled(position, theme.dim)).right_aligned());
+    }
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if inner.height == 0 {
@@ -154,7 +162,6 @@ pub fn render(
     let cols = columns(width, any_container);
     let mut lines = vec![header_line(&cols, width, app)];
 
-    let body_h = usize::from(inner.height - 1);
     if rows.is_empty() {
         let note = if !has_reading {
             "waiting for the first reading…".to_string()
@@ -170,7 +177,6 @@ pub fn render(
         };
         lines.push(Line::from(styled(format!(" {note}"), theme.dim)));
     }
-    let scroll = app.scroll.min(rows.len().saturating_sub(body_h));
     let selected = app.selected.min(rows.len().saturating_sub(1));
     for (i, row) in rows.iter().enumerate().skip(scroll).take(body_h) {
         let mut line = row_line(row, &cols, width, theme, now_ms);

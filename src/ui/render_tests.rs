@@ -109,6 +109,41 @@ fn snapshot_200x60() {
 }
 
 #[test]
+fn snapshot_scrolled_many_processes_flat_by_cpu() {
+    let engine = testing::engine_with(testing::crowded(2, 120));
+    let mut a = app();
+    render(&mut a, &engine, 80, 24);
+    press(&mut a, 't');
+    // VRAM → SM% → CPU%.
+    press(&mut a, 's');
+    press(&mut a, 's');
+    // The loop syncs the view before each key; so does this test.
+    render(&mut a, &engine, 80, 24);
+    a.handle_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+    a.handle_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+    let buf = render(&mut a, &engine, 80, 24);
+    snap("80x24_scrolled_by_cpu", &buf);
+    let text = buffer_to_string(&buf);
+    assert!(text.contains("CPU%▼"), "{text}");
+    // The selection followed the first trainer (PID 1001, second by CPU) through the re-sort;
+    // two pages of 11 rows down from there: row 24 selected, rows 14–24 shown.
+    assert!(text.contains("14–24 of 129"), "{text}");
+}
+
+#[test]
+fn a_failing_source_takes_the_only_header_line_on_short_screens() {
+    let mut failing = testing::engine(1);
+    failing.source_failed("NVML: Unknown Error".into(), NOW, 2_000);
+    let text = buffer_to_string(&render(&mut app(), &failing, 100, 12));
+    let first = text.lines().next().unwrap_or_default();
+    assert!(
+        first.contains("SOURCE FAILING: NVML: Unknown Error"),
+        "{text}"
+    );
+    assert!(first.contains("retrying every 2.0s"), "{text}");
+}
+
+#[test]
 fn tiny_terminals_say_so_and_nothing_else() {
     let text = buffer_to_string(&render(&mut app(), &testing::engine(8), 10, 3));
     assert_eq!(text, "too small \n          \n          \n");

@@ -199,6 +199,17 @@ pub fn snapshot_at(n: u32, t: i64) -> Snapshot {
     s
 }
 
+/// A crowded machine: `n` GPUs and `extra` more host processes feeding GPU 0's trainer.
+pub fn crowded(n: u32, extra: u32) -> Snapshot {
+    let mut s = snapshot(n);
+    for k in 0..extra {
+        let mut p = process(5000 + k, 1000, "alice", &format!("pt_data_worker_{k}"));
+        p.cpu_pct = Some(f64::from(k % 100));
+        s.processes.push(p);
+    }
+    s
+}
+
 /// The latest fixture snapshot (at [`T0`]).
 pub fn snapshot(n: u32) -> Snapshot {
     snapshot_at(n, T0)
