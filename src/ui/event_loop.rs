@@ -4,7 +4,7 @@
 //! interval, and only when something changed. Every way out restores the terminal.
 
 use std::future::Future;
-use std::io;
+use std::io::{self, IsTerminal};
 use std::time::Duration;
 
 use crossterm::event::{Event, EventStream};
@@ -71,6 +71,10 @@ pub async fn run(
         }
     };
 
+    // Without a terminal there is nothing to draw on (and cursor queries would time out).
+    if !io::stdout().is_terminal() {
+        return Err(UiError::NotATerminal);
+    }
     // NO_COLOR (no-color.org) applies whoever builds the options.
     let options = UiOptions {
         no_color: options.no_color || super::theme::no_color_env(),

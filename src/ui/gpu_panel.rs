@@ -111,14 +111,19 @@ fn util_line(g: &GpuReading, w: usize, theme: &Theme) -> Line<'static> {
 
 /// A labelled bar with its percentage, `width` cells in all.
 fn gauge(name: &str, v: Option<f64>, width: usize, theme: &Theme) -> Vec<Span<'static>> {
-    let bar_w = width.saturating_sub(fmt::width(name) + 5);
     let mut spans = vec![label(name, theme)];
-    spans.extend(fmt::bar(v, bar_w, theme));
-    let value = fmt::pct_span(v, theme);
-    spans.push(styled(
-        fmt::pad_left(&value.content, 5),
-        if v.is_some() { value.style } else { theme.na },
-    ));
+    let Some(v) = v else {
+        // No bar for an absent reading: `N/A` once, in the bar's place.
+        spans.push(styled(
+            fmt::pad_right(NA, width.saturating_sub(fmt::width(name))),
+            theme.na,
+        ));
+        return spans;
+    };
+    let bar_w = width.saturating_sub(fmt::width(name) + 5);
+    spans.extend(fmt::bar(Some(v), bar_w, theme));
+    let value = fmt::pct_span(Some(v), theme);
+    spans.push(styled(fmt::pad_left(&value.content, 5), value.style));
     spans
 }
 
@@ -180,9 +185,10 @@ fn power_line(g: &GpuReading, w: usize, theme: &Theme) -> Line<'static> {
     let segments = vec![
         vec![
             label("  ", theme),
+            // A bare `N/A` would not say what is missing: name it.
             match g.energy_millijoules {
                 Some(mj) => styled(fmt::energy(mj), theme.text),
-                None => na(theme),
+                None => styled(format!("energy {NA}"), theme.na),
             },
         ],
         vec![

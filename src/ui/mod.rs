@@ -53,6 +53,9 @@ pub enum UiError {
     /// The terminal could not be set up, read or drawn to.
     #[error("terminal: {0}")]
     Terminal(#[from] std::io::Error),
+    /// Standard output is not a terminal (piped or redirected).
+    #[error("standard output is not a terminal; the dashboard needs one (try `gpumeter snapshot`)")]
+    NotATerminal,
     /// A signal handler could not be installed.
     #[error("installing the {signal} handler: {source}")]
     Signal {

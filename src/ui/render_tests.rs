@@ -224,6 +224,7 @@ fn lost_gpus_and_unsupported_readings_read_lost_and_na_never_zero() {
     for expected in [
         "mem N/A",
         "pwr N/A/N/A",
+        "energy N/A",
         "temp N/A",
         "fan N/A",
         "SM N/A  mem N/A MHz",
@@ -232,6 +233,9 @@ fn lost_gpus_and_unsupported_readings_read_lost_and_na_never_zero() {
     ] {
         assert!(bare.contains(expected), "missing {expected:?} in\n{bare}");
     }
+    // An absent memory-controller util reads N/A once, not as a bar and again as a value.
+    let util_line = bare.lines().find(|l| l.contains("util ")).unwrap();
+    assert_eq!(util_line.matches("N/A").count(), 1, "{util_line}");
     for zero in ["0W", "0°C", "0MHz", "0B/s", "0.0Wh"] {
         assert!(!bare.contains(zero), "{zero:?} in\n{bare}");
     }
