@@ -194,7 +194,7 @@ where
 /// Folds one collector event into the engine.
 fn apply(ev: CollectorEvent, engine: &mut Engine, app: &mut App, now_ms: i64) {
     match ev {
-        CollectorEvent::Snapshot(s) => engine.ingest(s),
+        CollectorEvent::Snapshot(s) => engine.ingest(*s),
         CollectorEvent::SourceFailed {
             message,
             retry_in_ms,

@@ -40,7 +40,7 @@ async fn draws_collector_snapshots_and_quits_on_q() {
     let clock = FakeClock::new(testing::NOW);
     let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
     let script = async {
-        tx.send(CollectorEvent::Snapshot(testing::snapshot(2)))
+        tx.send(CollectorEvent::Snapshot(Box::new(testing::snapshot(2))))
             .await
             .unwrap();
         settle().await;
@@ -71,7 +71,7 @@ async fn source_failure_is_shown_with_its_retry() {
     let clock = FakeClock::new(testing::NOW);
     let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
     let script = async {
-        tx.send(CollectorEvent::Snapshot(testing::snapshot(1)))
+        tx.send(CollectorEvent::Snapshot(Box::new(testing::snapshot(1))))
             .await
             .unwrap();
         tx.send(CollectorEvent::SourceFailed {
@@ -149,7 +149,7 @@ async fn a_stopped_collector_is_reported_not_spun_on() {
     let clock = FakeClock::new(testing::NOW);
     let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
     let script = async move {
-        tx.send(CollectorEvent::Snapshot(testing::snapshot(1)))
+        tx.send(CollectorEvent::Snapshot(Box::new(testing::snapshot(1))))
             .await
             .unwrap();
         drop(tx);

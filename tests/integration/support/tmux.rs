@@ -70,7 +70,8 @@ impl Tmux {
 
     /// The visible screen as text.
     pub fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "main"]).stdout).into_owned()
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "main"]).stdout)
+            .into_owned()
     }
 
     /// Sends tmux key names (`q`, `Down`, `C-c`, `Escape`) or literal text with `-l`.
@@ -125,7 +126,10 @@ impl Tmux {
         let start = Instant::now();
         while !self.dead() {
             if start.elapsed() > timeout {
-                panic!("program still running after {timeout:?}; screen:\n{}", self.screen());
+                panic!(
+                    "program still running after {timeout:?}; screen:\n{}",
+                    self.screen()
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
