@@ -8,8 +8,10 @@ use clap::{Args, Parser, Subcommand};
 /// Watch rented GPUs: utilization, memory, power and processes, with the bill beside them.
 #[derive(Debug, Parser)]
 #[command(name = "gpumeter", version, about, long_about = None)]
-#[command(after_help = "Exit codes: 0 ok, 1 error, 2 bad arguments, 3 NVML unavailable (no driver or library).\n\
-Try it without a GPU: gpumeter --demo   (list scenarios: gpumeter --demo --list)")]
+#[command(
+    after_help = "Exit codes: 0 ok, 1 error, 2 bad arguments, 3 NVML unavailable (no driver or library).\n\
+Try it without a GPU: gpumeter --demo   (list scenarios: gpumeter --demo --list)"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -99,7 +101,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 fn parse_interval(s: &str) -> Result<Duration, String> {
     let d = parse_duration(s)?;
     if d < Duration::from_millis(100) {
-        return Err(format!("'{s}' is too short: the interval must be at least 100ms"));
+        return Err(format!(
+            "'{s}' is too short: the interval must be at least 100ms"
+        ));
     }
     Ok(d)
 }
@@ -121,17 +125,33 @@ mod tests {
         assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
         assert_eq!(parse_duration("1.5m").unwrap(), Duration::from_secs(90));
         assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
-        assert!(parse_duration("5 fortnights").unwrap_err().contains("unknown unit"));
-        assert!(parse_duration("abc").unwrap_err().contains("not a duration"));
-        assert!(parse_interval("10ms").unwrap_err().contains("at least 100ms"));
+        assert!(
+            parse_duration("5 fortnights")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
+        assert!(
+            parse_duration("abc")
+                .unwrap_err()
+                .contains("not a duration")
+        );
+        assert!(
+            parse_interval("10ms")
+                .unwrap_err()
+                .contains("at least 100ms")
+        );
     }
 
     #[test]
     fn demo_without_value_means_training() {
         let cli = Cli::try_parse_from(["gpumeter", "--demo"]).unwrap();
         assert_eq!(cli.global.demo.as_deref(), Some("training"));
-        let cli = Cli::try_parse_from(["gpumeter", "snapshot", "--json", "--demo", "idle"]).unwrap();
+        let cli =
+            Cli::try_parse_from(["gpumeter", "snapshot", "--json", "--demo", "idle"]).unwrap();
         assert_eq!(cli.global.demo.as_deref(), Some("idle"));
-        assert!(matches!(cli.command, Some(Command::Snapshot(SnapshotArgs { json: true, .. }))));
+        assert!(matches!(
+            cli.command,
+            Some(Command::Snapshot(SnapshotArgs { json: true, .. }))
+        ));
     }
 }

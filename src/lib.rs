@@ -5,10 +5,12 @@
 //! The engine knows nothing of terminals; the UI renders from `&` references only; time comes
 //! through a [`clock::Clock`] so every rule is testable with a fake clock.
 
+pub mod billing;
 pub mod cli;
 pub mod clock;
 pub mod engine;
 pub mod export;
+pub mod money;
 pub mod sanitize;
 pub mod source;
 pub mod ui;
