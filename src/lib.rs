@@ -8,6 +8,7 @@
 pub mod billing;
 pub mod cli;
 pub mod clock;
+pub mod config;
 pub mod engine;
 pub mod export;
 pub mod money;
