@@ -11,6 +11,7 @@ pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod export;
+pub mod ledger;
 pub mod money;
 pub mod sanitize;
 pub mod source;
