@@ -13,9 +13,11 @@ pub mod engine;
 pub mod export;
 pub mod ledger;
 pub mod money;
+pub mod report;
 pub mod sanitize;
 pub mod source;
 pub mod ui;
 pub mod units;
+pub mod watch;
 
 pub use gpumeter_model as model;

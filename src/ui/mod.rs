@@ -1,1 +1,3 @@
 //! The terminal dashboard.
+
+pub mod spend_panel;
