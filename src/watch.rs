@@ -80,8 +80,10 @@ pub fn check_fast(fast: bool, demo: bool) -> Result<(), WatchError> {
 }
 
 fn hhmm(unix_ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(unix_ms)
-        .map_or_else(|| unix_ms.to_string(), |t| t.format("%Y-%m-%d %H:%MZ").to_string())
+    chrono::DateTime::from_timestamp_millis(unix_ms).map_or_else(
+        || unix_ms.to_string(),
+        |t| t.format("%Y-%m-%d %H:%MZ").to_string(),
+    )
 }
 
 /// The state a run carries between ticks.
@@ -119,13 +121,20 @@ impl Run<'_> {
             }
         }
         let key = SessionKey {
-            host: snap.system.hostname.clone().unwrap_or_else(|| "localhost".into()),
+            host: snap
+                .system
+                .hostname
+                .clone()
+                .unwrap_or_else(|| "localhost".into()),
             source: snap.source.clone(),
             clock_start_ms: meter.resolve_start(snap, snap.taken_at_unix_ms),
             pricing: pricing_text(pricing),
             currency: pricing.currency.code().to_string(),
         };
-        let start = match ledger.as_mut().map(|l| l.begin_session(&key, snap.taken_at_unix_ms)) {
+        let start = match ledger
+            .as_mut()
+            .map(|l| l.begin_session(&key, snap.taken_at_unix_ms))
+        {
             Some(Ok(s)) => Some(s),
             Some(Err(e)) => {
                 writeln!(err, "gpumeter: running without a ledger: {e}")?;
@@ -137,7 +146,11 @@ impl Run<'_> {
         if let Some(s) = &start {
             meter.seed(&s.seed);
             if s.resumed {
-                writeln!(err, "gpumeter: resuming billing session {} from the ledger", s.id)?;
+                writeln!(
+                    err,
+                    "gpumeter: resuming billing session {} from the ledger",
+                    s.id
+                )?;
             }
         }
         self.recorder = Some(Recorder::new(ledger, start.as_ref()));
@@ -145,7 +158,12 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn tick(&mut self, snap: Snapshot, out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<()> {
+    fn tick(
+        &mut self,
+        snap: Snapshot,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) -> std::io::Result<()> {
         if self.summary.ticks == 0 {
             self.start_meter(&snap, err)?;
         }
@@ -166,7 +184,10 @@ impl Run<'_> {
             Ok(None) => {}
             Err(e) if !self.ledger_failed => {
                 self.ledger_failed = true;
-                writeln!(err, "gpumeter: ledger write failed (will retry each minute): {e}")?;
+                writeln!(
+                    err,
+                    "gpumeter: ledger write failed (will retry each minute): {e}"
+                )?;
             }
             Err(_) => {}
         }
@@ -174,7 +195,11 @@ impl Run<'_> {
             let minute = at.div_euclid(60_000);
             if self.last_minute.is_some_and(|m| m != minute) {
                 let (busy, gpus) = self.busy_gpus();
-                writeln!(out, "{}  busy {busy}/{gpus} GPUs  (no pricing: set --rate)", hhmm(at))?;
+                writeln!(
+                    out,
+                    "{}  busy {busy}/{gpus} GPUs  (no pricing: set --rate)",
+                    hhmm(at)
+                )?;
             }
             self.last_minute = Some(minute);
         }
@@ -215,7 +240,11 @@ impl Run<'_> {
     }
 
     fn event_line(&self, e: &BudgetEvent) -> String {
-        let c = self.engine.billing().map(|v| v.currency).unwrap_or_default();
+        let c = self
+            .engine
+            .billing()
+            .map(|v| v.currency)
+            .unwrap_or_default();
         match e.kind {
             BudgetEventKind::Actual => format!(
                 "{}  budget: {}% of the {} {} budget reached ({} spent)",
@@ -250,7 +279,10 @@ pub fn run_watch(
 ) -> Result<WatchSummary, WatchError> {
     let interval_ms = opts.interval_ms.max(1);
     if pricing.is_none() {
-        writeln!(err, "gpumeter: no pricing configured (pricing.rate or --rate): no spend to count")?;
+        writeln!(
+            err,
+            "gpumeter: no pricing configured (pricing.rate or --rate): no spend to count"
+        )?;
     }
     let mut run = Run {
         engine: Engine::new(),

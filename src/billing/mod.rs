@@ -6,6 +6,7 @@
 
 pub mod budget;
 pub mod calendar;
+mod cost;
 pub mod meter;
 pub mod pricing;
 pub mod view;

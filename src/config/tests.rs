@@ -201,14 +201,3 @@ fn xdg_paths_fall_back_to_home() {
     );
     assert_eq!(Env::default().default_ledger_path(), None);
 }
-
-#[test]
-#[ignore = "prints the invalid fixtures' messages"]
-fn show_messages() {
-    for entry in std::fs::read_dir(fixtures("invalid")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "toml") {
-            println!("{}", load_file(&path).unwrap_err());
-        }
-    }
-}

@@ -10,8 +10,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::billing::calendar::day_key;
-use crate::billing::pricing::HOUR_MS;
 use crate::billing::meter::MJ_PER_KWH;
+use crate::billing::pricing::HOUR_MS;
 use crate::cli::ReportArgs;
 use crate::ledger::query::Usage;
 use crate::ledger::{Ledger, LedgerError};
@@ -130,8 +130,8 @@ pub fn run_report(
     now_unix_ms: i64,
     out: &mut dyn Write,
 ) -> Result<(), ReportError> {
-    let since_ms = i64::try_from(args.since.as_millis())
-        .map_err(|_| ReportError::Since("too long".into()))?;
+    let since_ms =
+        i64::try_from(args.since.as_millis()).map_err(|_| ReportError::Since("too long".into()))?;
     let ledger = Ledger::open_read_only(ledger_path)?;
     let report = build(&ledger, now_unix_ms.saturating_sub(since_ms), now_unix_ms)?;
     let text = if args.json {

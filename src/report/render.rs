@@ -57,7 +57,9 @@ fn fmt_money(currency: &str, micros: i64) -> String {
 }
 
 fn fmt_opt_money(currency: &str, v: Option<f64>) -> String {
-    v.map_or("N/A".into(), |v| fmt_money(currency, Money::from_units_f64(v).micros()))
+    v.map_or("N/A".into(), |v| {
+        fmt_money(currency, Money::from_units_f64(v).micros())
+    })
 }
 
 fn table_rows(out: &mut String, first: &str, rows: &[&ReportRow]) {
@@ -102,7 +104,11 @@ pub fn bar(value: i64, max: i64, width: usize) -> String {
 pub fn table(report: &Report) -> String {
     let mut out = String::new();
     let since = crate::billing::calendar::day_key(report.since_unix_ms.div_euclid(86_400_000));
-    let _ = writeln!(out, "Spend per UTC day since {since} (ledger {})", report.ledger);
+    let _ = writeln!(
+        out,
+        "Spend per UTC day since {since} (ledger {})",
+        report.ledger
+    );
     if report.days.is_empty() {
         out.push_str("\nNothing recorded in this period.\n");
         return out;
@@ -134,8 +140,10 @@ pub fn table(report: &Report) -> String {
     table_rows(&mut out, "session", &sessions);
     for s in &report.sessions {
         let when = |ms: i64| {
-            chrono::DateTime::from_timestamp_millis(ms)
-                .map_or_else(|| ms.to_string(), |t| t.format("%Y-%m-%d %H:%M").to_string())
+            chrono::DateTime::from_timestamp_millis(ms).map_or_else(
+                || ms.to_string(),
+                |t| t.format("%Y-%m-%d %H:%M").to_string(),
+            )
         };
         let _ = writeln!(
             out,

@@ -66,7 +66,12 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
     ));
     out.push(line(
         "burn",
-        format!("{}/h  ({}, {})", money(view.burn_per_hour), view.rate, view.granularity.name()),
+        format!(
+            "{}/h  ({}, {})",
+            money(view.burn_per_hour),
+            view.rate,
+            view.granularity.name()
+        ),
         Tone::Plain,
         no_color,
     ));
@@ -81,21 +86,37 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
         let when = match (b.ceiling_in_ms, b.ceiling_at_unix_ms) {
             (Some(0), _) => "reached".to_string(),
             (Some(ms), Some(at)) => {
-                let at = if ms < 86_400_000 { hhmm_utc(at) } else { day_month_utc(at) };
-                format!("ceiling in {} at {at}", duration_s(u64::try_from(ms / 1_000).unwrap_or(0)))
+                let at = if ms < 86_400_000 {
+                    hhmm_utc(at)
+                } else {
+                    day_month_utc(at)
+                };
+                format!(
+                    "ceiling in {} at {at}",
+                    duration_s(u64::try_from(ms / 1_000).unwrap_or(0))
+                )
             }
             _ => format!("not reached this {}", b.period),
         };
         out.push(line(
             "budget",
-            format!("{:.0}% of {}/{}, {when}", b.share * 100.0, money(b.amount), b.period),
+            format!(
+                "{:.0}% of {}/{}, {when}",
+                b.share * 100.0,
+                money(b.amount),
+                b.period
+            ),
             tone,
             no_color,
         ));
     }
     let (idle_text, idle_tone) = match view.idle_share {
         Some(s) => (
-            format!("{:.0}% of spend ({}) with all GPUs idle", s * 100.0, money(view.idle_cost)),
+            format!(
+                "{:.0}% of spend ({}) with all GPUs idle",
+                s * 100.0,
+                money(view.idle_cost)
+            ),
             if s >= 0.5 { Tone::Warn } else { Tone::Plain },
         ),
         None => (NA.to_string(), Tone::Plain),
@@ -129,7 +150,12 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
         let cost = view
             .energy_cost
             .map_or(String::new(), |m| format!("  {}", money(m)));
-        out.push(line("energy", format!("{kwh:.2} kWh{cost}"), Tone::Plain, no_color));
+        out.push(line(
+            "energy",
+            format!("{kwh:.2} kWh{cost}"),
+            Tone::Plain,
+            no_color,
+        ));
     }
     out
 }
@@ -231,12 +257,17 @@ mod tests {
             assert!(t.contains(want), "missing {want:?} in\n{t}");
         }
         // Idle share over half is a warning, in colour only when colour is on.
-        let idle_row = (0..9).find(|&y| text(&buf).lines().nth(y).unwrap().contains("idle")).unwrap();
+        let idle_row = (0..9)
+            .find(|&y| text(&buf).lines().nth(y).unwrap().contains("idle"))
+            .unwrap();
         let cell = &buf[(12, u16::try_from(idle_row).unwrap())];
         assert_eq!(cell.fg, Color::Yellow);
         let mut plain = Buffer::empty(area);
         render(area, &mut plain, &view(), true);
-        assert_eq!(plain[(12, u16::try_from(idle_row).unwrap())].fg, Color::Reset);
+        assert_eq!(
+            plain[(12, u16::try_from(idle_row).unwrap())].fg,
+            Color::Reset
+        );
     }
 
     #[test]
@@ -259,7 +290,11 @@ mod tests {
         let area = Rect::new(0, 0, 30, 2);
         let mut buf = Buffer::empty(area);
         render(area, &mut buf, &view(), true);
-        assert!(text(&buf).starts_with("spent      $279.00"), "{}", text(&buf));
+        assert!(
+            text(&buf).starts_with("spent      $279.00"),
+            "{}",
+            text(&buf)
+        );
     }
 
     #[test]
@@ -271,8 +306,14 @@ mod tests {
         v.cost_per_busy_gpu_hour = None;
         v.idle_share = None;
         let t: Vec<String> = lines(&v, true).iter().map(|l| l.to_string()).collect();
-        assert!(t.iter().any(|l| l.contains("120% of $500.00/day, reached")), "{t:?}");
-        assert!(t.iter().any(|l| l.contains("N/A (no busy GPU time yet)")), "{t:?}");
+        assert!(
+            t.iter().any(|l| l.contains("120% of $500.00/day, reached")),
+            "{t:?}"
+        );
+        assert!(
+            t.iter().any(|l| l.contains("N/A (no busy GPU time yet)")),
+            "{t:?}"
+        );
         assert!(t.iter().any(|l| l.starts_with("idle       N/A")), "{t:?}");
         let colored = lines(&v, false);
         assert_eq!(colored[2].spans[1].style.fg, Some(Color::Red));
