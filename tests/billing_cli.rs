@@ -51,7 +51,7 @@ fn kill_9_loses_at_most_a_minute_and_never_corrupts() {
     let minute = Money::parse("0.60").unwrap();
     let cent = Money::parse("0.01").unwrap();
     let mut before = Money::ZERO;
-    for (round, lines_before_kill) in [37_usize, 5, 211, 90].into_iter().enumerate() {
+    for (round, mut lines_before_kill) in [37_usize, 5, 211, 90].into_iter().enumerate() {
         let mut child = gpumeter(&ledger)
             .args(["--demo", "training", "--rate", "36/h", "--currency", "USD"])
             .args(["watch", "--for", "30d", "--fast"])
@@ -59,21 +59,26 @@ fn kill_9_loses_at_most_a_minute_and_never_corrupts() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
         let mut last_printed = None;
-        let mut seen = 0;
-        for line in stdout.lines() {
-            let line = line.unwrap();
-            if let Some(m) = spent_in(&line) {
+        for line in stdout.by_ref() {
+            if let Some(m) = spent_in(&line.unwrap()) {
                 last_printed = Some(m);
-                seen += 1;
-                if seen == lines_before_kill {
+                lines_before_kill -= 1;
+                if lines_before_kill == 0 {
                     break;
                 }
             }
         }
-        child.kill().unwrap(); // SIGKILL
+        child.kill().unwrap(); // SIGKILL, while it keeps writing minutes
         child.wait().unwrap();
+        // The child ran on while we read: the truth is the last line it got out before dying.
+        for line in stdout {
+            let Ok(line) = line else { break };
+            if let Some(m) = spent_in(&line) {
+                last_printed = Some(m);
+            }
+        }
         let printed = last_printed.expect("minute lines before the kill");
         let now = ledger_spend(&ledger);
         let this_run = now.saturating_sub(before);

@@ -97,7 +97,7 @@ impl Rate {
                 });
             }
         };
-        let amount = non_negative(amount)?;
+        let amount = non_negative(amount).map_err(|e| whole(e, text))?;
         Ok(Rate { amount, unit })
     }
 }
@@ -106,6 +106,14 @@ impl Rate {
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.amount, self.unit.suffix())
+    }
+}
+
+/// A negative-amount error quoting the whole value (`-1/h`), not just its number.
+fn whole(e: PricingError, text: &str) -> PricingError {
+    match e {
+        PricingError::Negative(_) => PricingError::Negative(text.trim().to_string()),
+        other => other,
     }
 }
 
@@ -247,7 +255,7 @@ impl Budget {
             }
         };
         Ok(Budget {
-            amount: non_negative(amount)?,
+            amount: non_negative(amount).map_err(|e| whole(e, text))?,
             period,
         })
     }
