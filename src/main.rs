@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
-use gpumeter::cli::{Cli, Command, SnapshotArgs};
+use gpumeter::cli::{Cli, Command, GlobalArgs, ReportArgs, SnapshotArgs, WatchArgs};
 use gpumeter::clock::{Clock, FakeClock, SharedClock, SystemClock};
 use gpumeter::launch::{self, LaunchError};
 use gpumeter::source::collector;
-use gpumeter::{export, ui};
+use gpumeter::watch::{self, WatchClock, WatchOptions};
+use gpumeter::{config, export, report, ui};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -48,6 +49,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Some(Command::Snapshot(args)) => snapshot(&cli, args),
+        Some(Command::Watch(args)) => watch_cmd(&cli, args),
+        Some(Command::Report(args)) => report_cmd(&cli, args),
         None => dashboard(&cli),
     }
 }
@@ -98,5 +101,74 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(ui::run(rx, clock, options))?;
+    Ok(())
+}
+
+/// The demo scenario's own price, so `--demo` shows money moving without a config file.
+fn demo_pricing(g: &GlobalArgs) -> anyhow::Result<Option<config::DemoPricing>> {
+    let Some(name) = g.demo.as_deref() else {
+        return Ok(None);
+    };
+    let s = launch::load_scenario(name)?;
+    Ok(s.pricing.as_ref().map(|p| config::DemoPricing {
+        scenario: s.name.clone(),
+        rate: p.rate_text.clone(),
+        currency: Some(p.currency.clone()),
+        budget_micros: p.budget_micros,
+    }))
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
+    let g = &cli.global;
+    watch::check_fast(args.fast, g.demo.is_some())?;
+    let settings = config::load_for(g, demo_pricing(g)?)?;
+    for n in &settings.notes {
+        eprintln!("gpumeter: {n}");
+    }
+    let (clock, shared): (WatchClock, SharedClock) = if args.fast {
+        let fake = FakeClock::new(SystemClock.now_unix_ms());
+        (WatchClock::Fast(fake.clone()), Arc::new(fake))
+    } else {
+        let real: SharedClock = Arc::new(SystemClock);
+        (WatchClock::Real(real.clone()), real)
+    };
+    let mut source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), shared)?;
+    let ledger = if settings.ledger.enabled {
+        settings.ledger.path.as_deref()
+    } else {
+        None
+    };
+    let opts = WatchOptions {
+        for_ms: args.for_.map(millis),
+        interval_ms: millis(g.interval),
+    };
+    watch::run_watch(
+        source.as_mut(),
+        &clock,
+        settings.pricing.as_ref(),
+        ledger,
+        opts,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr(),
+    )?;
+    Ok(())
+}
+
+fn report_cmd(cli: &Cli, args: &ReportArgs) -> anyhow::Result<()> {
+    let settings = config::load_for(&cli.global, None)?;
+    let path = settings
+        .ledger
+        .path
+        .context("no ledger location: pass --ledger PATH (or set HOME / XDG_STATE_HOME)")?;
+    report::run_report(
+        args,
+        &path,
+        SystemClock.now_unix_ms(),
+        &mut std::io::stdout().lock(),
+    )?;
     Ok(())
 }

@@ -16,6 +16,7 @@ pub mod layout;
 mod process_table;
 mod rows;
 pub mod sort;
+pub mod spend_panel;
 mod status_line;
 pub mod terminal;
 pub mod theme;
