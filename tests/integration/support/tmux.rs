@@ -45,6 +45,12 @@ impl Tmux {
         cmd.arg("-L").arg(&t.socket).arg("-f").arg(&t.conf);
         cmd.args(["new-session", "-d", "-s", "main", "-x"]);
         cmd.arg(width.to_string()).arg("-y").arg(height.to_string());
+        // Never read the user's config or write their ledger.
+        let state = std::env::temp_dir().join(format!("{}.state", t.socket));
+        cmd.arg("-e")
+            .arg(format!("XDG_STATE_HOME={}", state.display()));
+        cmd.arg("-e")
+            .arg(format!("XDG_CONFIG_HOME={}", state.display()));
         for (k, v) in env {
             cmd.arg("-e").arg(format!("{k}={v}"));
         }
@@ -140,5 +146,7 @@ impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.tmux(&["kill-server"]);
         let _ = std::fs::remove_file(&self.conf);
+        let _ =
+            std::fs::remove_dir_all(std::env::temp_dir().join(format!("{}.state", self.socket)));
     }
 }

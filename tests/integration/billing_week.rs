@@ -1,8 +1,6 @@
 //! A week of simulated minutes (idle nights, busy days) through the headless meter into a
 //! ledger, then `report` per day as JSON, CSV and text.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use gpumeter::billing::{Budget, ClockStart, Pricing, Rate};
 use gpumeter::cli::ReportArgs;
 use gpumeter::clock::{Clock, FakeClock};

@@ -1,8 +1,6 @@
 //! The real binary: kill -9 in the middle of `watch` never corrupts the ledger and loses at most
 //! a minute; two instances do not double count; `report` and bad pricing fail clearly.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
