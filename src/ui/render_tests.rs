@@ -211,7 +211,7 @@ fn lost_gpus_and_unsupported_readings_read_lost_and_na_never_zero() {
     s.processes.clear();
     let engine = testing::engine_with(s);
     let buf = render(&mut app(), &engine, 200, 60);
-    let Screen::Dashboard(l) = layout::compute(Rect::new(0, 0, 200, 60), 2) else {
+    let Screen::Dashboard(l) = layout::compute(Rect::new(0, 0, 200, 60), 2, false) else {
         panic!("dashboard expected");
     };
     let lost = region(&buf, l.gpu_cells[0]);
@@ -252,7 +252,7 @@ fn busy_gpu_util_bar_is_drawn_in_the_hot_colour() {
     s.gpus[1].util_gpu_pct = Some(10);
     let engine = testing::engine_with(s);
     let buf = render(&mut app(), &engine, 120, 40);
-    let Screen::Dashboard(l) = layout::compute(Rect::new(0, 0, 120, 40), 2) else {
+    let Screen::Dashboard(l) = layout::compute(Rect::new(0, 0, 120, 40), 2, false) else {
         panic!("dashboard expected");
     };
     // First bar cell: right after "util " on the first inner row of each panel.
@@ -267,6 +267,7 @@ fn busy_gpu_util_bar_is_drawn_in_the_hot_colour() {
     let mut mono = App::new(&UiOptions {
         no_color: true,
         source_label: "x".into(),
+        billing: None,
     });
     let buf = render(&mut mono, &engine, 120, 40);
     assert!(
@@ -296,7 +297,7 @@ fn selected_row_is_highlighted_and_follows_moves() {
     render(&mut a, &engine, 100, 30);
     press(&mut a, 'j');
     let buf = render(&mut a, &engine, 100, 30);
-    let Screen::Dashboard(l) = layout::compute(Rect::new(0, 0, 100, 30), 2) else {
+    let Screen::Dashboard(l) = layout::compute(Rect::new(0, 0, 100, 30), 2, false) else {
         panic!("dashboard expected");
     };
     let body = l.table_body();

@@ -12,7 +12,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
-use crate::billing::BillingView;
+use crate::billing::{BillingView, BudgetView};
 use crate::money::Currency;
 use crate::units::{NA, duration_s};
 
@@ -29,8 +29,8 @@ fn day_month_utc(unix_ms: i64) -> String {
 }
 
 /// Severity of a line, for colour.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Tone {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tone {
     Plain,
     Warn,
     Alarm,
@@ -51,6 +51,37 @@ fn line(label: &str, value: String, tone: Tone, no_color: bool) -> Line<'static>
         Span::styled(format!("{label:<LABEL_WIDTH$}"), label_style),
         Span::styled(value, style),
     ])
+}
+
+/// Alarm once the budget is spent; a warning from 80 % or when the forecast passes it.
+pub(crate) fn budget_tone(b: &BudgetView) -> Tone {
+    if b.share >= 1.0 {
+        Tone::Alarm
+    } else if b.share >= 0.8 || b.forecast.is_some_and(|f| f >= b.amount) {
+        Tone::Warn
+    } else {
+        Tone::Plain
+    }
+}
+
+/// When the budget ceiling comes at the current burn: `reached`, `ceiling in 7h07m at 16:07Z`
+/// (a date past a day), or `not reached this day`.
+pub(crate) fn ceiling(b: &BudgetView) -> String {
+    match (b.ceiling_in_ms, b.ceiling_at_unix_ms) {
+        (Some(0), _) => "reached".to_string(),
+        (Some(ms), Some(at)) => {
+            let at = if ms < 86_400_000 {
+                hhmm_utc(at)
+            } else {
+                day_month_utc(at)
+            };
+            format!(
+                "ceiling in {} at {at}",
+                duration_s(u64::try_from(ms / 1_000).unwrap_or(0))
+            )
+        }
+        _ => format!("not reached this {}", b.period),
+    }
 }
 
 /// The panel's lines, most important first.
@@ -76,28 +107,8 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
         no_color,
     ));
     if let Some(b) = &view.budget {
-        let tone = if b.share >= 1.0 {
-            Tone::Alarm
-        } else if b.share >= 0.8 || b.forecast.is_some_and(|f| f >= b.amount) {
-            Tone::Warn
-        } else {
-            Tone::Plain
-        };
-        let when = match (b.ceiling_in_ms, b.ceiling_at_unix_ms) {
-            (Some(0), _) => "reached".to_string(),
-            (Some(ms), Some(at)) => {
-                let at = if ms < 86_400_000 {
-                    hhmm_utc(at)
-                } else {
-                    day_month_utc(at)
-                };
-                format!(
-                    "ceiling in {} at {at}",
-                    duration_s(u64::try_from(ms / 1_000).unwrap_or(0))
-                )
-            }
-            _ => format!("not reached this {}", b.period),
-        };
+        let tone = budget_tone(b);
+        let when = ceiling(b);
         out.push(line(
             "budget",
             format!(
@@ -185,7 +196,7 @@ pub fn render(area: Rect, buf: &mut Buffer, view: &BillingView, no_color: bool) 
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::billing::{BudgetView, Granularity, Rate};
+    use crate::billing::{Granularity, Rate};
     use crate::money::Money;
 
     fn view() -> BillingView {

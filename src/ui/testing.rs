@@ -243,6 +243,7 @@ pub fn options() -> UiOptions {
     UiOptions {
         no_color: false,
         source_label: "demo:fixture".into(),
+        billing: None,
     }
 }
 
