@@ -126,13 +126,7 @@ fn demo_pricing(g: &GlobalArgs) -> anyhow::Result<Option<config::DemoPricing>> {
     let Some(name) = g.demo.as_deref() else {
         return Ok(None);
     };
-    let s = launch::load_scenario(name)?;
-    Ok(s.pricing.as_ref().map(|p| config::DemoPricing {
-        scenario: s.name.clone(),
-        rate: p.rate_text.clone(),
-        currency: Some(p.currency.clone()),
-        budget_micros: p.budget_micros,
-    }))
+    Ok(launch::demo_pricing(&launch::load_scenario(name)?))
 }
 
 fn millis(d: Duration) -> i64 {

@@ -173,7 +173,8 @@ mod tests {
     use crate::billing::{Budget, ClockStart, Rate};
     use crate::money::Money;
 
-    const T0: i64 = 1_800_000_000_000 - 1_800_000_000_000 % 60_000;
+    /// A minute boundary (2027-01-15T08:00:00Z).
+    const T0: i64 = 1_800_000_000_000;
 
     fn pricing() -> Pricing {
         let mut p = Pricing::simple(Rate::parse("36/h").unwrap());
@@ -251,10 +252,10 @@ mod tests {
         let path = dir.path().join("ledger.sqlite");
         let mut writer = Metering::new(Some(pricing()), Some(path.clone()), 1_000);
         let mut e1 = Engine::new();
-        writer.ingest(&mut e1, snap(1_800_000_000_000));
+        writer.ingest(&mut e1, snap(T0));
         let mut reader = Metering::new(Some(pricing()), Some(path), 1_000);
         let mut e2 = Engine::new();
-        let step = reader.ingest(&mut e2, snap(1_800_000_000_000));
+        let step = reader.ingest(&mut e2, snap(T0));
         assert!(
             step.notes.iter().any(|n| n.contains("reads it only")),
             "{:?}",
@@ -274,7 +275,7 @@ mod tests {
         let path = blocker.join("ledger.sqlite");
         let mut m = Metering::new(Some(pricing()), Some(path), 1_000);
         let mut e = Engine::new();
-        let steps = run(&mut m, &mut e, 1_800_000_000_000, 3);
+        let steps = run(&mut m, &mut e, T0, 3);
         assert!(
             steps[0]
                 .notes

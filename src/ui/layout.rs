@@ -31,7 +31,7 @@ pub const SPEND_PANEL_MIN_SCREEN_WIDTH: u16 = 120;
 /// Width of the full spend panel: its longest line plus borders.
 pub const SPEND_PANEL_WIDTH: u16 = 60;
 /// The charts row grows to this height when the spend panel shares it (all its lines).
-const SPEND_PANEL_HEIGHT: u16 = 9;
+const SPEND_PANEL_HEIGHT: u16 = 10;
 /// The one-line spend summary only on terminals at least this tall.
 const SPEND_LINE_MIN_HEIGHT: u16 = 12;
 

@@ -126,7 +126,7 @@ fn wide_screens_put_the_full_panel_beside_the_charts() {
         let Some(Spend::Panel(p)) = l.spend else {
             panic!("n={n}: {:?}", l.spend);
         };
-        assert_eq!((p.width, p.height, p.right()), (SPEND_PANEL_WIDTH, 9, 120));
+        assert_eq!((p.width, p.height, p.right()), (SPEND_PANEL_WIDTH, 10, 120));
         // The util chart stays, beside it.
         assert_eq!(l.charts.len(), 1, "n={n}");
         assert_eq!(l.charts[0].y, p.y);

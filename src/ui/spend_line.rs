@@ -54,6 +54,11 @@ pub fn line(view: &BillingView, theme: &Theme, width: usize) -> Line<'static> {
         let of = format!("{share} of {}/{}", money(b.amount), b.period);
         let when = ceiling(b);
         let short_when = when.split(" at ").next().unwrap_or_default().to_string();
+        let (when, short_when) = if b.ceiling_in_ms.is_some_and(|ms| ms > 0) {
+            (format!("ceiling {when}"), format!("ceiling {short_when}"))
+        } else {
+            (when, short_when)
+        };
         let budget =
             |text: String| vec![dot(), styled("budget ", theme.label), styled(text, style)];
         parts.push(vec![

@@ -1,6 +1,6 @@
-//! The spend panel: what the machine has cost, what it burns now, how much of it went to idle
-//! GPUs, where the day and month will end, when the budget runs out, and the cost per busy
-//! GPU-hour against the list price. Renders a [`BillingView`] (computed by the engine) into a
+//! The spend panel: what the machine has cost, what it burns now, the budget and when its
+//! ceiling comes, how much of the watched time the GPUs sat idle, where the day and month will
+//! end, and the cost per busy GPU-hour against the list price. Renders a [`BillingView`] (computed by the engine) into a
 //! buffer; reads nothing else and never mutates.
 //!
 //! Small areas degrade by dropping the less important lines from the bottom (the order of
@@ -64,8 +64,8 @@ pub(crate) fn budget_tone(b: &BudgetView) -> Tone {
     }
 }
 
-/// When the budget ceiling comes at the current burn: `reached`, `ceiling in 7h07m at 16:07Z`
-/// (a date past a day), or `not reached this day`.
+/// When the budget ceiling comes at the current burn: `reached`, `in 7h07m at 16:07Z` (a date
+/// past a day), or `not reached this day`.
 pub(crate) fn ceiling(b: &BudgetView) -> String {
     match (b.ceiling_in_ms, b.ceiling_at_unix_ms) {
         (Some(0), _) => "reached".to_string(),
@@ -76,7 +76,7 @@ pub(crate) fn ceiling(b: &BudgetView) -> String {
                 day_month_utc(at)
             };
             format!(
-                "ceiling in {} at {at}",
+                "in {} at {at}",
                 duration_s(u64::try_from(ms / 1_000).unwrap_or(0))
             )
         }
@@ -108,11 +108,10 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
     ));
     if let Some(b) = &view.budget {
         let tone = budget_tone(b);
-        let when = ceiling(b);
         out.push(line(
             "budget",
             format!(
-                "{:.0}% of {}/{}, {when}",
+                "{:.0}% of {}/{}",
                 b.share * 100.0,
                 money(b.amount),
                 b.period
@@ -120,11 +119,12 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
             tone,
             no_color,
         ));
+        out.push(line("ceiling", ceiling(b), tone, no_color));
     }
     let (idle_text, idle_tone) = match view.idle_share {
         Some(s) => (
             format!(
-                "{:.0}% of spend ({}) with all GPUs idle",
+                "{:.0}% of the watched time ({})",
                 s * 100.0,
                 money(view.idle_cost)
             ),
@@ -251,7 +251,7 @@ mod tests {
 
     #[test]
     fn shows_the_money_lines() {
-        let area = Rect::new(0, 0, 80, 9);
+        let area = Rect::new(0, 0, 80, 10);
         let mut buf = Buffer::empty(area);
         render(area, &mut buf, &view(), false);
         let t = text(&buf);
@@ -259,8 +259,9 @@ mod tests {
             "Spend",
             "spent      $279.00  (today $279.00)",
             "burn       $31.00/h  (31/h, per-second-min-60s)",
-            "budget     56% of $500.00/day, ceiling in 7h07m at 16:07Z",
-            "idle       78% of spend ($217.62) with all GPUs idle",
+            "budget     56% of $500.00/day",
+            "ceiling    in 7h07m at 16:07Z",
+            "idle       78% of the watched time ($217.62)",
             "projected  $744.00 end of day, $23,064.00 end of month",
             "busy GPU-h $17.66 vs list $3.88",
             "energy     41.25 kWh",
@@ -268,7 +269,7 @@ mod tests {
             assert!(t.contains(want), "missing {want:?} in\n{t}");
         }
         // Idle share over half is a warning, in colour only when colour is on.
-        let idle_row = (0..9)
+        let idle_row = (0..10)
             .find(|&y| text(&buf).lines().nth(y).unwrap().contains("idle"))
             .unwrap();
         let cell = &buf[(12, u16::try_from(idle_row).unwrap())];
@@ -317,10 +318,8 @@ mod tests {
         v.cost_per_busy_gpu_hour = None;
         v.idle_share = None;
         let t: Vec<String> = lines(&v, true).iter().map(|l| l.to_string()).collect();
-        assert!(
-            t.iter().any(|l| l.contains("120% of $500.00/day, reached")),
-            "{t:?}"
-        );
+        assert!(t.iter().any(|l| l.contains("120% of $500.00/day")), "{t:?}");
+        assert!(t.iter().any(|l| l == "ceiling    reached"), "{t:?}");
         assert!(
             t.iter().any(|l| l.contains("N/A (no busy GPU time yet)")),
             "{t:?}"
@@ -328,5 +327,6 @@ mod tests {
         assert!(t.iter().any(|l| l.starts_with("idle       N/A")), "{t:?}");
         let colored = lines(&v, false);
         assert_eq!(colored[2].spans[1].style.fg, Some(Color::Red));
+        assert_eq!(colored[3].spans[1].style.fg, Some(Color::Red));
     }
 }
