@@ -265,15 +265,20 @@ fn apply(ev: CollectorEvent, state: &mut State, now_ms: i64) {
     }
 }
 
-/// Ledger notes and budget crossings go to the status line (a crossing wins: it matters more).
-/// The insights issue's alert panel will take the budget events over.
+/// Budget crossings and ledger notes go to the status line, the latest crossing first (it
+/// matters more; the line is cut at the screen's width). The insights issue's alert panel will
+/// take the budget events over.
 fn show_step(app: &mut App, engine: &Engine, step: &MeterStep) {
-    if !step.notes.is_empty() {
-        app.set_status(step.notes.join(" · "));
-    }
-    if let Some(e) = step.events.last() {
-        let currency = engine.billing().map(|v| v.currency).unwrap_or_default();
-        app.set_status(super::status_line::budget_message(e, currency));
+    let currency = engine.billing().map(|v| v.currency).unwrap_or_default();
+    let parts: Vec<String> = step
+        .events
+        .last()
+        .map(|e| super::status_line::budget_message(e, currency))
+        .into_iter()
+        .chain(step.notes.iter().cloned())
+        .collect();
+    if !parts.is_empty() {
+        app.set_status(parts.join(" · "));
     }
 }
 
