@@ -262,12 +262,8 @@ mod billing {
         assert_eq!(ledger_spend(&path), Money::parse("0.90").unwrap());
     }
 
-    #[tokio::test]
-    async fn a_second_instance_says_it_only_reads_the_ledger() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ledger.sqlite");
-        // Another gpumeter holds the writer lock.
-        let (_writer, _) = Ledger::open(&path, START).unwrap();
+    /// One reading with `options`, then `q`; returns the screen.
+    async fn one_reading(options: &UiOptions) -> String {
         let (keys, events) = scripted();
         let (tx, rx) = mpsc::channel(8);
         let clock = FakeClock::new(START + 400);
@@ -280,24 +276,48 @@ mod billing {
             settle().await;
             keys.send(key('q')).await.unwrap();
         };
-        let options = options(&path);
         let (end, ()) = tokio::join!(
             drive(
                 &mut terminal,
                 events,
                 rx,
                 &clock,
-                &options,
+                options,
                 std::future::pending()
             ),
             script
         );
         assert_eq!(end.unwrap().reason, EndReason::Quit);
-        let screen = buffer_to_string(terminal.backend().buffer());
+        buffer_to_string(terminal.backend().buffer())
+    }
+
+    #[tokio::test]
+    async fn a_second_instance_says_it_only_reads_the_ledger() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite");
+        // Another gpumeter holds the writer lock.
+        let (_writer, _) = Ledger::open(&path, START).unwrap();
+        let screen = one_reading(&options(&path)).await;
         assert!(
             screen.contains("another gpumeter is writing the ledger"),
             "{screen}"
         );
         assert!(screen.contains("spent      $0.00"), "{screen}");
+    }
+
+    #[tokio::test]
+    async fn a_foreign_file_is_set_aside_and_said_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite");
+        std::fs::write(&path, b"not a ledger, somebody's notes").unwrap();
+        let screen = one_reading(&options(&path)).await;
+        assert!(screen.contains("moved it to"), "{screen}");
+        assert!(screen.contains("spent      $0.00"), "{screen}");
+        // The old file is kept beside the new ledger.
+        let kept = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().contains(".corrupt-"));
+        assert!(kept);
     }
 }
