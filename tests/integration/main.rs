@@ -2,5 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
 mod cli;
+mod fake_nvml;
+mod fake_nvml_faults;
 mod support;
 mod tui;
