@@ -95,7 +95,10 @@ impl Scenario {
                 return bad(format!("process[{i}].count"), "must be at least 1".into());
             }
             if p.pid_env.as_deref().is_some_and(|v| v.trim().is_empty()) {
-                return bad(format!("process[{i}].pid_env"), "must name a variable".into());
+                return bad(
+                    format!("process[{i}].pid_env"),
+                    "must name a variable".into(),
+                );
             }
             let workers = p.workers.as_ref().map_or(0, |w| w.count);
             let stride = p.pid_stride.unwrap_or(1 + workers);

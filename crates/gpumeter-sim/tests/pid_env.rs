@@ -68,7 +68,9 @@ fn pid_env_colliding_with_another_pid_is_rejected() {
 #[test]
 fn empty_pid_env_is_rejected_at_load() {
     let text = BASE.replace("\"FAKE_TRAINER_PID\"", "\"\"");
-    let e = Scenario::from_toml("t.toml", &text).unwrap_err().to_string();
+    let e = Scenario::from_toml("t.toml", &text)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("process[0].pid_env"), "{e}");
 }
 
