@@ -4,5 +4,6 @@
 mod cli;
 mod fake_nvml;
 mod fake_nvml_faults;
+mod pynvml;
 mod support;
 mod tui;
