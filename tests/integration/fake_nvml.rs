@@ -255,7 +255,8 @@ fn hostile_process_names_reach_the_snapshot_sanitized() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = hostile_process(dir.path());
     std::thread::sleep(std::time::Duration::from_millis(200)); // let it exec
-    let pid = child.id().to_string();
+    let child_pid = child.id();
+    let pid = child_pid.to_string();
     let scenario = format!(
         "{FULL}[[process]]\npid = 3600000\npid_env = \"HOSTILE_PID\"\n\
          gpus = [{{ gpu = 2, memory_gib = {{ const = 1 }}, sm_util_pct = {{ const = 5 }} }}]\n"
@@ -270,7 +271,7 @@ fn hostile_process_names_reach_the_snapshot_sanitized() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|p| p["pid"].to_string() == pid)
+        .find(|p| p["pid"].as_u64() == Some(u64::from(child_pid)))
         .unwrap_or_else(|| panic!("pid {pid} missing: {}", snap["processes"]));
     assert_eq!(proc_["visible"], true, "a real PID is read from /proc");
     assert_eq!(proc_["gpu"][0]["gpu_index"], json!(2));

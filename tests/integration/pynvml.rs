@@ -81,7 +81,9 @@ fn python() -> Option<PathBuf> {
             "{} cannot import pynvml (GPUMETER_PYTHON / GPUMETER_REQUIRE_PYNVML is set)",
             python.display()
         );
-        eprintln!("skipping: python3 has no pynvml (pip install nvidia-ml-py, or set GPUMETER_PYTHON)");
+        eprintln!(
+            "skipping: python3 has no pynvml (pip install nvidia-ml-py, or set GPUMETER_PYTHON)"
+        );
         return None;
     }
     Some(python)
@@ -115,7 +117,11 @@ fn nvidia_ml_py_reads_the_scenario() {
         .env("GPUMETER_FAKE_NVML_ELAPSED_MS", ELAPSED_MS.to_string())
         .output()
         .unwrap();
-    assert!(out.status.success(), "pynvml failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "pynvml failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     let truth = truth(FULL, ELAPSED_MS);
 
@@ -133,8 +139,16 @@ fn nvidia_ml_py_reads_the_scenario() {
         assert_eq!(g["bus_id"], json!(t.pci_bus_id), "GPU {i}");
         assert_eq!(g["memory"], json!([total, used, total - used]), "GPU {i}");
         assert_eq!(g["memory_v2"], g["memory"], "GPU {i}");
-        assert_eq!(g["util"], json!([t.util_gpu_pct, t.util_memory_pct]), "GPU {i}");
-        assert_eq!(g["power_mw"], (t.power_watts.unwrap() * 1000.0).round() as u64, "GPU {i}");
+        assert_eq!(
+            g["util"],
+            json!([t.util_gpu_pct, t.util_memory_pct]),
+            "GPU {i}"
+        );
+        assert_eq!(
+            g["power_mw"],
+            (t.power_watts.unwrap() * 1000.0).round() as u64,
+            "GPU {i}"
+        );
         assert_eq!(g["temperature"], json!(t.temperature_celsius), "GPU {i}");
         assert_eq!(g["fan"], json!(t.fan_speed_pct), "GPU {i}");
         assert_eq!(g["compute"], listed(&truth, i, false), "GPU {i} compute");
@@ -144,12 +158,26 @@ fn nvidia_ml_py_reads_the_scenario() {
             .iter()
             .flat_map(|p| p.gpu.iter().map(move |u| (p.pid, u)))
             .filter(|(_, u)| u.gpu_index == i)
-            .map(|(pid, u)| (pid, u.sm_util_pct.unwrap_or(0), u.memory_util_pct.unwrap_or(0)))
+            .map(|(pid, u)| {
+                (
+                    pid,
+                    u.sm_util_pct.unwrap_or(0),
+                    u.memory_util_pct.unwrap_or(0),
+                )
+            })
             .filter(|&(_, sm, mem)| sm > 0 || mem > 0)
             .map(|(pid, sm, mem)| json!([pid, sm, mem]))
             .collect();
-        assert_eq!(g["samples"], Value::Array(busy), "GPU {i} utilization samples");
+        assert_eq!(
+            g["samples"],
+            Value::Array(busy),
+            "GPU {i} utilization samples"
+        );
         assert_eq!(g["cc"], json!([8, 0]), "an A100");
-        assert_eq!(g["extras"], json!([0, 1, 0, 0, 0, 0, 0]), "GPU {i} P-state, modes, ECC");
+        assert_eq!(
+            g["extras"],
+            json!([0, 1, 0, 0, 0, 0, 0]),
+            "GPU {i} P-state, modes, ECC"
+        );
     }
 }
