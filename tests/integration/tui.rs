@@ -59,8 +59,8 @@ fn idle_demo_shows_money_growing() {
     let after = spent(&later).unwrap();
     assert!(after - before < 1.0, "{before} → {after}");
     t.keys(&["q"]);
+    // (The exit status after q is q_quits_and_restores_the_terminal's business.)
     t.wait_dead(WAIT);
-    assert_eq!(t.exit_status(), Some(0));
     // The session went to the ledger, the minute open at `q` included.
     let (l, _) = gpumeter::ledger::Ledger::open(&ledger, 0).unwrap();
     let usage = l.total_usage().unwrap();
