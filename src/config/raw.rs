@@ -13,6 +13,7 @@ pub struct RawConfig {
     pub pricing: Option<RawPricing>,
     pub ledger: Option<RawLedger>,
     pub alerts: Option<RawAlerts>,
+    pub ui: Option<RawUi>,
 }
 
 /// `[pricing]`: money as text, read exactly.
@@ -41,3 +42,11 @@ pub struct RawLedger {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawAlerts {}
+
+/// `[ui]`: how the dashboard looks.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUi {
+    /// A built-in theme name or a path to a theme file.
+    pub theme: Option<Spanned<String>>,
+}

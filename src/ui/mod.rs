@@ -21,6 +21,8 @@ pub mod spend_panel;
 mod status_line;
 pub mod terminal;
 pub mod theme;
+pub mod theme_file;
+mod theme_style;
 
 #[cfg(test)]
 mod render_tests;
@@ -28,6 +30,8 @@ mod render_tests;
 mod scenario_render_tests;
 #[cfg(test)]
 pub(crate) mod testing;
+#[cfg(test)]
+mod theme_tests;
 
 use std::path::PathBuf;
 
@@ -54,6 +58,8 @@ pub struct UiOptions {
     pub source_label: String,
     /// What the machine costs and where the ledger is; `None` shows no money.
     pub billing: Option<BillingSetup>,
+    /// The colours (`--theme`, `[ui] theme`); unused when `no_color` is set.
+    pub theme: theme::Theme,
 }
 
 /// The billing session the dashboard runs beside the readings.

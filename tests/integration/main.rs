@@ -9,4 +9,5 @@ mod fake_nvml_faults;
 mod fake_nvml_tui;
 mod pynvml;
 mod support;
+mod themes;
 mod tui;
