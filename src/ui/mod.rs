@@ -168,7 +168,7 @@ pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
     charts::render(frame, &layout.charts, app, engine, now_unix_ms);
     if let (Some(spend), Some(view)) = (layout.spend, engine.billing()) {
         match spend {
-            Spend::Panel(r) => spend_panel::render(r, frame.buffer_mut(), view, theme.monochrome),
+            Spend::Panel(r) => spend_panel::render(r, frame.buffer_mut(), view, theme),
             Spend::Line(r) => spend_line::render(frame, r, view, theme),
         }
     }

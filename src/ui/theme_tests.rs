@@ -169,7 +169,8 @@ fn names_and_paths_resolve_or_say_what_was_wrong() {
 }
 
 fn screen_with(theme: Theme, no_color: bool) -> Buffer {
-    let engine = testing::engine(2);
+    // Metered, so the spend panel is drawn too (from 120 columns).
+    let engine = testing::billed_engine_with(testing::snapshot(2));
     let mut app = App::new(&UiOptions {
         no_color,
         theme,
@@ -184,6 +185,7 @@ fn a_high_contrast_theme_changes_the_screen_and_no_color_still_wins() {
     let default = screen_with(Theme::default(), false);
     let contrast = screen_with(hc.clone(), false);
     // Same text, other colours.
+    assert!(testing::buffer_to_string(&default).contains("Spend"));
     assert_eq!(
         testing::buffer_to_string(&default),
         testing::buffer_to_string(&contrast)
@@ -200,7 +202,7 @@ fn a_high_contrast_theme_changes_the_screen_and_no_color_still_wins() {
     for i in header {
         assert_eq!(contrast.content()[i].bg, Color::White);
     }
-    // Dark gray (borders, dim text) is gone.
+    // Dark gray (borders, dim text, the spend panel's labels) is gone.
     assert!(default.content().iter().any(|c| c.fg == Color::DarkGray));
     assert!(
         !contrast
