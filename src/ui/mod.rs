@@ -25,9 +25,15 @@ pub mod theme_file;
 mod theme_style;
 
 #[cfg(test)]
+mod demo_testing;
+#[cfg(test)]
 mod render_tests;
 #[cfg(test)]
 mod scenario_render_tests;
+#[cfg(test)]
+mod screenshot_tests;
+#[cfg(test)]
+mod svg;
 #[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]
