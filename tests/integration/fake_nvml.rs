@@ -292,3 +292,56 @@ fn hostile_process_names_reach_the_snapshot_sanitized() {
     assert!(!table.stdout.contains(&0x1b), "ESC in the table output");
     assert!(!table.stdout.contains(&0x07), "BEL in the table output");
 }
+
+/// The union of the symbol sets nvml-wrapper, nvidia-ml-py and nvtop need (shared/NVML.md).
+const REQUIRED_SYMBOLS: &str = "nvmlInit_v2 nvmlInitWithFlags nvmlShutdown nvmlErrorString \
+    nvmlSystemGetDriverVersion nvmlSystemGetCudaDriverVersion_v2 nvmlDeviceGetCount_v2 \
+    nvmlDeviceGetHandleByIndex_v2 nvmlDeviceGetName nvmlDeviceGetUUID nvmlDeviceGetPciInfo_v3 \
+    nvmlDeviceGetUtilizationRates nvmlDeviceGetMemoryInfo_v2 nvmlDeviceGetPowerUsage \
+    nvmlDeviceGetEnforcedPowerLimit nvmlDeviceGetPowerManagementLimit \
+    nvmlDeviceGetTotalEnergyConsumption nvmlDeviceGetTemperature nvmlDeviceGetNumFans \
+    nvmlDeviceGetFanSpeed_v2 nvmlDeviceGetClockInfo nvmlDeviceGetMaxClockInfo \
+    nvmlDeviceGetCurrentClocksThrottleReasons nvmlDeviceGetPcieThroughput \
+    nvmlDeviceGetCurrPcieLinkGeneration nvmlDeviceGetCurrPcieLinkWidth \
+    nvmlDeviceGetMaxPcieLinkGeneration nvmlDeviceGetMaxPcieLinkWidth \
+    nvmlDeviceGetEncoderUtilization nvmlDeviceGetDecoderUtilization nvmlDeviceGetMigMode \
+    nvmlDeviceGetComputeRunningProcesses_v3 nvmlDeviceGetGraphicsRunningProcesses_v3 \
+    nvmlDeviceGetProcessUtilization nvmlSystemGetCudaDriverVersion nvmlDeviceGetFanSpeed \
+    nvmlDeviceGetIndex nvmlDeviceGetPerformanceState nvmlDeviceGetPersistenceMode \
+    nvmlDeviceGetDisplayActive nvmlDeviceGetDisplayMode nvmlDeviceGetComputeMode \
+    nvmlDeviceGetCudaComputeCapability nvmlDeviceGetTotalEccErrors nvmlDeviceIsMigDeviceHandle \
+    nvmlInit nvmlDeviceGetTemperatureThreshold nvmlDeviceGetMPSComputeRunningProcesses_v3";
+
+#[test]
+fn the_library_exports_what_its_clients_need_and_nothing_that_misleads_them() {
+    let out = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(library())
+        .output()
+        .expect("nm (binutils) lists the library's exports");
+    assert!(out.status.success());
+    let exported: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_string))
+        .collect();
+    let missing: Vec<&str> = REQUIRED_SYMBOLS
+        .split_whitespace()
+        .filter(|s| !exported.iter().any(|e| e == s))
+        .collect();
+    assert!(missing.is_empty(), "not exported: {missing:?}");
+    // nvitop switches struct layouts when it sees these; GPM and event functions need their
+    // free functions (nvml-wrapper's Drop calls them unchecked).
+    let misleading = [
+        "nvmlDeviceGetTemperatureV",
+        "nvmlDeviceGetConfComputeMemSizeInfo",
+        "nvmlGpm",
+        "EventSet",
+        "RegisterEvents",
+    ];
+    for partial in misleading {
+        assert!(
+            !exported.iter().any(|e| e.contains(partial)),
+            "exports {partial}"
+        );
+    }
+}

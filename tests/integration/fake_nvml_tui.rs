@@ -1,5 +1,5 @@
-//! The real dashboard on the fake NVML library with a slow driver: every power reading takes
-//! 500 ms on each of 8 GPUs, so one NVML sample takes at least 4 s. Keys must still be answered
+//! The real dashboard on the fake NVML library with a slow driver: every power and temperature
+//! reading takes 500 ms on each of 8 GPUs, so one NVML sample takes at least 8 s. Keys must still be answered
 //! at once: NVML runs on the collector thread, never on the one that handles input.
 
 use std::time::{Duration, Instant};
@@ -9,10 +9,10 @@ use crate::support::tmux::{self, Tmux};
 
 const BIN: &str = env!("CARGO_BIN_EXE_gpumeter");
 
-/// 8 GPUs; `nvmlDeviceGetPowerUsage` sleeps 500 ms on every one of them.
+/// 8 GPUs; power and temperature readings sleep 500 ms on every one of them.
 const SLOW: &str = r#"
 name = "slow-driver"
-description = "8 GPUs whose power readings take 500 ms each"
+description = "8 GPUs whose power and temperature readings take 500 ms each"
 driver_version = "550.90.07"
 cuda_driver_version = "12.4"
 [[gpu]]
@@ -23,6 +23,7 @@ util_gpu_pct = { const = 97 }
 util_memory_pct = { const = 40 }
 power_watts = { const = 650 }
 power_limit_watts = 700
+temperature_c = { const = 61 }
 [[process]]
 pid = 3700000
 count = 8
@@ -30,10 +31,13 @@ gpus = [{ gpu = 0, memory_gib = { const = 70 }, sm_util_pct = { const = 95 }, me
 [[fault]]
 function = "nvmlDeviceGetPowerUsage"
 latency_ms = 500
+[[fault]]
+function = "nvmlDeviceGetTemperature"
+latency_ms = 500
 "#;
 
-/// A sample cannot finish sooner than this after launch (8 × 500 ms of sleeps).
-const SAMPLE_AT_LEAST: Duration = Duration::from_secs(4);
+/// A sample cannot finish sooner than this after launch (16 × 500 ms of sleeps).
+const SAMPLE_AT_LEAST: Duration = Duration::from_secs(8);
 /// How soon a key must be answered: well inside one sample.
 const KEY_WITHIN: Duration = Duration::from_secs(1);
 
@@ -47,7 +51,7 @@ fn a_500_ms_driver_call_never_delays_the_keys() {
     let scenario = file.path.to_str().unwrap().to_string();
     let launched = Instant::now();
     let t = Tmux::start(
-        &format!("exec {BIN} --interval 1s"),
+        &format!("exec {BIN} --interval 1s --no-ledger"),
         140,
         40,
         &[
@@ -85,5 +89,6 @@ fn a_500_ms_driver_call_never_delays_the_keys() {
     );
     t.keys(&["q"]);
     t.wait_dead(Duration::from_secs(15));
+    assert!(!t.alternate_on(), "the terminal was not restored");
     assert_eq!(t.exit_status(), Some(0));
 }
