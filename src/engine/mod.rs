@@ -2,7 +2,10 @@
 //! the source. Later rooms (billing, alert rules) hang off [`Engine`] the same way. No terminal
 //! code and no wall clock here: callers pass "now" from a [`crate::clock::Clock`].
 
+pub mod autostop;
 pub mod history;
+mod insights;
+pub mod rules;
 pub mod series;
 
 use gpumeter_model::Snapshot;
@@ -31,6 +34,7 @@ pub struct Engine {
     history: History,
     health: SourceHealth,
     ticks: u64,
+    insights: insights::Insights,
 }
 
 impl Default for Engine {
@@ -46,12 +50,14 @@ impl Engine {
             history: History::default(),
             health: SourceHealth::Starting,
             ticks: 0,
+            insights: insights::Insights::default(),
         }
     }
 
     /// One tick: a new snapshot in.
     pub fn ingest(&mut self, snap: Snapshot) {
         self.history.record(&snap);
+        self.insights.observe(&snap);
         self.latest = Some(snap);
         self.health = SourceHealth::Ok;
         self.ticks += 1;
