@@ -30,6 +30,8 @@ impl JobKey {
 pub struct Job {
     pub key: JobKey,
     pub gpus: Vec<u32>,
+    /// The process holding the most memory on the job's first GPU.
+    pub main: u32,
     /// GPU processes of the job (pids).
     pub roots: Vec<u32>,
     /// Roots and all their descendants (pids), roots first.
@@ -101,23 +103,30 @@ pub fn jobs(snap: &Snapshot) -> Vec<Job> {
             parents.entry(pp).or_default().insert(p.pid);
         }
     }
-    let mut grouped: BTreeMap<JobKey, (BTreeSet<u32>, BTreeSet<u32>)> = BTreeMap::new();
+    let mut grouped: BTreeMap<JobKey, (BTreeSet<u32>, BTreeSet<u32>, u32)> = BTreeMap::new();
     for (&gpu, p) in &mains {
         let key = match p.ppid {
             Some(pp) if parents.get(&pp).is_some_and(|s| s.len() > 1) => JobKey::Parent(pp),
             _ => JobKey::Process(p.pid),
         };
-        let entry = grouped.entry(key).or_default();
+        let entry = grouped
+            .entry(key)
+            .or_insert_with(|| (BTreeSet::new(), BTreeSet::new(), p.pid));
         entry.0.insert(gpu);
+        // Every compute process on the GPU feeds what it waits for, the main one first.
         entry.1.insert(p.pid);
+        for other in holders.get(&gpu).into_iter().flatten() {
+            entry.1.insert(other.pid);
+        }
     }
     let children = children_of(snap);
     grouped
         .into_iter()
-        .map(|(key, (gpus, roots))| {
+        .map(|(key, (gpus, roots, main))| {
             let roots: Vec<u32> = roots.into_iter().collect();
             Job {
                 key,
+                main,
                 gpus: gpus.into_iter().collect(),
                 tree: tree(&roots, &children),
                 roots,

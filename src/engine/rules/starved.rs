@@ -38,7 +38,7 @@ pub enum Cause {
 struct GpuState {
     util: MeanWindow,
     verdict: Window,
-    /// Starved or not, over the severity horizon, while held.
+    /// The starved condition over the severity horizon, while held.
     history: Window,
 }
 
@@ -195,7 +195,7 @@ impl StarvedRule {
                 Some(false)
             };
             st.verdict.push(now, starved);
-            st.history.push(now, held.then_some(st.verdict.is_active()));
+            st.history.push(now, if held { starved } else { None });
         }
         self.gpus.retain(|i, _| snap.gpu(*i).is_some());
 

@@ -27,6 +27,19 @@ fn cause_words(cause: Cause) -> &'static str {
     }
 }
 
+/// A window length as people say it: `60 s`, `5 min`.
+pub(super) fn window_text(ms: i64) -> String {
+    if ms >= 120_000 && ms % 60_000 == 0 {
+        format!("{} min", ms / 60_000)
+    } else {
+        format!("{} s", ms / 1000)
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Short verdict label, also the `verdict` evidence value.
 pub fn cause_label(cause: Cause) -> &'static str {
     match cause {
@@ -98,7 +111,7 @@ pub(super) fn alert(
     let snap = ctx.snap;
     let gpus = gpu_ranges(v.starved);
     let gpu_word = if v.starved.len() == 1 { "GPU" } else { "GPUs" };
-    let window = units::duration_s(u64::try_from(cfg.window_ms / 1000).unwrap_or(0));
+    let window = window_text(cfg.window_ms);
     let online = snap.host.cpu_count.map(f64::from);
     let money = |m: i64| format_money(m, ctx.currency);
 
@@ -109,13 +122,13 @@ pub(super) fn alert(
         (Some(u), None) => format!("{u:.1} cores (cores allowed unknown)"),
         _ => units::NA.into(),
     };
-    let main_pid = v.job.roots.first().copied().unwrap_or(0);
+    let main_pid = v.job.main;
     let main_name = snap
         .processes
         .iter()
         .find(|p| p.pid == main_pid)
         .and_then(|p| p.name.clone())
-        .unwrap_or_else(|| "?".into());
+        .unwrap_or_else(|| "(not visible in /proc)".into());
     let named: Vec<String> = busiest(snap, v.job, NAMED_PROCESSES)
         .into_iter()
         .map(|(pid, name, cpu)| format!("{pid} {name} {}", pct(cpu)))
@@ -131,20 +144,24 @@ pub(super) fn alert(
         (
             "job".into(),
             format!(
-                "{main_name} (pid {main_pid}), {} GPU process(es), {} processes in all",
-                v.job.roots.len(),
-                v.job.tree.len()
+                "{main_name} (pid {main_pid}), {}, {} in all",
+                plural(v.job.roots.len(), "GPU process", "GPU processes"),
+                plural(v.job.tree.len(), "process", "processes")
             ),
         ),
         ("job CPU".into(), cores),
         (
             "main process CPU".into(),
-            format!("{} of one core", pct(js.main_core_pct.mean())),
+            js.main_core_pct
+                .mean()
+                .map_or_else(|| units::NA.into(), |m| format!("{m:.0} % of one core")),
         ),
         ("iowait".into(), pct(host.iowait.mean())),
         (
             "D state (uninterruptible I/O)".into(),
-            format!("{} of the window", pct(js.dstate.mean().map(|d| d * 100.0))),
+            js.dstate
+                .mean()
+                .map_or_else(|| units::NA.into(), |d| format!("{:.0} % of the window", d * 100.0)),
         ),
         (
             "disk reads".into(),
@@ -188,17 +205,21 @@ pub(super) fn alert(
         kind: AlertKind::Starved,
         severity: Severity::Info,
         gpu: (v.starved.len() == 1).then(|| v.starved[0]),
-        title: format!(
-            "{gpu_word} {gpus} starved ({:.0} % util) — consistent with {}",
-            v.util_mean,
-            match v.cause {
-                Cause::Unclassified => "no input bottleneck found",
-                c => cause_words(c),
-            }
-        ),
+        title: match v.cause {
+            Cause::Unclassified => format!(
+                "{gpu_word} {gpus} starved ({:.0} % util) — no input bottleneck in the host numbers",
+                v.util_mean
+            ),
+            c => format!(
+                "{gpu_word} {gpus} starved ({:.0} % util) — consistent with {}",
+                v.util_mean,
+                cause_words(c)
+            ),
+        },
         detail: format!(
-            "The job holds {gpu_word} {gpus}, but they ran kernels only {:.0} % of the last {window}; \
+            "The job holds {gpu_word} {gpus}, but {} ran kernels only {:.0} % of the last {window}; \
              the host numbers are consistent with {}.",
+            if v.starved.len() == 1 { "it" } else { "they" },
             v.util_mean,
             cause_words(v.cause)
         ),

@@ -167,7 +167,7 @@ impl ThrottleRule {
                 "NVML reports `{}` on {gpu_word} {list} for most of the last {}: the clocks run \
                  below their maximum, so work takes longer than it should.",
                 r.label(),
-                units::duration_s(u64::try_from(self.cfg.window_ms / 1000).unwrap_or(0))
+                super::starved_text::window_text(self.cfg.window_ms)
             ),
             evidence,
             cost_micros: None,
