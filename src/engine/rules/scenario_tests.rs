@@ -145,13 +145,3 @@ fn lost_gpu_is_not_idle_and_raises_no_verdict() {
     assert_eq!(totals.machine.idle_ms, 0);
 }
 
-#[test]
-fn zz_print() {
-    for (n, s) in [("cpu-starved", 300), ("io-starved", 300), ("forgotten", 1100), ("idle", 700), ("mixed", 300)] {
-        let (e, _) = run(n, s);
-        for a in e.alerts() {
-            println!("== {n}: [{:?}] {}\n   {}\n   cost {:?}\n   next: {:?}", a.severity, a.title, a.detail, a.cost_micros, a.next_step);
-            for (k, v) in &a.evidence { println!("     {k}: {v}"); }
-        }
-    }
-}
