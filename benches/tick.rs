@@ -1,24 +1,27 @@
-//! One dashboard tick at full size: a simulated 8-GPU machine with 500 processes is sampled,
+//! One dashboard tick at full size: a simulated 8-GPU machine with ~500 processes is sampled,
 //! folded into the engine's history, and drawn into a 200×60 frame.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpumeter::engine::Engine;
-use gpumeter::ui::{self, App};
+use gpumeter::ui::{self, App, UiOptions};
 use gpumeter_sim::{Scenario, Simulator};
-use ratatui::{Terminal, backend::TestBackend};
+use ratatui::{Terminal, backend::TestBackend, layout::Rect};
 
-/// The `training` machine with extra processes, to the size the issue asks for.
+/// The `training` machine plus extra GPU jobs with dataloader workers, to ~500 processes.
 fn big_scenario() -> Scenario {
-    let mut text = String::from(include_str!("../crates/gpumeter-sim/scenarios/training.toml"));
-    let mut pid = 200_000;
-    while text.matches("[[process]]").count() < 60 {
+    let mut text = String::from(include_str!(
+        "../crates/gpumeter-sim/scenarios/training.toml"
+    ));
+    for job in 0..60u32 {
+        let pid = 200_000 + job * 100;
+        let gpu = job % 8;
         text.push_str(&format!(
             "\n[[process]]\npid = {pid}\nppid = 1\nuser = \"bench\"\nname = \"python\"\n\
-             command = \"python worker.py --rank {pid}\"\ncpu_pct = {{ const = 50 }}\n\
+             command = \"python worker.py --job {job}\"\ncpu_pct = {{ const = 50 }}\n\
+             gpus = [{{ gpu = {gpu}, memory_gib = {{ const = 0.5 }}, sm_util_pct = {{ const = 30 }} }}]\n\
              workers = {{ count = 7, name = \"pt_data_worker\", cpu_pct = {{ const = 90 }} }}\n"
         ));
-        pid += 100;
     }
     Scenario::from_toml("bench", &text).expect("bench scenario parses")
 }
@@ -36,24 +39,35 @@ fn tick(c: &mut Criterion) {
     for s in 0..900u64 {
         engine.ingest(sim.snapshot_at(s * 1000, s as i64 * 1000));
     }
-    let app = App::default();
+    let mut app = App::new(&UiOptions {
+        no_color: false,
+        source_label: "bench".into(),
+    });
+    let area = Rect::new(0, 0, 200, 60);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
     let mut t = 900u64;
-    c.bench_function("tick: sample + history + draw 200x60, 8 GPUs, ~500 procs", |b| {
+    c.bench_function(
+        "tick: sample + history + draw 200x60, 8 GPUs, ~500 procs",
+        |b| {
+            b.iter(|| {
+                t += 1;
+                let now = t as i64 * 1000;
+                engine.ingest(sim.snapshot_at(t * 1000, now));
+                ui::sync(&mut app, &engine, area, now);
+                terminal.draw(|f| ui::draw(f, &app, &engine, now)).unwrap();
+            })
+        },
+    );
+    c.bench_function("draw only 200x60", |b| {
+        let now = t as i64 * 1000;
         b.iter(|| {
-            t += 1;
-            let snap = sim.snapshot_at(t * 1000, t as i64 * 1000);
-            engine.ingest(snap);
-            terminal
-                .draw(|f| ui::draw(f, &app, &engine, t as i64 * 1000))
-                .unwrap();
+            terminal.draw(|f| ui::draw(f, &app, &engine, now)).unwrap();
         })
     });
-    c.bench_function("draw only 200x60", |b| {
+    c.bench_function("sample only (simulator)", |b| {
         b.iter(|| {
-            terminal
-                .draw(|f| ui::draw(f, &app, &engine, t as i64 * 1000))
-                .unwrap();
+            t += 1;
+            sim.snapshot_at(t * 1000, t as i64 * 1000)
         })
     });
 }

@@ -5,11 +5,16 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::billing::{Budget, Rate};
+use crate::money::Currency;
+
 /// Watch rented GPUs: utilization, memory, power and processes, with the bill beside them.
 #[derive(Debug, Parser)]
 #[command(name = "gpumeter", version, about, long_about = None)]
-#[command(after_help = "Exit codes: 0 ok, 1 error, 2 bad arguments, 3 NVML unavailable (no driver or library).\n\
-Try it without a GPU: gpumeter --demo   (list scenarios: gpumeter --demo --list)")]
+#[command(
+    after_help = "Exit codes: 0 ok, 1 error, 2 bad arguments, 3 NVML unavailable (no driver or library).\n\
+Try it without a GPU: gpumeter --demo   (list scenarios: gpumeter --demo --list)"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -41,6 +46,31 @@ pub struct GlobalArgs {
     /// Draw without colours (also honoured: the NO_COLOR environment variable).
     #[arg(long, global = true)]
     pub no_color: bool,
+
+    /// Read this config file instead of $XDG_CONFIG_HOME/gpumeter/config.toml.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+
+    /// What the machine costs: 2.49/h (per instance-hour), 3.10/gpu-h (per GPU-hour),
+    /// 2000/month (flat monthly). Overrides the config file.
+    #[arg(long, global = true, value_name = "RATE", value_parser = parse_rate, allow_hyphen_values = true)]
+    pub rate: Option<Rate>,
+
+    /// A spend ceiling: 500 (whole run), 500/day, 500/month, 500/run.
+    #[arg(long, global = true, value_name = "AMOUNT[/PERIOD]", value_parser = parse_budget, allow_hyphen_values = true)]
+    pub budget: Option<Budget>,
+
+    /// Currency of the rate and budget (ISO code: USD, EUR, GBP, JPY, …).
+    #[arg(long, global = true, value_name = "CODE", value_parser = parse_currency)]
+    pub currency: Option<Currency>,
+
+    /// Keep the spend ledger in this file instead of $XDG_STATE_HOME/gpumeter/ledger.sqlite.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub ledger: Option<PathBuf>,
+
+    /// Do not read or write the spend ledger.
+    #[arg(long, global = true, conflicts_with = "ledger")]
+    pub no_ledger: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -54,6 +84,36 @@ pub enum Command {
     },
     /// Print the man page (roff).
     Man,
+    /// Run without a terminal UI: meter and ledger only, one line per minute.
+    Watch(WatchArgs),
+    /// Spend per day and per session from the ledger.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Stop after this long (e.g. 2h, 7d); default: run until killed.
+    #[arg(long = "for", value_name = "DURATION", value_parser = parse_duration)]
+    pub for_: Option<Duration>,
+
+    /// With --demo: step a simulated clock by the interval as fast as possible (no waiting).
+    #[arg(long)]
+    pub fast: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// How far back to report, e.g. 24h, 7d, 30d.
+    #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = parse_duration)]
+    pub since: Duration,
+
+    /// Print JSON instead of a table.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+
+    /// Print CSV instead of a table.
+    #[arg(long)]
+    pub csv: bool,
 }
 
 #[derive(Debug, Args)]
@@ -99,9 +159,23 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 fn parse_interval(s: &str) -> Result<Duration, String> {
     let d = parse_duration(s)?;
     if d < Duration::from_millis(100) {
-        return Err(format!("'{s}' is too short: the interval must be at least 100ms"));
+        return Err(format!(
+            "'{s}' is too short: the interval must be at least 100ms"
+        ));
     }
     Ok(d)
+}
+
+fn parse_rate(s: &str) -> Result<Rate, String> {
+    Rate::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_budget(s: &str) -> Result<Budget, String> {
+    Budget::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_currency(s: &str) -> Result<Currency, String> {
+    Currency::from_code(s).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -121,17 +195,79 @@ mod tests {
         assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
         assert_eq!(parse_duration("1.5m").unwrap(), Duration::from_secs(90));
         assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
-        assert!(parse_duration("5 fortnights").unwrap_err().contains("unknown unit"));
-        assert!(parse_duration("abc").unwrap_err().contains("not a duration"));
-        assert!(parse_interval("10ms").unwrap_err().contains("at least 100ms"));
+        assert!(
+            parse_duration("5 fortnights")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
+        assert!(
+            parse_duration("abc")
+                .unwrap_err()
+                .contains("not a duration")
+        );
+        assert!(
+            parse_interval("10ms")
+                .unwrap_err()
+                .contains("at least 100ms")
+        );
     }
 
     #[test]
     fn demo_without_value_means_training() {
         let cli = Cli::try_parse_from(["gpumeter", "--demo"]).unwrap();
         assert_eq!(cli.global.demo.as_deref(), Some("training"));
-        let cli = Cli::try_parse_from(["gpumeter", "snapshot", "--json", "--demo", "idle"]).unwrap();
+        let cli =
+            Cli::try_parse_from(["gpumeter", "snapshot", "--json", "--demo", "idle"]).unwrap();
         assert_eq!(cli.global.demo.as_deref(), Some("idle"));
-        assert!(matches!(cli.command, Some(Command::Snapshot(SnapshotArgs { json: true, .. }))));
+        assert!(matches!(
+            cli.command,
+            Some(Command::Snapshot(SnapshotArgs { json: true, .. }))
+        ));
+    }
+
+    #[test]
+    fn pricing_flags_parse_and_bad_values_name_the_flag() {
+        let cli = Cli::try_parse_from([
+            "gpumeter",
+            "--rate",
+            "3.10/gpu-h",
+            "--budget",
+            "500/day",
+            "--currency",
+            "eur",
+            "report",
+            "--since",
+            "30d",
+            "--json",
+        ])
+        .unwrap();
+        assert_eq!(cli.global.rate.unwrap().to_string(), "3.1/gpu-h");
+        assert_eq!(cli.global.currency.unwrap().code(), "EUR");
+        assert!(matches!(
+            cli.command,
+            Some(Command::Report(ReportArgs { json: true, .. }))
+        ));
+        let err = Cli::try_parse_from(["gpumeter", "--rate", "-1/h"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--rate") && err.contains("must not be negative"),
+            "{err}"
+        );
+        let err = Cli::try_parse_from(["gpumeter", "--currency", "XYZ"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--currency") && err.contains("unknown currency"),
+            "{err}"
+        );
+        let cli = Cli::try_parse_from([
+            "gpumeter", "--demo", "idle", "watch", "--for", "2h", "--fast",
+        ])
+        .unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::Watch(WatchArgs { fast: true, .. }))
+        ));
     }
 }

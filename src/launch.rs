@@ -94,14 +94,19 @@ mod tests {
 
     #[test]
     fn missing_scenario_file_names_the_file() {
-        let e = load_scenario("/nonexistent/x.toml").unwrap_err().to_string();
+        let e = load_scenario("/nonexistent/x.toml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("/nonexistent/x.toml"), "{e}");
     }
 
     #[test]
     fn list_has_one_line_per_builtin() {
         let list = scenario_list();
-        assert_eq!(list.lines().count(), gpumeter_sim::builtin_scenarios().len());
+        assert_eq!(
+            list.lines().count(),
+            gpumeter_sim::builtin_scenarios().len()
+        );
         assert!(list.lines().any(|l| l.starts_with("cpu-starved ")));
     }
 }

@@ -1,5 +1,174 @@
-//! The `gpumeter` binary (placeholder until the sources and the dashboard are merged).
+//! The `gpumeter` binary: argument parsing, exit codes and error printing at the edge;
+//! everything else lives in the library.
 
-fn main() {
-    println!("gpumeter: under construction");
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{CommandFactory, Parser};
+use gpumeter::cli::{Cli, Command, GlobalArgs, ReportArgs, SnapshotArgs, WatchArgs};
+use gpumeter::clock::{Clock, FakeClock, SharedClock, SystemClock};
+use gpumeter::launch::{self, LaunchError};
+use gpumeter::source::collector;
+use gpumeter::watch::{self, WatchClock, WatchOptions};
+use gpumeter::{config, export, report, ui};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            let code = err
+                .downcast_ref::<LaunchError>()
+                .map(LaunchError::exit_code)
+                .unwrap_or(1);
+            eprintln!("gpumeter: {err:#}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let g = &cli.global;
+    if g.list {
+        print!("{}", launch::scenario_list());
+        return Ok(());
+    }
+    match &cli.command {
+        Some(Command::Completions { shell }) => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(*shell, &mut cmd, "gpumeter", &mut std::io::stdout());
+            Ok(())
+        }
+        Some(Command::Man) => {
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut std::io::stdout())
+                .context("writing the man page")?;
+            Ok(())
+        }
+        Some(Command::Snapshot(args)) => snapshot(&cli, args),
+        Some(Command::Watch(args)) => watch_cmd(&cli, args),
+        Some(Command::Report(args)) => report_cmd(&cli, args),
+        None => dashboard(&cli),
+    }
+}
+
+fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
+    let g = &cli.global;
+    let snap = if let Some(demo) = g.demo.as_deref() {
+        // Read the scenario `--at` into its run on a private clock: no waiting.
+        let clock = FakeClock::new(SystemClock.now_unix_ms());
+        let mut source = launch::open_source(Some(demo), None, Arc::new(clock.clone()))?;
+        clock.advance_ms(i64::try_from(args.at.as_millis()).unwrap_or(i64::MAX));
+        source.sample()?
+    } else {
+        let clock: SharedClock = Arc::new(SystemClock);
+        let mut source = launch::open_source(None, g.nvml_lib.as_deref(), clock)?;
+        // Rates (CPU %, disk, PCIe) need two readings; one short interval apart, like top -n 1.
+        source.sample()?;
+        std::thread::sleep(g.interval.min(Duration::from_secs(1)));
+        source.sample()?
+    };
+    let text = if args.json {
+        export::json::to_json(&snap)?
+    } else {
+        export::table::to_table(&snap)
+    };
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error worth a message.
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing the snapshot"),
+    }
+}
+
+fn dashboard(cli: &Cli) -> anyhow::Result<()> {
+    let g = &cli.global;
+    let clock: SharedClock = Arc::new(SystemClock);
+    // Open the source before touching the terminal, so a missing driver is a plain message.
+    let source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock.clone())?;
+    let label = source.label();
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    collector::spawn(source, g.interval, tx).context("starting the collector thread")?;
+    let options = ui::UiOptions {
+        no_color: g.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+        source_label: label,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(ui::run(rx, clock, options))?;
+    Ok(())
+}
+
+/// The demo scenario's own price, so `--demo` shows money moving without a config file.
+fn demo_pricing(g: &GlobalArgs) -> anyhow::Result<Option<config::DemoPricing>> {
+    let Some(name) = g.demo.as_deref() else {
+        return Ok(None);
+    };
+    let s = launch::load_scenario(name)?;
+    Ok(s.pricing.as_ref().map(|p| config::DemoPricing {
+        scenario: s.name.clone(),
+        rate: p.rate_text.clone(),
+        currency: Some(p.currency.clone()),
+        budget_micros: p.budget_micros,
+    }))
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
+    let g = &cli.global;
+    watch::check_fast(args.fast, g.demo.is_some())?;
+    let settings = config::load_for(g, demo_pricing(g)?)?;
+    for n in &settings.notes {
+        eprintln!("gpumeter: {n}");
+    }
+    let (clock, shared): (WatchClock, SharedClock) = if args.fast {
+        let fake = FakeClock::new(SystemClock.now_unix_ms());
+        (WatchClock::Fast(fake.clone()), Arc::new(fake))
+    } else {
+        let real: SharedClock = Arc::new(SystemClock);
+        (WatchClock::Real(real.clone()), real)
+    };
+    let mut source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), shared)?;
+    let ledger = if settings.ledger.enabled {
+        settings.ledger.path.as_deref()
+    } else {
+        None
+    };
+    let opts = WatchOptions {
+        for_ms: args.for_.map(millis),
+        interval_ms: millis(g.interval),
+    };
+    watch::run_watch(
+        source.as_mut(),
+        &clock,
+        settings.pricing.as_ref(),
+        ledger,
+        opts,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr(),
+    )?;
+    Ok(())
+}
+
+fn report_cmd(cli: &Cli, args: &ReportArgs) -> anyhow::Result<()> {
+    let settings = config::load_for(&cli.global, None)?;
+    let path = settings
+        .ledger
+        .path
+        .context("no ledger location: pass --ledger PATH (or set HOME / XDG_STATE_HOME)")?;
+    report::run_report(
+        args,
+        &path,
+        SystemClock.now_unix_ms(),
+        &mut std::io::stdout().lock(),
+    )?;
+    Ok(())
 }

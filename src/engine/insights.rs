@@ -40,6 +40,14 @@ fn bounded<T>(v: &mut Vec<T>) {
 }
 
 impl Insights {
+    /// The meter's current burn per hour prices idle and wasted time (called by `ingest`).
+    pub(super) fn billing_rate(&mut self, micros_per_hour: i64, currency: &str) {
+        self.rate_micros_per_h = Some(micros_per_hour);
+        if self.rules.currency() != currency {
+            self.rules.set_currency(currency);
+        }
+    }
+
     /// One tick (called by [`Engine::ingest`]).
     pub(super) fn observe(&mut self, snap: &Snapshot) {
         let now = snap.taken_at_unix_ms;

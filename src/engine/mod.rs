@@ -10,6 +10,8 @@ pub mod series;
 
 use gpumeter_model::Snapshot;
 
+use crate::billing::{BillingView, BudgetEvent, Meter};
+
 pub use history::{GpuHistory, History};
 
 /// How the source is doing, as the header shows it.
@@ -35,7 +37,15 @@ pub struct Engine {
     health: SourceHealth,
     ticks: u64,
     insights: insights::Insights,
+    /// The billing meter, when pricing is configured; fed by every `ingest`.
+    meter: Option<Meter>,
+    billing: Option<BillingView>,
+    /// Budget crossings not yet taken by [`Engine::drain_budget_events`] (bounded).
+    budget_events: Vec<BudgetEvent>,
 }
+
+/// Undrained budget events kept at most (oldest dropped): nobody may be listening.
+const MAX_PENDING_BUDGET_EVENTS: usize = 64;
 
 impl Default for Engine {
     fn default() -> Self {
@@ -51,12 +61,34 @@ impl Engine {
             health: SourceHealth::Starting,
             ticks: 0,
             insights: insights::Insights::default(),
+            meter: None,
+            billing: None,
+            budget_events: Vec::new(),
         }
+    }
+
+    /// An engine that also runs the billing meter.
+    pub fn with_meter(mut self, meter: Meter) -> Self {
+        self.meter = Some(meter);
+        self
     }
 
     /// One tick: a new snapshot in.
     pub fn ingest(&mut self, snap: Snapshot) {
+        if let Some(meter) = &mut self.meter {
+            let events = meter.observe(&snap, snap.taken_at_unix_ms);
+            self.budget_events.extend(events);
+            let excess = self
+                .budget_events
+                .len()
+                .saturating_sub(MAX_PENDING_BUDGET_EVENTS);
+            self.budget_events.drain(..excess);
+            self.billing = Some(meter.view());
+        }
         self.history.record(&snap);
+        if let Some(view) = &self.billing {
+            self.insights.billing_rate(view.burn_per_hour.micros(), view.currency.code());
+        }
         self.insights.observe(&snap);
         self.latest = Some(snap);
         self.health = SourceHealth::Ok;
@@ -86,6 +118,20 @@ impl Engine {
 
     pub fn health(&self) -> &SourceHealth {
         &self.health
+    }
+
+    /// The spend summary after the latest tick (None without pricing or before a reading).
+    pub fn billing(&self) -> Option<&BillingView> {
+        self.billing.as_ref()
+    }
+
+    pub fn meter(&self) -> Option<&Meter> {
+        self.meter.as_ref()
+    }
+
+    /// Budget crossings since the last call, oldest first.
+    pub fn drain_budget_events(&mut self) -> Vec<BudgetEvent> {
+        std::mem::take(&mut self.budget_events)
     }
 
     /// Snapshots ingested so far.
@@ -124,5 +170,32 @@ mod tests {
         e.ingest(Snapshot::empty("t", 4_000));
         assert_eq!(e.health(), &SourceHealth::Ok);
         assert_eq!(e.sample_age_ms(4_500), Some(500));
+        assert!(e.billing().is_none());
+    }
+
+    #[test]
+    fn the_meter_runs_on_snapshot_time_and_its_events_drain_once() {
+        use crate::billing::{Budget, ClockStart, MeterConfig, Pricing, Rate};
+        let mut pricing = Pricing::simple(Rate::parse("36/h").unwrap());
+        pricing.clock_start = ClockStart::FirstSample;
+        pricing.budget = Some(Budget::parse("0.10/run").unwrap());
+        let meter = Meter::new(MeterConfig {
+            pricing,
+            tick_cap_ms: 10_000,
+        });
+        let mut e = Engine::new().with_meter(meter);
+        for t in 0..=10 {
+            e.ingest(Snapshot::empty("t", 1_000_000 + t * 1_000));
+        }
+        let view = e.billing().unwrap();
+        assert_eq!(view.spent.micros(), 100_000);
+        assert_eq!(view.at_unix_ms, 1_010_000);
+        let thresholds: Vec<u8> = e
+            .drain_budget_events()
+            .iter()
+            .map(|b| b.threshold)
+            .collect();
+        assert_eq!(thresholds, vec![50, 80, 100]);
+        assert!(e.drain_budget_events().is_empty());
     }
 }

@@ -51,7 +51,15 @@ fn gpus(out: &mut String, gpus: &[GpuReading]) {
     let _ = writeln!(
         out,
         "{:<3} {:<24} {:>5} {:>5} {:>19} {:>15} {:>5} {:>11} {:>21}  throttle",
-        "GPU", "name", "util", "mem", "VRAM used/total", "power/limit", "temp", "SM/mem MHz", "PCIe rx/tx"
+        "GPU",
+        "name",
+        "util",
+        "mem",
+        "VRAM used/total",
+        "power/limit",
+        "temp",
+        "SM/mem MHz",
+        "PCIe rx/tx"
     );
     for g in gpus {
         let name: String = g.name.as_deref().unwrap_or(NA).chars().take(24).collect();
@@ -147,10 +155,16 @@ fn processes(out: &mut String, procs: &[ProcessReading], now_s: i64) {
             } else {
                 "-".to_string()
             },
-            opt(p.sm_util_pct(), |v| v.to_string()),
+            if p.is_gpu_process() {
+                opt(p.sm_util_pct(), |v| v.to_string())
+            } else {
+                "-".to_string()
+            },
             opt(p.cpu_pct, |v| format!("{v:.0}")),
             opt(p.rss_bytes, bytes),
-            opt(p.start_time_unix_s, |t| duration_s((now_s - t).max(0) as u64)),
+            opt(p.start_time_unix_s, |t| duration_s(
+                (now_s - t).max(0) as u64
+            )),
             clip(command, 120),
         );
     }

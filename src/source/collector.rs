@@ -16,7 +16,10 @@ use super::Source;
 pub enum CollectorEvent {
     /// Boxed: a snapshot is large and the failure variant small.
     Snapshot(Box<Snapshot>),
-    SourceFailed { message: String, retry_in_ms: u64 },
+    SourceFailed {
+        message: String,
+        retry_in_ms: u64,
+    },
 }
 
 /// Retry delays after whole-source failures: 1 s, 2 s, 4 s … capped, reset by a success.

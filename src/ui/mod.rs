@@ -1,1 +1,177 @@
-//! The terminal dashboard.
+//! The terminal dashboard (ratatui + crossterm). This room holds the view state ([`App`]), the
+//! widgets (one per file), the layout, the theme, the terminal guard and the event loop. It
+//! reads the [`Engine`] through `&` only: [`draw`] never mutates anything, so every screen is a
+//! snapshot test. The only state it owns is the view; readings arrive over the collector
+//! channel in [`run`].
+
+pub mod app;
+mod charts;
+mod event_loop;
+mod fmt;
+mod gpu_line;
+mod gpu_panel;
+mod header;
+mod help;
+pub mod layout;
+mod process_table;
+mod rows;
+pub mod sort;
+pub mod spend_panel;
+mod status_line;
+pub mod terminal;
+pub mod theme;
+
+#[cfg(test)]
+mod render_tests;
+#[cfg(test)]
+pub(crate) mod testing;
+
+use gpumeter_model::GpuState;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+
+use crate::engine::Engine;
+
+pub use app::{Action, App};
+pub use event_loop::run;
+pub use layout::Screen;
+pub use rows::{INVISIBLE_LABEL, ProcRow, build_rows};
+
+/// How the dashboard starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UiOptions {
+    /// Draw without colours (`--no-color`, or `NO_COLOR` set).
+    pub no_color: bool,
+    /// The source's label (`nvml`, `demo:training`), shown until the first reading names it.
+    pub source_label: String,
+}
+
+/// Why the dashboard could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum UiError {
+    /// The terminal could not be set up, read or drawn to.
+    #[error("terminal: {0}")]
+    Terminal(#[from] std::io::Error),
+    /// Standard output is not a terminal (piped or redirected).
+    #[error("standard output is not a terminal; the dashboard needs one (try `gpumeter snapshot`)")]
+    NotATerminal,
+    /// A signal handler could not be installed.
+    #[error("installing the {signal} handler: {source}")]
+    Signal {
+        signal: &'static str,
+        source: std::io::Error,
+    },
+}
+
+/// The layout for a terminal of `area` showing what `engine` holds.
+pub fn screen_for(area: Rect, engine: &Engine) -> Screen {
+    let gpus = engine.latest().map_or(0, |s| s.gpus.len());
+    layout::compute(area, gpus)
+}
+
+/// Tells `app` what the screen will list (rows, GPUs, visible rows) so keys and mouse act on
+/// what is shown. The event loop calls it before each frame.
+pub fn sync(app: &mut App, engine: &Engine, area: Rect, now_unix_ms: i64) {
+    let screen = screen_for(area, engine);
+    let (pids, gpus) = match engine.latest() {
+        Some(s) => (
+            build_rows(s, app, now_unix_ms)
+                .iter()
+                .map(|r| r.proc.pid)
+                .collect(),
+            s.gpus.iter().map(|g| g.index).collect(),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    app.sync(pids, gpus, screen.page_rows());
+}
+
+/// Renders one frame from borrowed state.
+pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
+    let area = frame.area();
+    let theme = &app.theme;
+    let layout = match screen_for(area, engine) {
+        Screen::TooSmall(r) => {
+            too_small(frame, r, app);
+            return;
+        }
+        Screen::Dashboard(l) => l,
+    };
+    header::render(frame, layout.header, app, engine, now_unix_ms);
+
+    let snap = engine.latest();
+    let gpus = snap.map_or(&[][..], |s| &s.gpus[..]);
+    match layout.gpu_mode {
+        layout::GpuMode::Message => {
+            let note = if snap.is_some() {
+                "no NVIDIA GPUs in this reading"
+            } else {
+                "no reading yet"
+            };
+            if let Some(r) = layout.gpu_cells.first() {
+                frame.render_widget(Paragraph::new(fmt::styled(note, theme.dim)), *r);
+            }
+        }
+        layout::GpuMode::Panels { .. } => {
+            for (cell, g) in layout.gpu_cells.iter().zip(gpus) {
+                let selected = app.gpu_filter == Some(g.index);
+                gpu_panel::render(frame, *cell, g, selected, theme);
+            }
+        }
+        layout::GpuMode::Lines => {
+            for (cell, g) in layout.gpu_cells.iter().zip(gpus) {
+                let selected = app.gpu_filter == Some(g.index);
+                gpu_line::render(frame, *cell, g, selected, theme);
+            }
+        }
+    }
+    if let Some((r, hidden)) = layout.gpu_overflow {
+        let lost = gpus
+            .iter()
+            .skip(layout.gpu_cells.len())
+            .filter(|g| g.state != GpuState::Ok)
+            .count();
+        let mut text = format!(" +{hidden} more GPUs (enlarge the terminal to see them)");
+        if lost > 0 {
+            text = format!(" +{hidden} more GPUs, {lost} of them LOST (enlarge the terminal)");
+        }
+        let style = if lost > 0 { theme.hot } else { theme.dim };
+        frame.render_widget(Paragraph::new(fmt::styled(text, style)), r);
+    }
+
+    charts::render(frame, &layout.charts, app, engine, now_unix_ms);
+    let rows = snap
+        .map(|s| build_rows(s, app, now_unix_ms))
+        .unwrap_or_default();
+    process_table::render(frame, layout.table, &rows, app, snap.is_some(), now_unix_ms);
+    status_line::render(frame, layout.status, app);
+    if app.help {
+        help::render(frame, area, theme);
+    }
+}
+
+/// The notice below the minimum size: the longest wording that fits, or nothing.
+fn too_small(frame: &mut Frame, area: Rect, app: &App) {
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let w = usize::from(area.width);
+    let long = format!(
+        "terminal too small: {}×{} (need {}×{})",
+        area.width,
+        area.height,
+        layout::MIN_WIDTH,
+        layout::MIN_HEIGHT
+    );
+    let text = [long.as_str(), "terminal too small", "too small", "small"]
+        .into_iter()
+        .find(|t| fmt::width(t) <= w)
+        .unwrap_or("");
+    let line = Line::from(fmt::styled(text, app.theme.warm));
+    frame.render_widget(
+        Paragraph::new(line),
+        Rect::new(area.x, area.y, area.width, 1),
+    );
+}

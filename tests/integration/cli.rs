@@ -16,7 +16,11 @@ fn snapshot_json(scenario: &str, at: &str) -> Value {
         .args(["snapshot", "--json", "--demo", scenario, "--at", at])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -105,8 +109,15 @@ fn training_is_busy_and_cpu_starved_shows_the_starved_pattern() {
         .filter(|p| p["gpu"].as_array().unwrap().is_empty())
         .collect();
     assert!(workers.len() >= 8);
-    let busy = workers.iter().filter(|p| num(&p["cpu_pct"]) >= 80.0).count();
-    assert!(busy * 2 >= workers.len(), "{busy} of {} workers busy", workers.len());
+    let busy = workers
+        .iter()
+        .filter(|p| num(&p["cpu_pct"]) >= 80.0)
+        .count();
+    assert!(
+        busy * 2 >= workers.len(),
+        "{busy} of {} workers busy",
+        workers.len()
+    );
 }
 
 #[test]
@@ -125,7 +136,10 @@ fn gpu_lost_marks_one_gpu_and_keeps_the_others() {
     let gpus = v["gpus"].as_array().unwrap();
     let lost: Vec<&Value> = gpus.iter().filter(|g| g["state"] == "lost").collect();
     assert_eq!(lost.len(), 1);
-    assert!(lost[0]["util_gpu_pct"].is_null(), "lost readings are null, not 0");
+    assert!(
+        lost[0]["util_gpu_pct"].is_null(),
+        "lost readings are null, not 0"
+    );
     assert!(gpus.iter().filter(|g| g["state"] == "ok").count() >= 1);
     for g in gpus.iter().filter(|g| g["state"] == "ok") {
         assert!(g["util_gpu_pct"].is_number());
@@ -139,10 +153,7 @@ fn mixed_keeps_invisible_pids_and_sanitizes_hostile_names() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    assert!(
-        !out.stdout.contains(&0x1b),
-        "raw ESC byte in JSON output"
-    );
+    assert!(!out.stdout.contains(&0x1b), "raw ESC byte in JSON output");
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(!text.contains("\\u001b"), "escaped ESC survived sanitising");
     let v: Value = serde_json::from_str(&text).unwrap();
@@ -204,14 +215,20 @@ fn bad_arguments_exit_2_and_say_what_is_wrong() {
         .args(["snapshot", "--demo", "no-such-scenario"])
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("unknown demo scenario 'no-such-scenario'"));
+        .stderr(predicate::str::contains(
+            "unknown demo scenario 'no-such-scenario'",
+        ));
 }
 
 #[test]
 fn bad_scenario_file_names_file_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.toml");
-    std::fs::write(&path, "name = \"x\"\ndescription = \"y\"\nbogus_field = 3\n").unwrap();
+    std::fs::write(
+        &path,
+        "name = \"x\"\ndescription = \"y\"\nbogus_field = 3\n",
+    )
+    .unwrap();
     gpumeter()
         .args(["snapshot", "--demo", path.to_str().unwrap()])
         .assert()

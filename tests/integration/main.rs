@@ -1,6 +1,8 @@
 //! gpumeter's integration tests: one test binary (linking is slow), a module per area.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
+mod billing_cli;
+mod billing_week;
 mod cli;
 mod support;
 mod tui;

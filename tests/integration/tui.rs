@@ -10,7 +10,9 @@ const WAIT: Duration = Duration::from_secs(15);
 
 fn demo(scenario: &str, w: u16, h: u16) -> Tmux {
     let t = Tmux::start(&format!("exec {BIN} --demo {scenario}"), w, h, &[]);
-    t.wait_for("the dashboard", WAIT, |s| s.contains("GPU") && s.contains("PID"));
+    t.wait_for("the dashboard", WAIT, |s| {
+        s.contains("GPU") && s.contains("PID")
+    });
     t
 }
 
@@ -20,7 +22,10 @@ fn q_quits_and_restores_the_terminal() {
         return;
     }
     let t = demo("training", 120, 40);
-    assert!(t.alternate_on(), "the dashboard should use the alternate screen");
+    assert!(
+        t.alternate_on(),
+        "the dashboard should use the alternate screen"
+    );
     t.keys(&["q"]);
     t.wait_dead(WAIT);
     assert_eq!(t.exit_status(), Some(0));
@@ -34,9 +39,13 @@ fn help_overlay_opens_and_closes() {
     }
     let t = demo("training", 120, 40);
     t.keys(&["?"]);
-    t.wait_for("the help overlay", WAIT, |s| s.to_lowercase().contains("help") && s.contains("sort"));
+    t.wait_for("the help overlay", WAIT, |s| {
+        s.to_lowercase().contains("help") && s.contains("sort")
+    });
     t.keys(&["Escape"]);
-    t.wait_for("the help overlay to close", WAIT, |s| !s.contains("toggle tree"));
+    t.wait_for("the help overlay to close", WAIT, |s| {
+        !s.contains("toggle tree")
+    });
     t.keys(&["q"]);
     t.wait_dead(WAIT);
 }
@@ -51,7 +60,10 @@ fn filter_narrows_the_process_table() {
     t.literal("jupyter");
     t.keys(&["Enter"]);
     let s = t.wait_for("the filter to apply", WAIT, |s| s.contains("jupyter"));
-    assert!(!s.contains("torchrun"), "filtered-out process still shown:\n{s}");
+    assert!(
+        !s.contains("torchrun"),
+        "filtered-out process still shown:\n{s}"
+    );
     t.keys(&["q"]);
     t.wait_dead(WAIT);
 }

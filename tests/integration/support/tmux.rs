@@ -45,6 +45,12 @@ impl Tmux {
         cmd.arg("-L").arg(&t.socket).arg("-f").arg(&t.conf);
         cmd.args(["new-session", "-d", "-s", "main", "-x"]);
         cmd.arg(width.to_string()).arg("-y").arg(height.to_string());
+        // Never read the user's config or write their ledger.
+        let state = std::env::temp_dir().join(format!("{}.state", t.socket));
+        cmd.arg("-e")
+            .arg(format!("XDG_STATE_HOME={}", state.display()));
+        cmd.arg("-e")
+            .arg(format!("XDG_CONFIG_HOME={}", state.display()));
         for (k, v) in env {
             cmd.arg("-e").arg(format!("{k}={v}"));
         }
@@ -70,7 +76,8 @@ impl Tmux {
 
     /// The visible screen as text.
     pub fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "main"]).stdout).into_owned()
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "main"]).stdout)
+            .into_owned()
     }
 
     /// Sends tmux key names (`q`, `Down`, `C-c`, `Escape`) or literal text with `-l`.
@@ -125,7 +132,10 @@ impl Tmux {
         let start = Instant::now();
         while !self.dead() {
             if start.elapsed() > timeout {
-                panic!("program still running after {timeout:?}; screen:\n{}", self.screen());
+                panic!(
+                    "program still running after {timeout:?}; screen:\n{}",
+                    self.screen()
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -136,5 +146,7 @@ impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.tmux(&["kill-server"]);
         let _ = std::fs::remove_file(&self.conf);
+        let _ =
+            std::fs::remove_dir_all(std::env::temp_dir().join(format!("{}.state", self.socket)));
     }
 }

@@ -1,0 +1,149 @@
+//! The configuration: embedded defaults (`config/default.toml`, the documented reference), the
+//! user's file layered over them, a demo scenario's prices over that, and command-line flags
+//! over everything. Reads files and the environment; nothing else here does I/O.
+//!
+//! Raw serde structs ([`raw`]) are kept apart from the resolved [`Settings`] the program uses
+//! ([`resolve`]). Errors name the file, line, column and field, or the flag.
+
+pub mod error;
+pub mod raw;
+pub mod resolve;
+
+use std::path::{Path, PathBuf};
+
+pub use error::{ConfigError, Origin};
+pub use raw::RawConfig;
+pub use resolve::{CliPricing, DemoPricing, LedgerSettings, Settings};
+
+/// The shipped defaults, built in.
+pub const DEFAULT_CONFIG: &str = include_str!("../../config/default.toml");
+/// How the defaults are named in error messages.
+pub const DEFAULT_CONFIG_NAME: &str = "<built-in defaults>";
+
+/// The environment variables that locate files (read once, passed in so tests can fake them).
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    pub home: Option<PathBuf>,
+    pub xdg_config_home: Option<PathBuf>,
+    pub xdg_state_home: Option<PathBuf>,
+}
+
+impl Env {
+    /// From this process's environment (empty values count as unset, as XDG says).
+    pub fn from_process() -> Env {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        Env {
+            home: var("HOME"),
+            xdg_config_home: var("XDG_CONFIG_HOME"),
+            xdg_state_home: var("XDG_STATE_HOME"),
+        }
+    }
+
+    /// `$XDG_CONFIG_HOME/gpumeter/config.toml`, else `~/.config/gpumeter/config.toml`.
+    pub fn user_config_path(&self) -> Option<PathBuf> {
+        let base = self
+            .xdg_config_home
+            .clone()
+            .or_else(|| self.home.as_ref().map(|h| h.join(".config")))?;
+        Some(base.join("gpumeter").join("config.toml"))
+    }
+
+    /// `$XDG_STATE_HOME/gpumeter/ledger.sqlite`, else `~/.local/state/gpumeter/ledger.sqlite`.
+    pub fn default_ledger_path(&self) -> Option<PathBuf> {
+        let base = self
+            .xdg_state_home
+            .clone()
+            .or_else(|| self.home.as_ref().map(|h| h.join(".local").join("state")))?;
+        Some(base.join("gpumeter").join("ledger.sqlite"))
+    }
+}
+
+/// What to load.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// `--config PATH`: this file instead of the user's (it must exist).
+    pub config_path: Option<PathBuf>,
+    pub env: Env,
+    /// A demo scenario's prices, layered over the files.
+    pub demo: Option<DemoPricing>,
+    pub cli: CliPricing,
+}
+
+/// Parses one layer of TOML text; `name` is how errors refer to it.
+pub fn parse_layer(name: &str, text: &str) -> Result<RawConfig, ConfigError> {
+    toml::from_str(text).map_err(|e| {
+        let offset = e.span().map_or(0, |s| s.start);
+        ConfigError::Invalid {
+            origin: Origin::at(name, text, offset),
+            field: error::field_at(text, offset),
+            message: e.message().trim().to_string(),
+        }
+    })
+}
+
+/// A layer with its name and text, kept so that value errors can point into it.
+#[derive(Debug, Clone)]
+pub struct Layer {
+    pub name: String,
+    pub text: String,
+    pub raw: RawConfig,
+}
+
+impl Layer {
+    pub fn parse(name: &str, text: &str) -> Result<Layer, ConfigError> {
+        Ok(Layer {
+            name: name.to_string(),
+            text: text.to_string(),
+            raw: parse_layer(name, text)?,
+        })
+    }
+
+    /// The embedded defaults.
+    pub fn defaults() -> Result<Layer, ConfigError> {
+        Layer::parse(DEFAULT_CONFIG_NAME, DEFAULT_CONFIG)
+    }
+
+    fn read(path: &Path) -> Result<Layer, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Layer::parse(&path.display().to_string(), &text)
+    }
+}
+
+/// Loads the settings: defaults, then the user file (`--config` or the XDG path, when present),
+/// then the demo's prices, then the flags.
+pub fn load(opts: &LoadOptions) -> Result<Settings, ConfigError> {
+    let mut layers = vec![Layer::defaults()?];
+    match &opts.config_path {
+        Some(path) => layers.push(Layer::read(path)?),
+        None => {
+            if let Some(path) = opts.env.user_config_path().filter(|p| p.exists()) {
+                layers.push(Layer::read(&path)?);
+            }
+        }
+    }
+    resolve::resolve(&layers, opts.demo.as_ref(), &opts.cli, &opts.env)
+}
+
+/// [`load`] for the binary: the flags in `global`, this process's environment, and a demo
+/// scenario's prices when one runs.
+pub fn load_for(
+    global: &crate::cli::GlobalArgs,
+    demo: Option<DemoPricing>,
+) -> Result<Settings, ConfigError> {
+    load(&LoadOptions {
+        config_path: global.config.clone(),
+        env: Env::from_process(),
+        demo,
+        cli: CliPricing::from(global),
+    })
+}
+
+#[cfg(test)]
+mod tests;

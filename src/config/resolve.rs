@@ -1,0 +1,265 @@
+//! From layers of raw config to the [`Settings`] the program runs on: the last layer that sets a
+//! key wins, then the demo's prices, then the flags. Every value is checked here, and an error
+//! names where the offending value came from.
+
+use std::path::PathBuf;
+
+use toml::Spanned;
+
+use super::error::{ConfigError, Origin};
+use super::raw::RawPricing;
+use super::{Env, Layer};
+use crate::billing::pricing::{Budget, ClockStart, Granularity, Pricing, Rate, non_negative};
+use crate::money::{Currency, Money};
+
+/// Pricing given on the command line, already parsed by clap.
+#[derive(Debug, Clone, Default)]
+pub struct CliPricing {
+    pub rate: Option<Rate>,
+    pub budget: Option<Budget>,
+    pub currency: Option<Currency>,
+    /// `--ledger PATH`.
+    pub ledger: Option<PathBuf>,
+    /// `--no-ledger`.
+    pub no_ledger: bool,
+}
+
+impl From<&crate::cli::GlobalArgs> for CliPricing {
+    fn from(g: &crate::cli::GlobalArgs) -> CliPricing {
+        CliPricing {
+            rate: g.rate,
+            budget: g.budget,
+            currency: g.currency,
+            ledger: g.ledger.clone(),
+            no_ledger: g.no_ledger,
+        }
+    }
+}
+
+/// A demo scenario's `[pricing]` table, as the simulator parsed it.
+#[derive(Debug, Clone)]
+pub struct DemoPricing {
+    pub scenario: String,
+    /// The rate as written (`31.00/h`).
+    pub rate: String,
+    pub currency: Option<String>,
+    pub budget_micros: Option<u64>,
+}
+
+/// Where the ledger lives, or that there is none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerSettings {
+    pub enabled: bool,
+    /// `None` when enabled but no location is known (no HOME): the caller says so and runs without.
+    pub path: Option<PathBuf>,
+}
+
+/// The resolved configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// `None` when no rate is configured: no meter runs.
+    pub pricing: Option<Pricing>,
+    pub ledger: LedgerSettings,
+    /// Things worth a line on stderr (a clock start that fell back, …).
+    pub notes: Vec<String>,
+}
+
+/// A value and where it came from.
+struct Found {
+    text: String,
+    origin: Origin,
+}
+
+fn pick(layers: &[Layer], get: fn(&RawPricing) -> Option<&Spanned<String>>) -> Option<Found> {
+    layers.iter().rev().find_map(|layer| {
+        let value = get(layer.raw.pricing.as_ref()?)?;
+        Some(Found {
+            text: value.get_ref().clone(),
+            origin: Origin::at(&layer.name, &layer.text, value.span().start),
+        })
+    })
+}
+
+fn invalid(origin: Origin, field: &str, message: impl ToString) -> ConfigError {
+    ConfigError::Invalid {
+        origin,
+        field: field.to_string(),
+        message: message.to_string(),
+    }
+}
+
+fn parse_found<T, E: ToString>(
+    found: Option<Found>,
+    field: &str,
+    parse: impl Fn(&str) -> Result<T, E>,
+) -> Result<Option<(T, Origin)>, ConfigError> {
+    found
+        .map(|f| match parse(&f.text) {
+            Ok(v) => Ok((v, f.origin)),
+            Err(e) => Err(invalid(f.origin, field, e)),
+        })
+        .transpose()
+}
+
+/// Resolves the layers (lowest first), the demo's prices and the flags.
+pub fn resolve(
+    layers: &[Layer],
+    demo: Option<&DemoPricing>,
+    cli: &CliPricing,
+    env: &Env,
+) -> Result<Settings, ConfigError> {
+    let mut notes = Vec::new();
+    let mut rate = parse_found(
+        pick(layers, |p| p.rate.as_ref()),
+        "pricing.rate",
+        Rate::parse,
+    )?;
+    let mut currency = parse_found(
+        pick(layers, |p| p.currency.as_ref()),
+        "pricing.currency",
+        Currency::from_code,
+    )?;
+    let mut budget = parse_found(
+        pick(layers, |p| p.budget.as_ref()),
+        "pricing.budget",
+        Budget::parse,
+    )?;
+    let granularity = parse_found(
+        pick(layers, |p| p.granularity.as_ref()),
+        "pricing.granularity",
+        Granularity::parse,
+    )?;
+    let clock_start = parse_found(
+        pick(layers, |p| p.clock_start.as_ref()),
+        "pricing.clock_start",
+        ClockStart::parse,
+    )?;
+    let amount = |field: &'static str, get| parse_found(pick(layers, get), field, non_negative);
+    let extras = amount("pricing.extras_per_hour", |p| p.extras_per_hour.as_ref())?;
+    let egress = amount("pricing.egress_per_gb", |p| p.egress_per_gb.as_ref())?;
+    let power = amount("pricing.electricity_per_kwh", |p| {
+        p.electricity_per_kwh.as_ref()
+    })?;
+
+    if let Some(d) = demo {
+        let origin = Origin::Scenario(d.scenario.clone());
+        let r = Rate::parse(&d.rate).map_err(|e| invalid(origin.clone(), "rate", e))?;
+        rate = Some((r, origin.clone()));
+        if let Some(code) = &d.currency {
+            let c =
+                Currency::from_code(code).map_err(|e| invalid(origin.clone(), "currency", e))?;
+            currency = Some((c, origin.clone()));
+        }
+        if let Some(micros) = d.budget_micros {
+            let amount = Money::from_micros(i64::try_from(micros).unwrap_or(i64::MAX));
+            let period = crate::billing::BudgetPeriod::Run;
+            budget = Some((Budget { amount, period }, origin));
+        }
+    }
+    if let Some(r) = cli.rate {
+        rate = Some((r, Origin::Flag("--rate")));
+    }
+    if let Some(c) = cli.currency {
+        currency = Some((c, Origin::Flag("--currency")));
+    }
+    if let Some(b) = cli.budget {
+        budget = Some((b, Origin::Flag("--budget")));
+    }
+
+    let pricing = match rate {
+        None => {
+            if let Some((_, origin)) = budget {
+                return Err(invalid(
+                    origin,
+                    "pricing.budget",
+                    "a budget needs a rate (pricing.rate or --rate)",
+                ));
+            }
+            None
+        }
+        Some((rate, _)) => {
+            let mut p = Pricing::simple(rate);
+            if let Some((g, _)) = &granularity {
+                p.granularity = *g;
+            }
+            p.currency = currency.map_or(Currency::USD, |(c, _)| c);
+            p.clock_start = match clock_start.map(|(c, _)| c) {
+                Some(ClockStart::Container) => container_start(&mut notes),
+                Some(c) => c,
+                None => ClockStart::Boot,
+            };
+            p.extras_per_hour = extras.map_or(Money::ZERO, |(m, _)| m);
+            p.egress_per_gb = egress.map_or(Money::ZERO, |(m, _)| m);
+            p.budget = budget.map(|(b, _)| b);
+            p.electricity_per_kwh = power.map(|(m, _)| m);
+            if let Err(e) = p.check() {
+                let origin = granularity.map_or(Origin::Flag("--rate"), |(_, o)| o);
+                return Err(invalid(origin, "pricing.granularity", e));
+            }
+            Some(p)
+        }
+    };
+    Ok(Settings {
+        pricing,
+        ledger: ledger_settings(layers, cli, env)?,
+        notes,
+    })
+}
+
+fn ledger_settings(
+    layers: &[Layer],
+    cli: &CliPricing,
+    env: &Env,
+) -> Result<LedgerSettings, ConfigError> {
+    let enabled = layers
+        .iter()
+        .rev()
+        .find_map(|l| l.raw.ledger.as_ref()?.enabled)
+        .unwrap_or(true)
+        && !cli.no_ledger;
+    let from_file = layers.iter().rev().find_map(|l| {
+        let p = l.raw.ledger.as_ref()?.path.as_ref()?;
+        Some((
+            p.get_ref().clone(),
+            Origin::at(&l.name, &l.text, p.span().start),
+        ))
+    });
+    let path = match (&cli.ledger, from_file) {
+        (Some(p), _) => Some(p.clone()),
+        (None, Some((text, origin))) => {
+            let expanded = match (text.strip_prefix("~/"), &env.home) {
+                (Some(rest), Some(home)) => home.join(rest),
+                _ => PathBuf::from(&text),
+            };
+            if text.trim().is_empty() {
+                return Err(invalid(origin, "ledger.path", "must not be empty"));
+            }
+            Some(expanded)
+        }
+        (None, None) => env.default_ledger_path(),
+    };
+    Ok(LedgerSettings { enabled, path })
+}
+
+/// This container's start: PID 1's start time after boot. Falls back to the first reading.
+fn container_start(notes: &mut Vec<String>) -> ClockStart {
+    let start = procfs::process::Process::new(1)
+        .and_then(|p| p.stat())
+        .and_then(|stat| {
+            let boot = procfs::boot_time_secs()?;
+            let ticks = procfs::ticks_per_second().max(1);
+            let ms = i64::try_from(boot.saturating_mul(1_000) + stat.starttime * 1_000 / ticks)
+                .unwrap_or(i64::MAX);
+            Ok(ms)
+        });
+    match start {
+        Ok(ms) => ClockStart::At(ms),
+        Err(e) => {
+            notes.push(format!(
+                "pricing.clock_start = \"container\": cannot read the container start ({e}); \
+                 the billing clock starts at the first reading"
+            ));
+            ClockStart::FirstSample
+        }
+    }
+}

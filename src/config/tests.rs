@@ -1,0 +1,203 @@
+//! The shipped default parses; invalid fixtures fail with the asserted message; layers stack.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::billing::{BudgetPeriod, ClockStart, Granularity, Rate, RateUnit};
+use crate::money::{Currency, Money};
+
+fn fixtures(kind: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/config")
+        .join(kind)
+}
+
+fn load_file(path: &Path) -> Result<Settings, ConfigError> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let name = path.file_name().unwrap().to_string_lossy();
+    let layers = [Layer::defaults()?, Layer::parse(&name, &text)?];
+    resolve::resolve(&layers, None, &CliPricing::default(), &Env::default())
+}
+
+#[test]
+fn check_default_config() {
+    let layer = Layer::defaults().unwrap();
+    let pricing = layer.raw.pricing.as_ref().unwrap();
+    assert!(pricing.rate.is_none(), "the defaults set no rate");
+    let s = resolve::resolve(&[layer], None, &CliPricing::default(), &Env::default()).unwrap();
+    assert_eq!(s.pricing, None);
+    assert!(s.ledger.enabled);
+    // Every key the raw structs know is documented in the default file.
+    for key in [
+        "rate",
+        "currency",
+        "granularity",
+        "clock_start",
+        "extras_per_hour",
+        "egress_per_gb",
+        "budget",
+        "electricity_per_kwh",
+        "[ledger]",
+        "enabled",
+        "path",
+        "[alerts]",
+    ] {
+        assert!(DEFAULT_CONFIG.contains(key), "{key} is not documented");
+    }
+}
+
+#[test]
+fn invalid_fixtures_fail_with_their_message() {
+    let mut seen = 0;
+    for entry in std::fs::read_dir(fixtures("invalid")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let expected = std::fs::read_to_string(path.with_extension("expected")).unwrap();
+        let err = load_file(&path)
+            .expect_err(&path.display().to_string())
+            .to_string();
+        assert!(
+            err.contains(expected.trim()),
+            "{}:\n  got      {err}\n  expected {}",
+            path.display(),
+            expected.trim()
+        );
+        seen += 1;
+    }
+    assert!(seen >= 10, "only {seen} invalid fixtures");
+}
+
+#[test]
+fn valid_fixtures_resolve() {
+    let s = load_file(&fixtures("valid").join("hourly_cloud.toml")).unwrap();
+    let p = s.pricing.unwrap();
+    assert_eq!(p.rate, Rate::parse("31/h").unwrap());
+    assert_eq!(p.granularity, Granularity::PerSecondMin60);
+    assert_eq!(p.extras_per_hour, Money::parse("0.12").unwrap());
+    assert_eq!(p.budget.unwrap().period, BudgetPeriod::Day);
+    assert_eq!(p.clock_start, ClockStart::Boot);
+
+    let p = load_file(&fixtures("valid").join("per_gpu_eur.toml"))
+        .unwrap()
+        .pricing
+        .unwrap();
+    assert_eq!((p.rate.unit, p.currency.code()), (RateUnit::GpuHour, "EUR"));
+    assert_eq!(p.clock_start, ClockStart::At(1_777_622_400_000));
+
+    let s = load_file(&fixtures("valid").join("onprem_monthly.toml")).unwrap();
+    let p = s.pricing.unwrap();
+    assert_eq!(p.granularity, Granularity::Monthly);
+    assert_eq!(p.electricity_per_kwh, Some(Money::parse("0.3").unwrap()));
+    // `~` needs HOME; without one the path stays as written.
+    assert_eq!(
+        s.ledger.path,
+        Some(PathBuf::from("~/gpumeter-ledger.sqlite"))
+    );
+
+    assert_eq!(
+        load_file(&fixtures("valid").join("empty.toml"))
+            .unwrap()
+            .pricing,
+        None
+    );
+}
+
+#[test]
+fn flags_beat_the_demo_which_beats_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("gpumeter").join("config.toml");
+    std::fs::create_dir_all(cfg.parent().unwrap()).unwrap();
+    std::fs::write(
+        &cfg,
+        "[pricing]\nrate = \"1/h\"\ncurrency = \"GBP\"\nbudget = \"9/day\"\n",
+    )
+    .unwrap();
+    let env = Env {
+        home: None,
+        xdg_config_home: Some(dir.path().to_path_buf()),
+        xdg_state_home: Some(dir.path().join("state")),
+    };
+    let mut opts = LoadOptions {
+        env: env.clone(),
+        ..LoadOptions::default()
+    };
+    let s = load(&opts).unwrap();
+    let p = s.pricing.clone().unwrap();
+    assert_eq!(
+        (p.rate.to_string(), p.currency.code()),
+        ("1/h".into(), "GBP")
+    );
+    assert_eq!(
+        s.ledger.path,
+        Some(dir.path().join("state/gpumeter/ledger.sqlite"))
+    );
+
+    opts.demo = Some(DemoPricing {
+        scenario: "idle".into(),
+        rate: "31.00/h".into(),
+        currency: None,
+        budget_micros: Some(50_000_000),
+    });
+    let p = load(&opts).unwrap().pricing.unwrap();
+    assert_eq!(
+        (p.rate.to_string(), p.currency.code()),
+        ("31/h".into(), "GBP")
+    );
+    assert_eq!(p.budget.unwrap().period, BudgetPeriod::Run);
+
+    opts.cli = CliPricing {
+        rate: Some(Rate::parse("2.49/h").unwrap()),
+        currency: Some(Currency::from_code("EUR").unwrap()),
+        no_ledger: true,
+        ..CliPricing::default()
+    };
+    let s = load(&opts).unwrap();
+    let p = s.pricing.unwrap();
+    assert_eq!(
+        (p.rate.to_string(), p.currency.code()),
+        ("2.49/h".into(), "EUR")
+    );
+    assert!(!s.ledger.enabled);
+
+    opts.demo.as_mut().unwrap().rate = "1/parsec".into();
+    opts.cli.rate = None;
+    let err = load(&opts).unwrap_err().to_string();
+    assert!(
+        err.starts_with("demo scenario idle [pricing]: rate: unknown rate unit"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_explicit_config_file_must_exist() {
+    let opts = LoadOptions {
+        config_path: Some(PathBuf::from("/nonexistent/gpumeter.toml")),
+        ..LoadOptions::default()
+    };
+    let err = load(&opts).unwrap_err().to_string();
+    assert!(
+        err.contains("cannot read config file /nonexistent/gpumeter.toml"),
+        "{err}"
+    );
+}
+
+#[test]
+fn xdg_paths_fall_back_to_home() {
+    let env = Env {
+        home: Some(PathBuf::from("/home/u")),
+        ..Env::default()
+    };
+    assert_eq!(
+        env.user_config_path(),
+        Some(PathBuf::from("/home/u/.config/gpumeter/config.toml"))
+    );
+    assert_eq!(
+        env.default_ledger_path(),
+        Some(PathBuf::from("/home/u/.local/state/gpumeter/ledger.sqlite"))
+    );
+    assert_eq!(Env::default().default_ledger_path(), None);
+}

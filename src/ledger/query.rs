@@ -1,0 +1,114 @@
+//! Reading the ledger back for `gpumeter report`: sums per UTC day and per session.
+
+use rusqlite::params;
+
+use super::{Ledger, LedgerError};
+
+/// Sums over some minutes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub paid_ms: i64,
+    pub gpu_ms: i64,
+    pub busy_gpu_ms: i64,
+    pub idle_ms: i64,
+    pub spend_micros: i64,
+    pub idle_cost_micros: i64,
+    /// None when no GPU reported an energy counter.
+    pub energy_mj: Option<i64>,
+    pub egress_bytes: i64,
+}
+
+/// One UTC day in one currency.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayRow {
+    /// Days since the epoch.
+    pub day: i64,
+    pub currency: String,
+    pub usage: Usage,
+}
+
+/// One session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRow {
+    pub id: i64,
+    pub host: String,
+    pub source: String,
+    pub currency: String,
+    pub pricing: String,
+    pub start_ms: i64,
+    pub last_ms: i64,
+    pub usage: Usage,
+}
+
+const SUMS: &str = "coalesce(sum(m.paid_ms),0), coalesce(sum(m.gpu_ms),0),
+    coalesce(sum(m.busy_gpu_ms),0), coalesce(sum(m.idle_ms),0), coalesce(sum(m.spend_micros),0),
+    coalesce(sum(m.idle_cost_micros),0), sum(m.energy_mj), coalesce(sum(m.egress_bytes),0)";
+
+fn usage(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Usage> {
+    Ok(Usage {
+        paid_ms: row.get(first)?,
+        gpu_ms: row.get(first + 1)?,
+        busy_gpu_ms: row.get(first + 2)?,
+        idle_ms: row.get(first + 3)?,
+        spend_micros: row.get(first + 4)?,
+        idle_cost_micros: row.get(first + 5)?,
+        energy_mj: row.get(first + 6)?,
+        egress_bytes: row.get(first + 7)?,
+    })
+}
+
+impl Ledger {
+    /// Per UTC day and currency, for minutes at or after `since_unix_ms`, oldest first.
+    pub fn days_since(&self, since_unix_ms: i64) -> Result<Vec<DayRow>, LedgerError> {
+        let sql = format!(
+            "SELECT m.minute / 1440 AS day, s.currency, {SUMS}
+             FROM minutes m JOIN sessions s ON s.id = m.session_id
+             WHERE m.minute >= ?1
+             GROUP BY day, s.currency ORDER BY day, s.currency"
+        );
+        let mut stmt = self.conn().prepare(&sql).map_err(|e| self.sql_error(e))?;
+        stmt.query_map(params![since_unix_ms.div_euclid(60_000)], |r| {
+            Ok(DayRow {
+                day: r.get(0)?,
+                currency: r.get(1)?,
+                usage: usage(r, 2)?,
+            })
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.sql_error(e))
+    }
+
+    /// Sessions with minutes at or after `since_unix_ms` (their sums over those minutes).
+    pub fn sessions_since(&self, since_unix_ms: i64) -> Result<Vec<SessionRow>, LedgerError> {
+        let sql = format!(
+            "SELECT s.id, s.host, s.source, s.currency, s.pricing, s.effective_start_ms,
+                    s.last_ms, {SUMS}
+             FROM minutes m JOIN sessions s ON s.id = m.session_id
+             WHERE m.minute >= ?1
+             GROUP BY s.id ORDER BY s.effective_start_ms, s.id"
+        );
+        let mut stmt = self.conn().prepare(&sql).map_err(|e| self.sql_error(e))?;
+        stmt.query_map(params![since_unix_ms.div_euclid(60_000)], |r| {
+            Ok(SessionRow {
+                id: r.get(0)?,
+                host: r.get(1)?,
+                source: r.get(2)?,
+                currency: r.get(3)?,
+                pricing: r.get(4)?,
+                start_ms: r.get(5)?,
+                last_ms: r.get(6)?,
+                usage: usage(r, 7)?,
+            })
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.sql_error(e))
+    }
+
+    /// All minutes of all sessions summed (tests and diagnostics).
+    pub fn total_usage(&self) -> Result<Usage, LedgerError> {
+        let sql = format!("SELECT {SUMS} FROM minutes m");
+        self.conn()
+            .query_row(&sql, [], |r| usage(r, 0))
+            .map_err(|e| self.sql_error(e))
+    }
+}

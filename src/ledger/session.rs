@@ -1,0 +1,196 @@
+//! Sessions: one continuous billing clock on one host and source with one set of prices. A
+//! restart with the same clock start resumes its session (and seeds the meter from its totals);
+//! changed prices start a new session whose clock begins where the old one ended, so no time is
+//! billed twice.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Ledger, LedgerError};
+use crate::billing::{BudgetEventKind, MeterSeed, Pricing};
+
+/// What identifies a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionKey {
+    pub host: String,
+    /// The snapshot source label (`nvml`, `demo:idle`).
+    pub source: String,
+    /// The billing clock's start, ms since the epoch.
+    pub clock_start_ms: i64,
+    /// The prices, as text (see [`pricing_text`]).
+    pub pricing: String,
+    pub currency: String,
+}
+
+/// What a session resumes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionStart {
+    pub id: i64,
+    pub resumed: bool,
+    pub seed: MeterSeed,
+    /// Sums already in the ledger for this session (the recorder's starting point).
+    pub recorded: super::recorder::Recorded,
+}
+
+/// The prices as one line of text: equal text, equal prices.
+pub fn pricing_text(p: &Pricing) -> String {
+    format!(
+        "rate={} granularity={} extras/h={} egress/GB={} kWh={} budget={}",
+        p.rate,
+        p.granularity.name(),
+        p.extras_per_hour,
+        p.egress_per_gb,
+        p.electricity_per_kwh
+            .map_or("-".to_string(), |m| m.to_string()),
+        p.budget.map_or("-".to_string(), |b| format!(
+            "{}/{}",
+            b.amount,
+            b.period.name()
+        )),
+    )
+}
+
+impl Ledger {
+    /// Finds or creates the session for `key`. Read-only ledgers only find (a missing session
+    /// there starts from nothing and is never written).
+    pub fn begin_session(
+        &mut self,
+        key: &SessionKey,
+        now_unix_ms: i64,
+    ) -> Result<SessionStart, LedgerError> {
+        let existing = self
+            .conn()
+            .query_row(
+                "SELECT id, effective_start_ms, max_gpus FROM sessions
+                 WHERE host = ?1 AND source = ?2 AND clock_start_ms = ?3 AND pricing = ?4",
+                params![key.host, key.source, key.clock_start_ms, key.pricing],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, i64>(2)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.sql_error(e))?;
+        if let Some((id, effective_start, max_gpus)) = existing {
+            let recorded = self.recorded(id)?;
+            let mut seed = self.seed_from(id, &recorded)?;
+            seed.max_gpus = u32::try_from(max_gpus).unwrap_or(0);
+            seed.start_floor_ms = Some(effective_start);
+            return Ok(SessionStart {
+                id,
+                resumed: true,
+                seed,
+                recorded,
+            });
+        }
+        // Earlier sessions on this clock with other prices: start where they ended.
+        let floor: Option<i64> = self
+            .conn()
+            .query_row(
+                "SELECT max(last_ms) FROM sessions
+                 WHERE host = ?1 AND source = ?2 AND clock_start_ms = ?3",
+                params![key.host, key.source, key.clock_start_ms],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.sql_error(e))?;
+        let effective = floor.map_or(key.clock_start_ms, |f| f.max(key.clock_start_ms));
+        let seed = MeterSeed {
+            start_floor_ms: floor.map(|_| effective),
+            ..MeterSeed::default()
+        };
+        let id = match self.conn_mut() {
+            Ok(conn) => {
+                conn.execute(
+                    "INSERT INTO sessions (host, source, clock_start_ms, effective_start_ms,
+                         pricing, currency, first_seen_ms, last_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+                    params![
+                        key.host,
+                        key.source,
+                        key.clock_start_ms,
+                        effective,
+                        key.pricing,
+                        key.currency,
+                        now_unix_ms
+                    ],
+                )
+                .map_err(|e| self.sql_error(e))?;
+                self.conn().last_insert_rowid()
+            }
+            Err(_) => -1,
+        };
+        Ok(SessionStart {
+            id,
+            resumed: false,
+            seed,
+            recorded: super::recorder::Recorded::default(),
+        })
+    }
+
+    fn recorded(&self, id: i64) -> Result<super::recorder::Recorded, LedgerError> {
+        self.conn()
+            .query_row(
+                "SELECT coalesce(sum(paid_ms),0), coalesce(sum(observed_ms),0),
+                        coalesce(sum(gpu_ms),0), coalesce(sum(busy_gpu_ms),0),
+                        coalesce(sum(idle_ms),0), coalesce(sum(spend_micros),0),
+                        coalesce(sum(idle_cost_micros),0), coalesce(sum(energy_mj),0),
+                        coalesce(sum(egress_bytes),0)
+                 FROM minutes WHERE session_id = ?1",
+                [id],
+                |r| {
+                    Ok(super::recorder::Recorded {
+                        paid_ms: r.get(0)?,
+                        observed_ms: r.get(1)?,
+                        gpu_ms: r.get(2)?,
+                        busy_gpu_ms: r.get(3)?,
+                        idle_ms: r.get(4)?,
+                        spend_micros: r.get(5)?,
+                        idle_cost_micros: r.get(6)?,
+                        energy_mj: r.get(7)?,
+                        egress_bytes: r.get(8)?,
+                    })
+                },
+            )
+            .map_err(|e| self.sql_error(e))
+    }
+
+    fn seed_from(&self, id: i64, r: &super::recorder::Recorded) -> Result<MeterSeed, LedgerError> {
+        let mut stmt = self
+            .conn()
+            .prepare(
+                "SELECT period_key, threshold_pct, kind FROM alerts
+                 WHERE session_id = ?1 AND kind IN ('budget_actual', 'budget_forecast')",
+            )
+            .map_err(|e| self.sql_error(e))?;
+        let fired = stmt
+            .query_map([id], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, i64>(1)?,
+                    row.get::<_, String>(2)?,
+                ))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.sql_error(e))?
+            .into_iter()
+            .filter_map(|(key, pct, kind)| {
+                let kind = BudgetEventKind::parse(kind.strip_prefix("budget_")?)?;
+                Some((key, u8::try_from(pct).ok()?, kind))
+            })
+            .collect();
+        let non_neg = |v: i64| u64::try_from(v).unwrap_or(0);
+        Ok(MeterSeed {
+            observed_ms: r.observed_ms,
+            gpu_ms: r.gpu_ms,
+            busy_gpu_ms: r.busy_gpu_ms,
+            idle_ms: r.idle_ms,
+            energy_mj: non_neg(r.energy_mj),
+            egress_bytes: non_neg(r.egress_bytes),
+            max_gpus: 0,
+            start_floor_ms: None,
+            fired,
+        })
+    }
+}

@@ -1,0 +1,147 @@
+//! `gpumeter report`: spend per UTC day and per session from the ledger, as a table with a bar
+//! chart, JSON or CSV. Reads the ledger only (never changes it); a missing or unusable ledger is
+//! an error with a clear message.
+
+pub mod render;
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::billing::calendar::day_key;
+use crate::billing::meter::MJ_PER_KWH;
+use crate::billing::pricing::HOUR_MS;
+use crate::cli::ReportArgs;
+use crate::ledger::query::Usage;
+use crate::ledger::{Ledger, LedgerError};
+use crate::money::Money;
+
+/// Why the report could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    #[error("writing the report: {0}")]
+    Write(#[from] std::io::Error),
+    #[error("--since: {0}")]
+    Since(String),
+}
+
+/// One line of the report (a day or a session). Money comes as a number in currency units and
+/// exactly in micro-units.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReportRow {
+    /// `2026-05-01` for a day; the session number for a session.
+    pub key: String,
+    pub currency: String,
+    pub paid_hours: f64,
+    pub busy_gpu_hours: f64,
+    pub idle_gpu_hours: f64,
+    pub idle_cost: f64,
+    pub idle_cost_micros: i64,
+    /// Reserved for the starved-GPU rule (insights); null until it lands.
+    pub starved_hours: Option<f64>,
+    pub spend: f64,
+    pub spend_micros: i64,
+    pub cost_per_busy_gpu_hour: Option<f64>,
+    pub energy_kwh: Option<f64>,
+    pub egress_gb: f64,
+}
+
+/// A session's identity beside its sums.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionInfo {
+    pub host: String,
+    pub source: String,
+    pub pricing: String,
+    pub start_unix_ms: i64,
+    pub last_unix_ms: i64,
+    #[serde(flatten)]
+    pub row: ReportRow,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub ledger: String,
+    pub since_unix_ms: i64,
+    pub until_unix_ms: i64,
+    pub days: Vec<ReportRow>,
+    pub sessions: Vec<SessionInfo>,
+}
+
+fn row(key: String, currency: &str, u: &Usage) -> ReportRow {
+    let hours = |ms: i64| ms as f64 / HOUR_MS as f64;
+    let money = |micros: i64| Money::from_micros(micros).as_units_f64();
+    ReportRow {
+        key,
+        currency: currency.to_string(),
+        paid_hours: hours(u.paid_ms),
+        busy_gpu_hours: hours(u.busy_gpu_ms),
+        idle_gpu_hours: hours((u.gpu_ms - u.busy_gpu_ms).max(0)),
+        idle_cost: money(u.idle_cost_micros),
+        idle_cost_micros: u.idle_cost_micros,
+        starved_hours: None,
+        spend: money(u.spend_micros),
+        spend_micros: u.spend_micros,
+        cost_per_busy_gpu_hour: (u.busy_gpu_ms > 0).then(|| {
+            Money::from_micros(u.spend_micros)
+                .mul_div(i128::from(HOUR_MS), i128::from(u.busy_gpu_ms))
+                .as_units_f64()
+        }),
+        energy_kwh: u.energy_mj.map(|mj| mj as f64 / MJ_PER_KWH as f64),
+        egress_gb: u.egress_bytes as f64 / 1e9,
+    }
+}
+
+/// Builds the report for minutes since `since_unix_ms`.
+pub fn build(ledger: &Ledger, since_unix_ms: i64, now_unix_ms: i64) -> Result<Report, ReportError> {
+    let days = ledger
+        .days_since(since_unix_ms)?
+        .iter()
+        .map(|d| row(day_key(d.day), &d.currency, &d.usage))
+        .collect();
+    let sessions = ledger
+        .sessions_since(since_unix_ms)?
+        .iter()
+        .map(|s| SessionInfo {
+            host: s.host.clone(),
+            source: s.source.clone(),
+            pricing: s.pricing.clone(),
+            start_unix_ms: s.start_ms,
+            last_unix_ms: s.last_ms,
+            row: row(s.id.to_string(), &s.currency, &s.usage),
+        })
+        .collect();
+    Ok(Report {
+        ledger: ledger.path().display().to_string(),
+        since_unix_ms,
+        until_unix_ms: now_unix_ms,
+        days,
+        sessions,
+    })
+}
+
+/// `gpumeter report`: reads the ledger at `ledger_path` and writes the report to `out`.
+pub fn run_report(
+    args: &ReportArgs,
+    ledger_path: &Path,
+    now_unix_ms: i64,
+    out: &mut dyn Write,
+) -> Result<(), ReportError> {
+    let since_ms =
+        i64::try_from(args.since.as_millis()).map_err(|_| ReportError::Since("too long".into()))?;
+    let ledger = Ledger::open_read_only(ledger_path)?;
+    let report = build(&ledger, now_unix_ms.saturating_sub(since_ms), now_unix_ms)?;
+    let text = if args.json {
+        render::json(&report)
+    } else if args.csv {
+        render::csv(&report)
+    } else {
+        render::table(&report)
+    };
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}

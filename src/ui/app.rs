@@ -1,0 +1,335 @@
+//! [`App`]: the dashboard's view state (selection, scroll, sort, filter, tree, help, GPU filter,
+//! a status message) and the pure transitions keys and mouse make on it. It holds no readings:
+//! those stay in the engine. The event loop tells it what the screen currently lists through
+//! [`App::sync`], so moves can be clamped and the selection can follow a process when rows
+//! reorder.
+
+use crossterm::event::MouseEventKind;
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent};
+use ratatui::layout::Position;
+
+use super::UiOptions;
+use super::layout::{GpuMode, Screen};
+use super::sort::SortColumn;
+use super::theme::Theme;
+
+/// Longest filter text kept.
+const MAX_FILTER_CHARS: usize = 64;
+/// Rows one mouse-wheel notch scrolls.
+const WHEEL_ROWS: isize = 3;
+
+/// What the event loop should do after an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Nothing changed.
+    None,
+    /// The view changed: draw again.
+    Redraw,
+    /// Leave the dashboard.
+    Quit,
+}
+
+/// The dashboard's view state.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub(crate) selected: usize,
+    pub(crate) scroll: usize,
+    selected_pid: Option<u32>,
+    pub(crate) sort: SortColumn,
+    pub(crate) sort_desc: bool,
+    pub(crate) filter: String,
+    pub(crate) filter_active: bool,
+    pub(crate) tree: bool,
+    pub(crate) help: bool,
+    /// The GPU the process table (and charts) are narrowed to; `None` = all.
+    pub(crate) gpu_filter: Option<u32>,
+    pub(crate) status: Option<String>,
+    pub(crate) theme: Theme,
+    pub(crate) source_label: String,
+    /// When the collector last reported a whole-source failure (for the retry countdown).
+    pub(crate) last_failure_unix_ms: Option<i64>,
+    // What the screen listed at the last sync.
+    row_pids: Vec<u32>,
+    gpu_indices: Vec<u32>,
+    page_rows: usize,
+}
+
+impl App {
+    pub fn new(options: &UiOptions) -> Self {
+        Self {
+            selected: 0,
+            scroll: 0,
+            selected_pid: None,
+            sort: SortColumn::Vram,
+            sort_desc: SortColumn::Vram.descending_by_default(),
+            filter: String::new(),
+            filter_active: false,
+            // Dataloader workers under their trainer is what a GPU renter wants to see first.
+            tree: true,
+            help: false,
+            gpu_filter: None,
+            status: None,
+            theme: Theme::for_options(options.no_color),
+            source_label: options.source_label.clone(),
+            last_failure_unix_ms: None,
+            row_pids: Vec::new(),
+            gpu_indices: Vec::new(),
+            page_rows: 1,
+        }
+    }
+
+    /// Tells the state what the screen lists now: the PIDs of the table rows in display order,
+    /// the GPU indices, and how many table rows are visible. Keeps the selected process selected
+    /// when rows reorder, and clamps selection and scroll.
+    pub fn sync(&mut self, row_pids: Vec<u32>, gpu_indices: Vec<u32>, page_rows: usize) {
+        self.page_rows = page_rows;
+        self.gpu_indices = gpu_indices;
+        let found = self
+            .selected_pid
+            .and_then(|pid| row_pids.iter().position(|p| *p == pid));
+        self.row_pids = row_pids;
+        match found {
+            Some(i) => self.selected = i,
+            None => {
+                self.selected = self.selected.min(self.row_pids.len().saturating_sub(1));
+                self.selected_pid = self.row_pids.get(self.selected).copied();
+            }
+        }
+        self.keep_selection_visible();
+    }
+
+    /// Records a whole-source failure reported at `now_unix_ms`.
+    pub fn note_source_failure(&mut self, now_unix_ms: i64) {
+        self.last_failure_unix_ms = Some(now_unix_ms);
+    }
+
+    /// Shows a message in the status line until the next key.
+    pub fn set_status(&mut self, message: impl Into<String>) {
+        self.status = Some(message.into());
+    }
+
+    /// The PID of the selected row, if any.
+    pub fn selected_pid(&self) -> Option<u32> {
+        self.selected_pid
+    }
+
+    /// The GPU the view is narrowed to, if any.
+    pub fn gpu_filter(&self) -> Option<u32> {
+        self.gpu_filter
+    }
+
+    /// The filter text.
+    pub fn filter(&self) -> &str {
+        &self.filter
+    }
+
+    /// One key press.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Action {
+        if key.kind == KeyEventKind::Release {
+            return Action::None;
+        }
+        if key.modifiers.contains(KeyModifiers::CONTROL)
+            && matches!(key.code, KeyCode::Char('c' | 'C'))
+        {
+            return Action::Quit;
+        }
+        let had_status = self.status.take().is_some();
+        let action = if self.help {
+            // Any key closes the help overlay.
+            self.help = false;
+            Action::Redraw
+        } else if self.filter_active {
+            self.filter_key(key)
+        } else {
+            self.normal_key(key)
+        };
+        if had_status && action == Action::None {
+            Action::Redraw
+        } else {
+            action
+        }
+    }
+
+    fn normal_key(&mut self, key: KeyEvent) -> Action {
+        let page = self.page_rows.max(1) as isize;
+        match key.code {
+            KeyCode::Char('q') => Action::Quit,
+            KeyCode::Up | KeyCode::Char('k') => self.move_by(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.move_by(1),
+            KeyCode::PageUp => self.move_by(-page),
+            KeyCode::PageDown => self.move_by(page),
+            KeyCode::Home | KeyCode::Char('g') => self.move_by(isize::MIN / 2),
+            KeyCode::End | KeyCode::Char('G') => self.move_by(isize::MAX / 2),
+            KeyCode::Tab => self.cycle_gpu(1),
+            KeyCode::BackTab => self.cycle_gpu(-1),
+            KeyCode::Char('/') => {
+                self.filter_active = true;
+                Action::Redraw
+            }
+            KeyCode::Char('s') => {
+                self.sort = self.sort.next();
+                self.sort_desc = self.sort.descending_by_default();
+                Action::Redraw
+            }
+            KeyCode::Char('S') => {
+                self.sort_desc = !self.sort_desc;
+                Action::Redraw
+            }
+            KeyCode::Char('t') => {
+                self.tree = !self.tree;
+                Action::Redraw
+            }
+            KeyCode::Char('?') | KeyCode::F(1) => {
+                self.help = true;
+                Action::Redraw
+            }
+            KeyCode::Esc if !self.filter.is_empty() => {
+                self.filter.clear();
+                Action::Redraw
+            }
+            _ => Action::None,
+        }
+    }
+
+    /// Keys while the filter input is open: typing edits, Enter keeps, Esc clears.
+    fn filter_key(&mut self, key: KeyEvent) -> Action {
+        match key.code {
+            KeyCode::Enter => {
+                self.filter_active = false;
+                Action::Redraw
+            }
+            KeyCode::Esc => {
+                self.filter_active = false;
+                self.filter.clear();
+                Action::Redraw
+            }
+            KeyCode::Backspace => {
+                self.filter.pop();
+                Action::Redraw
+            }
+            KeyCode::Up => self.move_by(-1),
+            KeyCode::Down => self.move_by(1),
+            KeyCode::Char(c)
+                if !c.is_control()
+                    && !key.modifiers.contains(KeyModifiers::CONTROL)
+                    && self.filter.chars().count() < MAX_FILTER_CHARS =>
+            {
+                self.filter.push(c);
+                Action::Redraw
+            }
+            _ => Action::None,
+        }
+    }
+
+    /// One mouse event; `screen` is the layout the last frame was drawn with.
+    pub fn handle_mouse(&mut self, ev: MouseEvent, screen: &Screen) -> Action {
+        let Screen::Dashboard(layout) = screen else {
+            return Action::None;
+        };
+        let pos = Position::new(ev.column, ev.row);
+        match ev.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                if self.help {
+                    self.help = false;
+                    return Action::Redraw;
+                }
+                let body = layout.table_body();
+                if body.contains(pos) {
+                    let index = self.scroll + usize::from(pos.y - body.y);
+                    if index < self.row_pids.len() && index != self.selected {
+                        return self.move_by(index as isize - self.selected as isize);
+                    }
+                    return Action::None;
+                }
+                if layout.gpu_mode == GpuMode::Message {
+                    return Action::None;
+                }
+                let Some(gpu) = layout
+                    .gpu_cells
+                    .iter()
+                    .position(|r| r.contains(pos))
+                    .and_then(|i| self.gpu_indices.get(i).copied())
+                else {
+                    return Action::None;
+                };
+                // Clicking the GPU already shown alone goes back to all.
+                self.gpu_filter = if self.gpu_filter == Some(gpu) {
+                    None
+                } else {
+                    Some(gpu)
+                };
+                Action::Redraw
+            }
+            MouseEventKind::ScrollDown => self.scroll_by(WHEEL_ROWS),
+            MouseEventKind::ScrollUp => self.scroll_by(-WHEEL_ROWS),
+            _ => Action::None,
+        }
+    }
+
+    fn move_by(&mut self, delta: isize) -> Action {
+        let Some(last) = self.row_pids.len().checked_sub(1) else {
+            return Action::None;
+        };
+        let target = (self.selected as isize)
+            .saturating_add(delta)
+            .clamp(0, last as isize) as usize;
+        if target == self.selected && self.selected_pid == self.row_pids.get(target).copied() {
+            return Action::None;
+        }
+        self.selected = target;
+        self.selected_pid = self.row_pids.get(target).copied();
+        self.keep_selection_visible();
+        Action::Redraw
+    }
+
+    /// Moves the view; the selection stays on screen.
+    fn scroll_by(&mut self, delta: isize) -> Action {
+        let page = self.page_rows.max(1);
+        let max_scroll = self.row_pids.len().saturating_sub(page);
+        let target = (self.scroll as isize)
+            .saturating_add(delta)
+            .clamp(0, max_scroll as isize) as usize;
+        if target == self.scroll {
+            return Action::None;
+        }
+        self.scroll = target;
+        let last_visible = (self.scroll + page - 1).min(self.row_pids.len().saturating_sub(1));
+        self.selected = self
+            .selected
+            .clamp(self.scroll, last_visible.max(self.scroll));
+        self.selected_pid = self.row_pids.get(self.selected).copied();
+        Action::Redraw
+    }
+
+    fn cycle_gpu(&mut self, step: isize) -> Action {
+        if self.gpu_indices.is_empty() {
+            return Action::None;
+        }
+        // Positions: 0 = all, i + 1 = the i-th GPU.
+        let n = self.gpu_indices.len() as isize + 1;
+        let current = self
+            .gpu_filter
+            .and_then(|g| self.gpu_indices.iter().position(|i| *i == g))
+            .map_or(0, |p| p as isize + 1);
+        let next = (current + step).rem_euclid(n);
+        self.gpu_filter = match next {
+            0 => None,
+            p => self.gpu_indices.get(p as usize - 1).copied(),
+        };
+        Action::Redraw
+    }
+
+    fn keep_selection_visible(&mut self) {
+        let page = self.page_rows.max(1);
+        if self.selected < self.scroll {
+            self.scroll = self.selected;
+        } else if self.selected >= self.scroll + page {
+            self.scroll = self.selected + 1 - page;
+        }
+        self.scroll = self.scroll.min(self.row_pids.len().saturating_sub(page));
+    }
+}
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod tests;

@@ -1,0 +1,261 @@
+//! The real binary: kill -9 in the middle of `watch` never corrupts the ledger and loses at most
+//! a minute; two instances do not double count; `report` and bad pricing fail clearly.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use assert_cmd::cargo::CommandCargoExt;
+use gpumeter::ledger::Ledger;
+use gpumeter::money::{Currency, Money};
+
+fn gpumeter(ledger: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("gpumeter").unwrap();
+    // A user config of our own (the clock starts at the first reading, whatever boot time a
+    // demo machine reports) and no real state dir: only what the test passes.
+    let config_home = ledger.parent().unwrap().join("config");
+    std::fs::create_dir_all(config_home.join("gpumeter")).unwrap();
+    std::fs::write(
+        config_home.join("gpumeter/config.toml"),
+        "[pricing]\nclock_start = \"first-sample\"\n",
+    )
+    .unwrap();
+    cmd.env("XDG_CONFIG_HOME", &config_home)
+        .env("XDG_STATE_HOME", ledger.parent().unwrap().join("no-state"))
+        .env_remove("GPUMETER_NVML_LIB")
+        .arg("--ledger")
+        .arg(ledger);
+    cmd
+}
+
+fn spent_in(line: &str) -> Option<Money> {
+    let rest = line.split("spent ").nth(1)?;
+    Currency::USD
+        .parse_amount(rest.split_whitespace().next()?)
+        .ok()
+}
+
+fn ledger_spend(path: &Path) -> Money {
+    let (l, _) = Ledger::open(path, 0).unwrap();
+    assert_eq!(l.integrity_check().unwrap(), "ok");
+    Money::from_micros(l.total_usage().unwrap().spend_micros)
+}
+
+#[test]
+fn kill_9_loses_at_most_a_minute_and_never_corrupts() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite");
+    // $36/h: one minute costs $0.60.
+    let minute = Money::parse("0.60").unwrap();
+    let cent = Money::parse("0.01").unwrap();
+    let mut before = Money::ZERO;
+    for (round, mut lines_before_kill) in [37_usize, 5, 211, 90].into_iter().enumerate() {
+        let mut child = gpumeter(&ledger)
+            .args(["--demo", "training", "--rate", "36/h", "--currency", "USD"])
+            .args(["watch", "--for", "30d", "--fast"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut last_printed = None;
+        for line in stdout.by_ref() {
+            if let Some(m) = spent_in(&line.unwrap()) {
+                last_printed = Some(m);
+                lines_before_kill -= 1;
+                if lines_before_kill == 0 {
+                    break;
+                }
+            }
+        }
+        child.kill().unwrap(); // SIGKILL, while it keeps writing minutes
+        child.wait().unwrap();
+        // The child ran on while we read: the truth is the last line it got out before dying.
+        for line in stdout {
+            let Ok(line) = line else { break };
+            if let Some(m) = spent_in(&line) {
+                last_printed = Some(m);
+            }
+        }
+        let printed = last_printed.expect("minute lines before the kill");
+        let now = ledger_spend(&ledger);
+        let this_run = now.saturating_sub(before);
+        // Printed lines are written after their minute committed: the ledger holds at least
+        // that, and at most the one minute that committed before its line was printed.
+        assert!(
+            this_run.saturating_add(cent) >= printed,
+            "round {round}: ledger {this_run:?} < printed {printed:?}"
+        );
+        assert!(
+            this_run <= printed.saturating_add(minute).saturating_add(cent),
+            "round {round}: ledger {this_run:?} > printed {printed:?} + a minute"
+        );
+        before = now;
+    }
+}
+
+#[test]
+fn a_second_instance_reads_only_and_the_ledger_counts_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite");
+    let mut first = gpumeter(&ledger)
+        .args(["--demo", "training", "--rate", "36/h", "--currency", "USD"])
+        .args(["watch", "--for", "30d", "--fast"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(first.stdout.take().unwrap()).lines();
+    // Once it printed a minute, it holds the writer lock.
+    assert!(
+        lines
+            .by_ref()
+            .map(|l| l.unwrap())
+            .any(|l| l.contains("spent $"))
+    );
+    let second = gpumeter(&ledger)
+        .args(["--demo", "training", "--rate", "36/h", "--currency", "USD"])
+        .args(["watch", "--for", "2h", "--fast"])
+        .output()
+        .unwrap();
+    assert!(second.status.success());
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        err.contains("another gpumeter is writing the ledger"),
+        "{err}"
+    );
+    let out = String::from_utf8_lossy(&second.stdout);
+    assert!(
+        out.contains("total: spent $72.00"),
+        "still shows live data: {out}"
+    );
+    first.kill().unwrap();
+    first.wait().unwrap();
+    drop(lines);
+    // Only the first instance's session was written.
+    let (l, _) = Ledger::open(&ledger, 0).unwrap();
+    assert_eq!(l.sessions_since(0).unwrap().len(), 1);
+}
+
+#[test]
+fn watch_fast_runs_hours_of_demo_and_report_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite");
+    let out = gpumeter(&ledger)
+        .args([
+            "--demo",
+            "idle",
+            "--rate",
+            "31/h",
+            "--currency",
+            "USD",
+            "--budget",
+            "50/run",
+        ])
+        .args(["watch", "--for", "2h", "--fast"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("budget: 50% of the $50.00 run budget reached"),
+        "{text}"
+    );
+    assert!(
+        text.contains("budget: 100% of the $50.00 run budget reached"),
+        "{text}"
+    );
+    assert!(
+        text.lines().filter(|l| l.contains("spent $")).count() >= 120,
+        "{text}"
+    );
+    assert!(
+        text.contains("total: spent $62.00 over 2.00 paid hours"),
+        "{text}"
+    );
+
+    let report = gpumeter(&ledger)
+        .args(["report", "--csv"])
+        .output()
+        .unwrap();
+    assert!(report.status.success());
+    let csv = String::from_utf8_lossy(&report.stdout);
+    assert!(csv.starts_with("scope,key,currency,paid_hours,"), "{csv}");
+    let spend: f64 = csv
+        .lines()
+        .filter(|l| l.starts_with("day,"))
+        .map(|l| l.split(',').nth(8).unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert!((spend - 62.0).abs() < 1e-9, "{csv}");
+}
+
+#[test]
+fn report_fails_clearly_without_a_usable_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite");
+    let out = gpumeter(&ledger).arg("report").output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no ledger at") && err.contains("ledger.sqlite"),
+        "{err}"
+    );
+
+    std::fs::write(&ledger, "these are not the bytes you are looking for").unwrap();
+    let out = gpumeter(&ledger)
+        .args(["report", "--json"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not a usable gpumeter ledger"), "{err}");
+    // report never moves or changes the file.
+    assert_eq!(
+        std::fs::read_to_string(&ledger).unwrap(),
+        "these are not the bytes you are looking for"
+    );
+}
+
+#[test]
+fn bad_pricing_names_the_field_or_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite");
+    let cfg = dir.path().join("gpumeter.toml");
+    std::fs::write(
+        &cfg,
+        "[pricing]\nrate = \"31/h\"\negress_per_gb = \"-0.09\"\n",
+    )
+    .unwrap();
+    let out = gpumeter(&ledger)
+        .args(["--demo", "idle", "--config"])
+        .arg(&cfg)
+        .args(["watch", "--for", "1m", "--fast"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("gpumeter.toml:3:17: pricing.egress_per_gb: must not be negative"),
+        "{err}"
+    );
+    let out = gpumeter(&ledger)
+        .args(["--demo", "idle", "--rate", "31/fortnight", "watch"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--rate") && err.contains("unknown rate unit 'fortnight'"),
+        "{err}"
+    );
+    let out = gpumeter(&ledger)
+        .args(["watch", "--fast"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--fast needs --demo"));
+}
