@@ -14,6 +14,7 @@ pub mod export;
 pub mod launch;
 pub mod ledger;
 pub mod money;
+pub mod notify;
 pub mod report;
 pub mod sanitize;
 pub mod source;

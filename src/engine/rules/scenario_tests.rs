@@ -63,25 +63,42 @@ fn idle_box_reports_idle_paid_time_after_ten_minutes_with_its_cost() {
     let a = f[0];
     assert_eq!(a.kind, AlertKind::IdlePaid);
     // Fired within a tick or two of 10 minutes of idle ($31/h: $5.17 for 10 min).
-    assert!(a.title.starts_with("GPUs idle 10 min — $5.1"), "{}", a.title);
+    assert!(
+        a.title.starts_with("GPUs idle 10 min — $5.1"),
+        "{}",
+        a.title
+    );
     assert!(a.title.ends_with("so far, $31.00/h"), "{}", a.title);
     let now = engine.alerts()[0].clone();
-    assert!(now.title.starts_with("GPUs idle 12 min — $6.2"), "{}", now.title);
+    assert!(
+        now.title.starts_with("GPUs idle 12 min — $6.2"),
+        "{}",
+        now.title
+    );
     let totals = engine.rules().idle_totals();
     assert_eq!(totals.machine.idle_ms, 12 * 60 * 1000);
     assert_eq!(totals.gpus.len(), 8);
     // 8 GPUs share the $31/h: each GPU's idle cost is an eighth of the machine's.
-    assert_eq!(totals.gpus[&0].cost_micros(), totals.machine.cost_micros() / 8);
+    assert_eq!(
+        totals.gpus[&0].cost_micros(),
+        totals.machine.cost_micros() / 8
+    );
     assert_eq!(totals.machine.cost_micros(), 6_200_000);
 }
 
 #[test]
 fn idle_reminds_every_thirty_minutes() {
     let (_, ts) = run("idle", 71 * 60);
-    let reminded = ts.iter().filter(|t| matches!(t, Transition::Reminded(_))).count();
+    let reminded = ts
+        .iter()
+        .filter(|t| matches!(t, Transition::Reminded(_)))
+        .count();
     // Fired at 10 min, reminded at 40 and 70.
     assert_eq!(reminded, 2, "{ts:#?}");
-    let updated: Vec<_> = ts.iter().filter(|t| matches!(t, Transition::Updated(_))).collect();
+    let updated: Vec<_> = ts
+        .iter()
+        .filter(|t| matches!(t, Transition::Updated(_)))
+        .collect();
     // After an hour the alert turns high.
     assert_eq!(updated.len(), 1);
     assert_eq!(updated[0].alert().severity, Severity::High);
@@ -99,7 +116,12 @@ fn cpu_starved_is_cpu_bound_for_the_whole_job() {
     let a = &engine.alerts()[0];
     assert_eq!(a.id, "starved:job-20488");
     assert!(a.title.starts_with("GPUs 0–7 starved"), "{}", a.title);
-    assert!(a.title.contains("consistent with a CPU-bound input pipeline"), "{}", a.title);
+    assert!(
+        a.title
+            .contains("consistent with a CPU-bound input pipeline"),
+        "{}",
+        a.title
+    );
     let cpu = evidence(a, "job CPU");
     assert!(cpu.contains("of 16.0 cores"), "{cpu}");
     // The workers are named with their pids.
@@ -107,7 +129,10 @@ fn cpu_starved_is_cpu_bound_for_the_whole_job() {
     assert!(a.next_step.as_deref().unwrap().contains("num_workers"));
     assert!(a.cost_micros.unwrap() > 0);
     assert_eq!(a.severity, Severity::High, "{a:#?}");
-    assert!(ts.iter().all(|t| !matches!(t, Transition::Cleared(_))), "no flapping");
+    assert!(
+        ts.iter().all(|t| !matches!(t, Transition::Cleared(_))),
+        "no flapping"
+    );
 }
 
 #[test]
@@ -116,7 +141,10 @@ fn io_starved_is_io_bound() {
     let f = fired(&ts);
     assert_eq!(f.len(), 1, "{f:#?}");
     assert_eq!(evidence(f[0], "verdict"), "I/O-bound input");
-    assert!(f[0].title.contains("consistent with an I/O-bound input pipeline"));
+    assert!(
+        f[0].title
+            .contains("consistent with an I/O-bound input pipeline")
+    );
     assert!(f[0].next_step.as_deref().unwrap().contains("local NVMe"));
     assert!(engine.alerts()[0].cost_micros.unwrap() > 0);
 }
@@ -124,7 +152,10 @@ fn io_starved_is_io_bound() {
 #[test]
 fn forgotten_kernel_is_named_after_fifteen_minutes() {
     let (engine, ts) = run("forgotten", 18 * 60);
-    let forgotten: Vec<_> = fired(&ts).into_iter().filter(|a| a.kind == AlertKind::Forgotten).collect();
+    let forgotten: Vec<_> = fired(&ts)
+        .into_iter()
+        .filter(|a| a.kind == AlertKind::Forgotten)
+        .collect();
     assert_eq!(forgotten.len(), 1, "{ts:#?}");
     let a = forgotten[0];
     assert_eq!(a.id, "forgotten:22817");
@@ -144,4 +175,3 @@ fn lost_gpu_is_not_idle_and_raises_no_verdict() {
     assert_eq!(totals.gpus[&2].idle_ms, 0);
     assert_eq!(totals.machine.idle_ms, 0);
 }
-

@@ -159,9 +159,10 @@ pub(super) fn alert(
         ("iowait".into(), pct(host.iowait.mean())),
         (
             "D state (uninterruptible I/O)".into(),
-            js.dstate
-                .mean()
-                .map_or_else(|| units::NA.into(), |d| format!("{:.0} % of the window", d * 100.0)),
+            js.dstate.mean().map_or_else(
+                || units::NA.into(),
+                |d| format!("{:.0} % of the window", d * 100.0),
+            ),
         ),
         (
             "disk reads".into(),

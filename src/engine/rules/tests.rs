@@ -3,7 +3,9 @@
 //! alert lifecycle: acknowledge, snooze, budget alerts, bounded history.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use gpumeter_model::{GpuProcessKind, GpuReading, GpuState, GpuUse, ProcessReading, Snapshot, ThrottleReason};
+use gpumeter_model::{
+    GpuProcessKind, GpuReading, GpuState, GpuUse, ProcessReading, Snapshot, ThrottleReason,
+};
 
 use super::{Alert, AlertKind, Rules, RulesConfig, Severity, Transition};
 use crate::clock::{Clock, FakeClock};
@@ -28,7 +30,14 @@ fn process(pid: u32, ppid: u32, cpu: f64, gpu_use: Option<(u32, u64, u32)>) -> P
     let mut p = ProcessReading::invisible(pid);
     p.visible = true;
     p.ppid = Some(ppid);
-    p.name = Some(if gpu_use.is_some() { "python" } else { "worker" }.into());
+    p.name = Some(
+        if gpu_use.is_some() {
+            "python"
+        } else {
+            "worker"
+        }
+        .into(),
+    );
     p.user = Some("alice".into());
     p.cpu_pct = Some(cpu);
     p.state = Some('R');
@@ -57,7 +66,13 @@ fn machine(t: i64, utils: [u32; 2]) -> Snapshot {
 }
 
 /// Drives `rules` once a second for `secs` seconds; `f(second, t)` builds each snapshot.
-fn drive(rules: &mut Rules, clock: &FakeClock, secs: i64, rate: Option<i64>, f: impl Fn(i64, i64) -> Snapshot) -> Vec<Transition> {
+fn drive(
+    rules: &mut Rules,
+    clock: &FakeClock,
+    secs: i64,
+    rate: Option<i64>,
+    f: impl Fn(i64, i64) -> Snapshot,
+) -> Vec<Transition> {
     let start = clock.now_unix_ms();
     let mut out = Vec::new();
     for s in 0..secs {
@@ -70,11 +85,14 @@ fn drive(rules: &mut Rules, clock: &FakeClock, secs: i64, rate: Option<i64>, f: 
 }
 
 fn names(ts: &[Transition]) -> Vec<(&'static str, String)> {
-    ts.iter().map(|t| (t.name(), t.alert().id.clone())).collect()
+    ts.iter()
+        .map(|t| (t.name(), t.alert().id.clone()))
+        .collect()
 }
 
 fn with_job(mut s: Snapshot, workers_cpu: f64, n_workers: u32) -> Snapshot {
-    s.processes.push(process(100, 50, 10.0, Some((0, 20 * GIB, 30))));
+    s.processes
+        .push(process(100, 50, 10.0, Some((0, 20 * GIB, 30))));
     for w in 0..n_workers {
         s.processes.push(process(101 + w, 100, workers_cpu, None));
     }
@@ -85,9 +103,13 @@ fn with_job(mut s: Snapshot, workers_cpu: f64, n_workers: u32) -> Snapshot {
 fn idle_fires_after_ten_minutes_and_clears_when_work_returns() {
     let clock = FakeClock::new(T0);
     let mut r = Rules::default();
-    let ts = drive(&mut r, &clock, 11 * 60, Some(31_000_000), |_, t| machine(t, [0, 1]));
+    let ts = drive(&mut r, &clock, 11 * 60, Some(31_000_000), |_, t| {
+        machine(t, [0, 1])
+    });
     assert_eq!(names(&ts), vec![("fired", "idle".into())]);
-    let ts = drive(&mut r, &clock, 5 * 60, Some(31_000_000), |_, t| machine(t, [90, 95]));
+    let ts = drive(&mut r, &clock, 5 * 60, Some(31_000_000), |_, t| {
+        machine(t, [90, 95])
+    });
     assert_eq!(names(&ts), vec![("cleared", "idle".into())]);
 }
 
@@ -105,7 +127,11 @@ fn idle_waits_for_activity_or_fifteen_minutes_of_uptime() {
     // At 15 minutes of uptime it arms; the machine was idle all along, so it fires at once.
     let ts = drive(&mut r, &clock, 2 * 60, None, |s, t| fresh(s + 13 * 60, t));
     assert_eq!(names(&ts), vec![("fired", "idle".into())]);
-    assert!(ts[0].alert().title.contains("no price set"), "{}", ts[0].alert().title);
+    assert!(
+        ts[0].alert().title.contains("no price set"),
+        "{}",
+        ts[0].alert().title
+    );
     assert_eq!(ts[0].alert().cost_micros, None);
 }
 
@@ -119,7 +145,12 @@ fn idle_does_not_flap_on_a_busy_idle_sawtooth() {
         let u = if s % 10 < 4 { 80 } else { 0 };
         machine(t, [u, u])
     });
-    assert!(ts.iter().all(|t| !matches!(t, Transition::Fired(_) | Transition::Cleared(_))), "{:?}", names(&ts));
+    assert!(
+        ts.iter()
+            .all(|t| !matches!(t, Transition::Fired(_) | Transition::Cleared(_))),
+        "{:?}",
+        names(&ts)
+    );
 }
 
 #[test]
@@ -155,7 +186,8 @@ fn forgotten_allocation_fires_after_fifteen_minutes_and_clears_when_the_process_
         p.container = Some("3f9c2b7e1a04".into());
         m.processes.push(p);
         // Small and graphics-only holders are not forgotten.
-        m.processes.push(process(4300, 1, 0.0, Some((0, GIB / 2, 0))));
+        m.processes
+            .push(process(4300, 1, 0.0, Some((0, GIB / 2, 0))));
         let mut x = process(4400, 1, 0.0, Some((1, 2 * GIB, 0)));
         x.gpu[0].kind = GpuProcessKind::Graphics;
         m.processes.push(x);
@@ -165,11 +197,18 @@ fn forgotten_allocation_fires_after_fifteen_minutes_and_clears_when_the_process_
     let ts = drive(&mut r, &clock, 2 * 60, Some(8_000_000), |_, t| nb(t));
     assert_eq!(names(&ts), vec![("fired", "forgotten:4242".into())]);
     let a = ts[0].alert();
-    assert!(a.title.contains("python (pid 4242, alice, container 3f9c2b7e1a04) holds 30.0GiB on GPU 0"), "{}", a.title);
+    assert!(
+        a.title
+            .contains("python (pid 4242, alice, container 3f9c2b7e1a04) holds 30.0GiB on GPU 0"),
+        "{}",
+        a.title
+    );
     // $8/h over 2 GPUs, ~15 min blocked: about $1.
     let cost = a.cost_micros.unwrap();
     assert!((950_000..=1_100_000).contains(&cost), "{cost}");
-    let ts = drive(&mut r, &clock, 5, Some(8_000_000), |_, t| machine(t, [0, 60]));
+    let ts = drive(&mut r, &clock, 5, Some(8_000_000), |_, t| {
+        machine(t, [0, 60])
+    });
     assert_eq!(names(&ts), vec![("cleared", "forgotten:4242".into())]);
 }
 
@@ -185,14 +224,25 @@ fn starved_cpu_bound_respects_affinity_and_clears_when_util_recovers() {
         }
         m
     };
-    let ts = drive(&mut r, &clock, 3 * 60, Some(10_000_000), |s, t| pinned(t, if s % 7 < 3 { 70 } else { 15 }));
+    let ts = drive(&mut r, &clock, 3 * 60, Some(10_000_000), |s, t| {
+        pinned(t, if s % 7 < 3 { 70 } else { 15 })
+    });
     assert_eq!(names(&ts), vec![("fired", "starved:pid-100".into())]);
     let a = ts[0].alert();
     assert!(a.title.starts_with("GPU 0 starved"), "{}", a.title);
     let job_cpu = &a.evidence.iter().find(|(k, _)| k == "job CPU").unwrap().1;
     assert!(job_cpu.contains("of 4.0 cores"), "{job_cpu}");
-    assert!(a.next_step.as_deref().unwrap().contains("only 4.0 of 8 cores"), "{:?}", a.next_step);
-    let ts = drive(&mut r, &clock, 3 * 60, Some(10_000_000), |_, t| pinned(t, 97));
+    assert!(
+        a.next_step
+            .as_deref()
+            .unwrap()
+            .contains("only 4.0 of 8 cores"),
+        "{:?}",
+        a.next_step
+    );
+    let ts = drive(&mut r, &clock, 3 * 60, Some(10_000_000), |_, t| {
+        pinned(t, 97)
+    });
     assert_eq!(names(&ts), vec![("cleared", "starved:pid-100".into())]);
 }
 
@@ -205,7 +255,14 @@ fn starved_without_cpu_pressure_is_io_or_copy_bound_by_the_evidence() {
         m.processes[1].state = Some('D');
         m
     });
-    let verdict = |a: &Alert| a.evidence.iter().find(|(k, _)| k == "verdict").unwrap().1.clone();
+    let verdict = |a: &Alert| {
+        a.evidence
+            .iter()
+            .find(|(k, _)| k == "verdict")
+            .unwrap()
+            .1
+            .clone()
+    };
     assert_eq!(verdict(ts[0].alert()), "I/O-bound input");
 
     let mut r = Rules::default();
@@ -215,7 +272,14 @@ fn starved_without_cpu_pressure_is_io_or_copy_bound_by_the_evidence() {
         m
     });
     assert_eq!(verdict(ts[0].alert()), "host-to-device copy bound");
-    assert!(ts[0].alert().next_step.as_deref().unwrap().contains("pin_memory=True"));
+    assert!(
+        ts[0]
+            .alert()
+            .next_step
+            .as_deref()
+            .unwrap()
+            .contains("pin_memory=True")
+    );
 }
 
 #[test]
@@ -226,7 +290,11 @@ fn starved_keeps_quiet_on_a_busy_job_an_idle_gpu_and_a_gpu_nobody_holds() {
         // GPU 0: a busy job with a dip now and then; GPU 1: 30 % but no process holds it.
         with_job(machine(t, [if s % 30 == 0 { 40 } else { 96 }, 30]), 99.0, 4)
     });
-    assert!(ts.iter().all(|t| t.alert().kind != AlertKind::Starved), "{:?}", names(&ts));
+    assert!(
+        ts.iter().all(|t| t.alert().kind != AlertKind::Starved),
+        "{:?}",
+        names(&ts)
+    );
 }
 
 #[test]
@@ -247,7 +315,11 @@ fn throttle_reports_thermal_slowdown_for_how_long_and_ignores_short_power_caps()
     assert_eq!(now.severity, Severity::High);
     assert_eq!(now.gpu, Some(1));
     // Ten minutes of samples: the first stands for no interval, the last was at 9:59.
-    assert!(now.title.contains("runs too hot for 9 min"), "{}", now.title);
+    assert!(
+        now.title.contains("runs too hot for 9 min"),
+        "{}",
+        now.title
+    );
     let ts = drive(&mut r, &clock, 2 * 60, None, |_, t| machine(t, [95, 95]));
     assert_eq!(names(&ts), vec![("cleared", "throttle:hw-thermal".into())]);
 }
@@ -288,16 +360,34 @@ fn acknowledge_hides_and_silences_snooze_returns_with_a_reminder() {
 #[test]
 fn budget_alerts_join_the_path_and_leave_when_acknowledged() {
     let mut r = Rules::default();
-    let a = Alert::from_budget(80, false, 400_000_000, 500_000_000, "USD", "day", "day:2026-05-01", T0);
+    let a = Alert::from_budget(
+        80,
+        false,
+        400_000_000,
+        500_000_000,
+        "USD",
+        "day",
+        "day:2026-05-01",
+        T0,
+    );
     let ts = r.push_external(a, T0);
-    assert_eq!(names(&ts), vec![("fired", "budget:day:2026-05-01:actual".into())]);
+    assert_eq!(
+        names(&ts),
+        vec![("fired", "budget:day:2026-05-01:actual".into())]
+    );
     // It stands across ticks…
-    assert!(r.evaluate(&machine(T0 + 1000, [90, 90]), T0 + 1000, None).is_empty());
+    assert!(
+        r.evaluate(&machine(T0 + 1000, [90, 90]), T0 + 1000, None)
+            .is_empty()
+    );
     assert_eq!(r.alerts()[0].kind, AlertKind::Budget);
     // …until acknowledged.
     assert!(r.acknowledge("budget:day:2026-05-01:actual", T0 + 2000));
     assert!(r.alerts().is_empty());
-    assert!(r.evaluate(&machine(T0 + 3000, [90, 90]), T0 + 3000, None).is_empty());
+    assert!(
+        r.evaluate(&machine(T0 + 3000, [90, 90]), T0 + 3000, None)
+            .is_empty()
+    );
 }
 
 #[test]
