@@ -1,0 +1,145 @@
+//! Alerts and autostop without a dashboard (`gpumeter watch`): after each tick, billing's
+//! budget events join the alert path, each alert transition is printed as a line (and sent to
+//! the webhook and hooks when configured), autostop warnings are printed (and `wall`ed), and on
+//! the stop event the stop command runs, its output going to ours (the journal, under systemd).
+
+use std::io::Write;
+use std::time::Duration;
+
+use super::{Notifier, NotifyConfig, run_stop_command};
+use crate::billing::{BudgetEvent, BudgetEventKind};
+use crate::engine::Engine;
+use crate::engine::autostop::{AutostopConfig, AutostopEvent};
+use crate::engine::rules::{AlertKind, RulesConfig, Transition};
+
+/// Longest the stop command may run before it is killed.
+pub const STOP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What `watch` does about alerts.
+#[derive(Debug, Default)]
+pub struct HeadlessAlerts {
+    pub rules: RulesConfig,
+    pub autostop: AutostopConfig,
+    /// Webhook and hooks (terminal channels are forced off: there is no terminal to ring).
+    notifier: Option<Notifier>,
+    /// Alert ids fired, in order (for tests and the summary).
+    pub fired: Vec<String>,
+    /// Stop commands run and how they ended.
+    pub stops: Vec<Result<(), String>>,
+}
+
+impl HeadlessAlerts {
+    pub fn new(rules: RulesConfig, autostop: AutostopConfig, notify: Option<(NotifyConfig, Option<&std::path::Path>)>) -> Self {
+        let notifier = notify.map(|(mut cfg, file)| {
+            cfg.bell = false;
+            cfg.desktop = false;
+            Notifier::new(cfg, file, false)
+        });
+        Self {
+            rules,
+            autostop,
+            notifier,
+            fired: Vec::new(),
+            stops: Vec::new(),
+        }
+    }
+
+    /// An engine with these rules and autostop settings.
+    pub fn engine(&self) -> Engine {
+        Engine::new().with_rules(self.rules.clone()).with_autostop(self.autostop.clone())
+    }
+
+    /// After `engine.ingest`: `budget` are the budget events of this tick (already printed by
+    /// watch). Writes one line per alert transition and autostop event to `out`.
+    pub fn after_tick(&mut self, engine: &mut Engine, budget: &[BudgetEvent], out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<()> {
+        let currency = engine.billing().map_or("USD", |v| v.currency.code()).to_string();
+        for e in budget {
+            let alert = crate::engine::rules::Alert::from_budget(
+                e.threshold,
+                e.kind == BudgetEventKind::Forecast,
+                e.spent.micros(),
+                e.budget.micros(),
+                &currency,
+                e.period,
+                &e.period_key,
+                e.at_unix_ms,
+            );
+            engine.push_alert(alert, e.at_unix_ms);
+        }
+        let now = engine.latest().map_or(0, |s| s.taken_at_unix_ms);
+        for t in engine.drain_alert_transitions() {
+            let a = t.alert();
+            if let Transition::Fired(_) = t {
+                self.fired.push(a.id.clone());
+            }
+            // Budget crossings already have their own line.
+            if a.kind != AlertKind::Budget {
+                write_transition(out, &t, now)?;
+            }
+            if let Some(n) = &mut self.notifier {
+                n.on_transition(&t, now, &currency, &mut std::io::sink())?;
+            }
+        }
+        let host = engine
+            .latest()
+            .and_then(|s| s.system.hostname.clone())
+            .unwrap_or_else(|| "this machine".into());
+        for e in engine.drain_autostop_events() {
+            let cfg = engine.autostop_config().clone();
+            match &e {
+                AutostopEvent::Armed { .. } => writeln!(out, "{}  autostop: armed (stops after {} idle)", hhmm(now), minutes(cfg.after_ms))?,
+                AutostopEvent::Warning { remaining_ms, idle_ms, .. } => writeln!(
+                    out,
+                    "{}  autostop: idle for {}, running `{}` in {}",
+                    hhmm(now),
+                    minutes(*idle_ms),
+                    cfg.command.join(" "),
+                    minutes(*remaining_ms)
+                )?,
+                AutostopEvent::Cancelled { .. } => writeln!(out, "{}  autostop: cancelled", hhmm(now))?,
+                AutostopEvent::Stop { idle_ms, .. } => {
+                    writeln!(out, "{}  autostop: idle for {}: running `{}`", hhmm(now), minutes(*idle_ms), cfg.command.join(" "))?;
+                    out.flush()?;
+                    let result = run_stop_command(&cfg.command, true, STOP_TIMEOUT).map_err(|e| e.to_string());
+                    if let Err(e) = &result {
+                        writeln!(err, "gpumeter: autostop: {e}")?;
+                    }
+                    self.stops.push(result);
+                }
+            }
+            if let Some(n) = &mut self.notifier {
+                n.on_autostop(&e, &cfg, &host, &mut std::io::sink())?;
+            }
+        }
+        if let Some(n) = &mut self.notifier {
+            for note in n.drain_notes() {
+                writeln!(err, "gpumeter: {note}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn minutes(ms: i64) -> String {
+    crate::engine::rules::alert::minutes_text(ms)
+}
+
+fn hhmm(unix_ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(unix_ms)
+        .map_or_else(|| unix_ms.to_string(), |t| t.format("%Y-%m-%d %H:%MZ").to_string())
+}
+
+/// One transition as a line (fired ones with their next step on a second, indented line).
+fn write_transition(out: &mut dyn Write, t: &Transition, now: i64) -> std::io::Result<()> {
+    let a = t.alert();
+    writeln!(out, "{}  alert {} [{}] {}: {}", hhmm(now), t.name(), a.severity.name(), a.kind.name(), a.title)?;
+    if matches!(t, Transition::Fired(_)) {
+        for (k, v) in a.evidence.iter().take(6) {
+            writeln!(out, "    {k}: {v}")?;
+        }
+        if let Some(n) = &a.next_step {
+            writeln!(out, "    next step: {n}")?;
+        }
+    }
+    Ok(())
+}
