@@ -29,14 +29,18 @@ fn origin_of(layers: &[Layer], field: &str) -> Origin {
         let mut offset = 0;
         for line in layer.text.split_inclusive('\n') {
             let t = line.trim_start();
-            if t.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('=')) {
+            if t.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+            {
                 return Origin::at(&layer.name, &layer.text, offset + (line.len() - t.len()));
             }
             offset += line.len();
         }
     }
     Origin::at(
-        layers.last().map_or(DEFAULT_CONFIG_NAME, |l| l.name.as_str()),
+        layers
+            .last()
+            .map_or(DEFAULT_CONFIG_NAME, |l| l.name.as_str()),
         "",
         0,
     )
@@ -99,8 +103,13 @@ mod tests {
             "[alerts]\nbell = false\n\n[alerts.idle]\nremind_every = \"soon\"\n",
         )
         .unwrap();
-        let e = alert_settings(&[Layer::defaults().unwrap(), user]).unwrap_err().to_string();
-        assert!(e.starts_with("/home/u/.config/gpumeter/config.toml:5:1: alerts.idle.remind_every:"), "{e}");
+        let e = alert_settings(&[Layer::defaults().unwrap(), user])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("/home/u/.config/gpumeter/config.toml:5:1: alerts.idle.remind_every:"),
+            "{e}"
+        );
         let user = Layer::parse(
             "/etc/g.toml",
             "[alerts]\nbell = false\n[autostop]\nenabled = true\ncommand = [\"touch\", \"/tmp/x\"]\n",

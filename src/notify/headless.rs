@@ -29,7 +29,11 @@ pub struct HeadlessAlerts {
 }
 
 impl HeadlessAlerts {
-    pub fn new(rules: RulesConfig, autostop: AutostopConfig, notify: Option<(NotifyConfig, Option<&std::path::Path>)>) -> Self {
+    pub fn new(
+        rules: RulesConfig,
+        autostop: AutostopConfig,
+        notify: Option<(NotifyConfig, Option<&std::path::Path>)>,
+    ) -> Self {
         let notifier = notify.map(|(mut cfg, file)| {
             cfg.bell = false;
             cfg.desktop = false;
@@ -46,13 +50,24 @@ impl HeadlessAlerts {
 
     /// An engine with these rules and autostop settings.
     pub fn engine(&self) -> Engine {
-        Engine::new().with_rules(self.rules.clone()).with_autostop(self.autostop.clone())
+        Engine::new()
+            .with_rules(self.rules.clone())
+            .with_autostop(self.autostop.clone())
     }
 
     /// After `engine.ingest`: `budget` are the budget events of this tick (already printed by
     /// watch). Writes one line per alert transition and autostop event to `out`.
-    pub fn after_tick(&mut self, engine: &mut Engine, budget: &[BudgetEvent], out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<()> {
-        let currency = engine.billing().map_or("USD", |v| v.currency.code()).to_string();
+    pub fn after_tick(
+        &mut self,
+        engine: &mut Engine,
+        budget: &[BudgetEvent],
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let currency = engine
+            .billing()
+            .map_or("USD", |v| v.currency.code())
+            .to_string();
         for e in budget {
             let alert = crate::engine::rules::Alert::from_budget(
                 e.threshold,
@@ -87,8 +102,17 @@ impl HeadlessAlerts {
         for e in engine.drain_autostop_events() {
             let cfg = engine.autostop_config().clone();
             match &e {
-                AutostopEvent::Armed { .. } => writeln!(out, "{}  autostop: armed (stops after {} idle)", hhmm(now), minutes(cfg.after_ms))?,
-                AutostopEvent::Warning { remaining_ms, idle_ms, .. } => writeln!(
+                AutostopEvent::Armed { .. } => writeln!(
+                    out,
+                    "{}  autostop: armed (stops after {} idle)",
+                    hhmm(now),
+                    minutes(cfg.after_ms)
+                )?,
+                AutostopEvent::Warning {
+                    remaining_ms,
+                    idle_ms,
+                    ..
+                } => writeln!(
                     out,
                     "{}  autostop: idle for {}, running `{}` in {}",
                     hhmm(now),
@@ -96,11 +120,20 @@ impl HeadlessAlerts {
                     cfg.command.join(" "),
                     minutes(*remaining_ms)
                 )?,
-                AutostopEvent::Cancelled { .. } => writeln!(out, "{}  autostop: cancelled", hhmm(now))?,
+                AutostopEvent::Cancelled { .. } => {
+                    writeln!(out, "{}  autostop: cancelled", hhmm(now))?
+                }
                 AutostopEvent::Stop { idle_ms, .. } => {
-                    writeln!(out, "{}  autostop: idle for {}: running `{}`", hhmm(now), minutes(*idle_ms), cfg.command.join(" "))?;
+                    writeln!(
+                        out,
+                        "{}  autostop: idle for {}: running `{}`",
+                        hhmm(now),
+                        minutes(*idle_ms),
+                        cfg.command.join(" ")
+                    )?;
                     out.flush()?;
-                    let result = run_stop_command(&cfg.command, true, STOP_TIMEOUT).map_err(|e| e.to_string());
+                    let result = run_stop_command(&cfg.command, true, STOP_TIMEOUT)
+                        .map_err(|e| e.to_string());
                     if let Err(e) = &result {
                         writeln!(err, "gpumeter: autostop: {e}")?;
                     }
@@ -125,14 +158,24 @@ fn minutes(ms: i64) -> String {
 }
 
 fn hhmm(unix_ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(unix_ms)
-        .map_or_else(|| unix_ms.to_string(), |t| t.format("%Y-%m-%d %H:%MZ").to_string())
+    chrono::DateTime::from_timestamp_millis(unix_ms).map_or_else(
+        || unix_ms.to_string(),
+        |t| t.format("%Y-%m-%d %H:%MZ").to_string(),
+    )
 }
 
 /// One transition as a line (fired ones with their next step on a second, indented line).
 fn write_transition(out: &mut dyn Write, t: &Transition, now: i64) -> std::io::Result<()> {
     let a = t.alert();
-    writeln!(out, "{}  alert {} [{}] {}: {}", hhmm(now), t.name(), a.severity.name(), a.kind.name(), a.title)?;
+    writeln!(
+        out,
+        "{}  alert {} [{}] {}: {}",
+        hhmm(now),
+        t.name(),
+        a.severity.name(),
+        a.kind.name(),
+        a.title
+    )?;
     if matches!(t, Transition::Fired(_)) {
         for (k, v) in a.evidence.iter().take(6) {
             writeln!(out, "    {k}: {v}")?;
@@ -142,4 +185,53 @@ fn write_transition(out: &mut dyn Write, t: &Transition, now: i64) -> std::io::R
         }
     }
     Ok(())
+}
+
+/// Why `watch` cannot set up autostop.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AutostopSetupError {
+    #[error("--autostop needs a command: --stop-cmd '…' or [autostop] command in the config file")]
+    NoCommand,
+    #[error("autostop: {0}")]
+    Refused(String),
+    #[error("--autostop must be at least 1m")]
+    TooShort,
+}
+
+/// The alert settings of the config, with `--autostop` (idle time; turns autostop on) and
+/// `--stop-cmd` (the command) laid over them. A stop command from a config file that others
+/// can write is refused, as hooks are.
+pub fn headless_alerts(
+    settings: &crate::config::AlertSettings,
+    autostop_after_ms: Option<i64>,
+    stop_cmd: Option<Vec<String>>,
+) -> Result<HeadlessAlerts, AutostopSetupError> {
+    let mut autostop = settings.autostop.clone();
+    if let Some(after) = autostop_after_ms {
+        if after < 60_000 {
+            return Err(AutostopSetupError::TooShort);
+        }
+        autostop.enabled = true;
+        autostop.after_ms = after;
+    }
+    let from_flag = stop_cmd.is_some();
+    if let Some(cmd) = stop_cmd {
+        autostop.command = cmd;
+    }
+    if autostop.enabled {
+        if autostop.command.is_empty() {
+            return Err(AutostopSetupError::NoCommand);
+        }
+        if !from_flag && let Some(file) = &settings.commands_file {
+            super::hook::check_config_file(file)
+                .map_err(|e| AutostopSetupError::Refused(e.to_string()))?;
+        }
+    }
+    let notify = settings.notify.clone();
+    let wanted = notify.webhook.is_some() || !notify.hooks.is_empty();
+    Ok(HeadlessAlerts::new(
+        settings.rules.clone(),
+        autostop,
+        wanted.then_some((notify, settings.commands_file.as_deref())),
+    ))
 }

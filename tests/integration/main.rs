@@ -4,5 +4,6 @@
 mod billing_cli;
 mod billing_week;
 mod cli;
+mod insights;
 mod support;
 mod tui;
