@@ -224,3 +224,166 @@ impl Autostop {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+    use crate::clock::{Clock, FakeClock};
+    use crate::engine::rules::RulesConfig;
+    use gpumeter_model::GpuReading;
+
+    const T0: i64 = 1_750_000_000_000;
+
+    fn snap(t: i64, gpu_util: u32, cpu: f64, uptime_s: u64) -> Snapshot {
+        let mut s = Snapshot::empty("t", t);
+        s.system.uptime_s = Some(uptime_s);
+        s.host.cpu_util_pct = Some(cpu);
+        s.host.net_rx_bytes_per_s = Some(1_000.0);
+        s.host.net_tx_bytes_per_s = Some(1_000.0);
+        s.gpus = (0..2)
+            .map(|i| GpuReading {
+                index: i,
+                util_gpu_pct: Some(gpu_util),
+                ..GpuReading::default()
+            })
+            .collect();
+        s
+    }
+
+    fn on() -> AutostopConfig {
+        AutostopConfig {
+            enabled: true,
+            command: vec!["true".into()],
+            ..AutostopConfig::default()
+        }
+    }
+
+    /// Steps the fake clock a second at a time for `secs`, returning events with their times
+    /// (in whole seconds since T0).
+    fn run(
+        a: &mut Autostop,
+        clock: &FakeClock,
+        secs: i64,
+        f: impl Fn(i64) -> Snapshot,
+    ) -> Vec<(i64, AutostopEvent)> {
+        let idle = RulesConfig::default().idle;
+        let mut out = Vec::new();
+        for _ in 0..secs {
+            let now = clock.now_unix_ms();
+            for e in a.observe(&f(now), now, &idle) {
+                out.push(((now - T0) / 1000, e));
+            }
+            clock.advance_ms(1000);
+        }
+        out
+    }
+
+    fn kinds(ev: &[(i64, AutostopEvent)]) -> Vec<(i64, &'static str)> {
+        ev.iter()
+            .map(|(t, e)| {
+                let k = match e {
+                    AutostopEvent::Armed { .. } => "armed",
+                    AutostopEvent::Warning { .. } => "warning",
+                    AutostopEvent::Cancelled { .. } => "cancelled",
+                    AutostopEvent::Stop { .. } => "stop",
+                };
+                (*t, k)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn warns_at_five_and_one_minute_then_stops_once() {
+        let clock = FakeClock::new(T0);
+        let mut a = Autostop::new(on());
+        let ev = run(&mut a, &clock, 40 * 60, |t| snap(t, 0, 1.0, 86_400));
+        assert_eq!(
+            kinds(&ev),
+            vec![
+                (0, "armed"),
+                (25 * 60, "warning"),
+                (29 * 60, "warning"),
+                (30 * 60, "stop")
+            ]
+        );
+        assert!(a.status().fired);
+    }
+
+    #[test]
+    fn cancel_starts_the_countdown_over_and_gpu_work_resets_it() {
+        let clock = FakeClock::new(T0);
+        let mut a = Autostop::new(on());
+        run(&mut a, &clock, 26 * 60, |t| snap(t, 0, 1.0, 86_400));
+        assert_eq!(
+            a.cancel(clock.now_unix_ms()),
+            Some(AutostopEvent::Cancelled {
+                at_unix_ms: clock.now_unix_ms()
+            })
+        );
+        let ev = run(&mut a, &clock, 20 * 60, |t| snap(t, 0, 1.0, 86_400));
+        assert!(ev.is_empty(), "{ev:?}");
+        assert_eq!(a.status().remaining_ms, Some(10 * 60_000 + 1000));
+        // One busy GPU sample resets everything; a cancel with no warning given is silent.
+        run(&mut a, &clock, 1, |t| snap(t, 90, 1.0, 86_400));
+        assert_eq!(a.status().idle_ms, None);
+        assert_eq!(a.cancel(clock.now_unix_ms()), None);
+    }
+
+    #[test]
+    fn never_fires_when_disabled() {
+        let clock = FakeClock::new(T0);
+        let mut a = Autostop::new(AutostopConfig::default());
+        assert!(run(&mut a, &clock, 3 * 3600, |t| snap(t, 0, 0.0, 86_400)).is_empty());
+        assert_eq!(a.cancel(clock.now_unix_ms()), None);
+        assert!(!a.status().enabled);
+    }
+
+    #[test]
+    fn arms_after_gpu_activity_or_fifteen_minutes_of_uptime() {
+        let clock = FakeClock::new(T0);
+        let mut a = Autostop::new(on());
+        // Booted 1 minute ago, never busy: arms when uptime reaches 15 minutes.
+        let ev = run(&mut a, &clock, 50 * 60, |t| {
+            snap(t, 0, 1.0, 60 + ((t - T0) / 1000) as u64)
+        });
+        assert_eq!(kinds(&ev)[0], (14 * 60, "armed"));
+        assert_eq!(kinds(&ev).last().copied(), Some((44 * 60, "stop")));
+        let mut b = Autostop::new(on());
+        let ev = run(&mut b, &clock, 5, |t| snap(t, 50, 1.0, 60));
+        assert_eq!(kinds(&ev), vec![(50 * 60, "armed")]);
+    }
+
+    #[test]
+    fn short_host_blips_are_tolerated_long_host_work_resets() {
+        let clock = FakeClock::new(T0);
+        let mut a = Autostop::new(on());
+        // A 20-second CPU burst every 10 minutes (cron) does not keep the box alive.
+        let ev = run(&mut a, &clock, 31 * 60, |t| {
+            let s = (t - T0) / 1000;
+            snap(
+                t,
+                0,
+                if s % 600 > 300 && s % 600 <= 320 {
+                    60.0
+                } else {
+                    1.0
+                },
+                86_400,
+            )
+        });
+        assert_eq!(kinds(&ev).last().copied(), Some((30 * 60, "stop")));
+        // CPU work lasting minutes (a CPU-only job) restarts the countdown.
+        let mut b = Autostop::new(on());
+        let ev = run(&mut b, &clock, 40 * 60, |t| {
+            let s = (t - T0) / 1000 - 31 * 60;
+            snap(
+                t,
+                0,
+                if (600..900).contains(&s) { 60.0 } else { 1.0 },
+                86_400,
+            )
+        });
+        assert!(kinds(&ev).iter().all(|(_, k)| *k != "stop"), "{ev:?}");
+    }
+}
