@@ -1,1 +1,152 @@
+//! End to end on this machine: real CPU-burning processes under a parent that stands in for a
+//! training job's GPU process, the real /proc sampler, a synthetic low-util GPU reading (what a
+//! GPU waiting on its input shows), and the starved rule must name the CPU-bound pipeline with
+//! those PIDs. The burners are pinned to one CPU when `taskset` exists, so that other work on
+//! a shared machine cannot dilute them below the saturation threshold.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command};
+use std::time::Duration;
+
+use gpumeter_model::{GpuProcessKind, GpuReading, GpuUse, Snapshot};
+
+use super::{Rules, RulesConfig, Transition};
+use crate::clock::{Clock, SystemClock};
+use crate::source::host::HostSampler;
+
+/// Kills the whole burner group even when an assertion fails.
+struct Burners(Child);
+
+impl Drop for Burners {
+    fn drop(&mut self) {
+        let pid = self.0.id();
+        // The children first, each by its pid (found by their parent's pid), then the parent:
+        // killed first, it would leave them to init, out of reach.
+        for child in children_of(pid) {
+            let _ = Command::new("kill")
+                .args(["-KILL", &child.to_string()])
+                .status();
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Pids whose parent is `parent`, from /proc/*/stat.
+fn children_of(parent: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                // Fields after the parenthesised comm: state, ppid, …
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+                    == Some(parent)
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn real_cpu_burners_are_named_as_a_cpu_bound_pipeline() {
+    let pinned = Command::new("taskset")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let n = 6;
+    let script = format!("for i in $(seq {n}); do sh -c 'while :; do :; done' & done; wait");
+    let mut cmd = if pinned {
+        let mut c = Command::new("taskset");
+        c.args(["-c", "0", "sh", "-c", &script]);
+        c
+    } else {
+        let mut c = Command::new("sh");
+        c.args(["-c", &script]);
+        c
+    };
+    let burners = Burners(cmd.spawn().unwrap());
+    let parent = burners.0.id();
+
+    let gpu_procs: BTreeMap<u32, Vec<GpuUse>> = BTreeMap::from([(
+        parent,
+        vec![GpuUse {
+            gpu_index: 0,
+            kind: GpuProcessKind::Compute,
+            memory_bytes: Some(8 << 30),
+            sm_util_pct: Some(30),
+            memory_util_pct: None,
+        }],
+    )]);
+    let mut cfg = RulesConfig::default();
+    cfg.starved.window_ms = 3_000;
+    let mut rules = Rules::new(cfg);
+    let mut sampler = HostSampler::new();
+    let mut fired = Vec::new();
+    let mut children: Vec<u32> = Vec::new();
+    for _ in 0..24 {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = SystemClock.now_unix_ms();
+        let host = sampler.sample(now, &gpu_procs);
+        let mut snap = Snapshot::empty("live", now);
+        snap.system = host.system;
+        snap.host = host.host;
+        snap.processes = host.processes;
+        snap.gpus = vec![GpuReading {
+            index: 0,
+            util_gpu_pct: Some(30),
+            util_memory_pct: Some(10),
+            pcie_rx_bytes_per_s: Some(50_000_000),
+            ..GpuReading::default()
+        }];
+        children = snap
+            .processes
+            .iter()
+            .filter(|p| p.ppid == Some(parent))
+            .map(|p| p.pid)
+            .collect();
+        for t in rules.evaluate(&snap, now, Some(10_000_000)) {
+            if let Transition::Fired(a) = t {
+                fired.push(a);
+            }
+        }
+        if !fired.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(
+        children.len(),
+        n,
+        "the sampler sees the burners under {parent}"
+    );
+    let a = fired
+        .first()
+        .unwrap_or_else(|| panic!("no starved verdict; alerts: {:#?}", rules.alerts()));
+    let ev = |k: &str| {
+        a.evidence
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+            .unwrap()
+    };
+    assert_eq!(ev("verdict"), "CPU-bound input", "{a:#?}");
+    assert_eq!(a.id, format!("starved:pid-{parent}"));
+    assert!(
+        a.title
+            .contains("consistent with a CPU-bound input pipeline"),
+        "{}",
+        a.title
+    );
+    let named = ev("processes (pid name CPU)");
+    for pid in &children {
+        assert!(
+            named.contains(&format!("{pid} sh")),
+            "{pid} missing from {named}"
+        );
+    }
+    if pinned {
+        assert!(ev("job CPU").contains("of 1.0 cores"), "{}", ev("job CPU"));
+    }
+}
