@@ -87,6 +87,8 @@ pub struct Alert {
     pub next_step: Option<String>,
     /// When the condition began, ms since the Unix epoch.
     pub since_unix_ms: i64,
+    /// ISO code of the currency of `cost_micros`.
+    pub currency: String,
 }
 
 impl Alert {
@@ -153,14 +155,15 @@ impl Alert {
                     .into(),
             ),
             since_unix_ms: at_unix_ms,
+            currency: currency.to_string(),
         }
     }
 
     /// The cost as text (`$21.70`), or `N/A`.
-    pub fn cost_text(&self, currency: &str) -> String {
+    pub fn cost_text(&self) -> String {
         self.cost_micros.map_or_else(
             || crate::units::NA.to_string(),
-            |c| format_money(c, currency),
+            |c| format_money(c, &self.currency),
         )
     }
 }

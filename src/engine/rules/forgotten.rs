@@ -188,6 +188,7 @@ impl ForgottenRule {
                 p.pid
             )),
             since_unix_ms: since,
+            currency: ctx.currency.to_string(),
         }
     }
 }

@@ -281,6 +281,7 @@ impl IdleRule {
                     .into(),
             ),
             since_unix_ms: e.since_ms,
+            currency: ctx.currency.to_string(),
         }
     }
 }

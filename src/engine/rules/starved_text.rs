@@ -228,5 +228,6 @@ pub(super) fn alert(
         cost_micros: None,
         next_step: Some(next_step(cfg, js, v, online)),
         since_unix_ms: ctx.now_ms,
+        currency: ctx.currency.to_string(),
     }
 }
