@@ -180,7 +180,7 @@ impl Run<'_> {
             writeln!(out, "{}", self.event_line(e))?;
         }
         self.summary.events.extend(events.iter().cloned());
-        self.alerts.after_tick(&mut self.engine, &events, out, err)?;
+        self.alerts.after_tick(&mut self.engine, out, err)?;
         let flushed = match (&mut self.recorder, self.engine.meter()) {
             (Some(rec), Some(meter)) => rec.record(meter, &events),
             _ => Ok(None),

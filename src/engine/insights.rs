@@ -48,6 +48,25 @@ impl Insights {
         }
     }
 
+    /// Billing's budget crossings join the alert path (called by `ingest`).
+    pub(super) fn budget_alerts(&mut self, events: &[crate::billing::BudgetEvent], currency: &str) {
+        for e in events {
+            let alert = Alert::from_budget(
+                e.threshold,
+                e.kind == crate::billing::BudgetEventKind::Forecast,
+                e.spent.micros(),
+                e.budget.micros(),
+                currency,
+                e.period,
+                &e.period_key,
+                e.at_unix_ms,
+            );
+            let t = self.rules.push_external(alert, e.at_unix_ms);
+            self.transitions.extend(t);
+        }
+        bounded(&mut self.transitions);
+    }
+
     /// One tick (called by [`Engine::ingest`]).
     pub(super) fn observe(&mut self, snap: &Snapshot) {
         let now = snap.taken_at_unix_ms;

@@ -77,6 +77,7 @@ impl Engine {
     pub fn ingest(&mut self, snap: Snapshot) {
         if let Some(meter) = &mut self.meter {
             let events = meter.observe(&snap, snap.taken_at_unix_ms);
+            self.insights.budget_alerts(&events, meter.view().currency.code());
             self.budget_events.extend(events);
             let excess = self
                 .budget_events

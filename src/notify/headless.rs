@@ -7,7 +7,6 @@ use std::io::Write;
 use std::time::Duration;
 
 use super::{Notifier, NotifyConfig, run_stop_command};
-use crate::billing::{BudgetEvent, BudgetEventKind};
 use crate::engine::Engine;
 use crate::engine::autostop::{AutostopConfig, AutostopEvent};
 use crate::engine::rules::{AlertKind, RulesConfig, Transition};
@@ -55,12 +54,11 @@ impl HeadlessAlerts {
             .with_autostop(self.autostop.clone())
     }
 
-    /// After `engine.ingest`: `budget` are the budget events of this tick (already printed by
-    /// watch). Writes one line per alert transition and autostop event to `out`.
+    /// After `engine.ingest` (which has already turned billing's budget events into alerts):
+    /// writes one line per alert transition and autostop event to `out`.
     pub fn after_tick(
         &mut self,
         engine: &mut Engine,
-        budget: &[BudgetEvent],
         out: &mut dyn Write,
         err: &mut dyn Write,
     ) -> std::io::Result<()> {
@@ -68,19 +66,6 @@ impl HeadlessAlerts {
             .billing()
             .map_or("USD", |v| v.currency.code())
             .to_string();
-        for e in budget {
-            let alert = crate::engine::rules::Alert::from_budget(
-                e.threshold,
-                e.kind == BudgetEventKind::Forecast,
-                e.spent.micros(),
-                e.budget.micros(),
-                &currency,
-                e.period,
-                &e.period_key,
-                e.at_unix_ms,
-            );
-            engine.push_alert(alert, e.at_unix_ms);
-        }
         let now = engine.latest().map_or(0, |s| s.taken_at_unix_ms);
         for t in engine.drain_alert_transitions() {
             let a = t.alert();
@@ -234,4 +219,74 @@ pub fn headless_alerts(
         autostop,
         wanted.then_some((notify, settings.commands_file.as_deref())),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::billing::{Budget, ClockStart, Pricing, Rate};
+    use crate::clock::{Clock, FakeClock};
+    use crate::source::sim::SimSource;
+    use crate::watch::{WatchClock, WatchOptions, run_watch};
+
+    #[test]
+    fn budget_crossings_and_rule_verdicts_reach_the_alert_path() {
+        let clock = FakeClock::new(1_750_000_000_000);
+        let scenario = gpumeter_sim::Scenario::builtin("idle").unwrap();
+        let mut source = SimSource::new(scenario, Arc::new(clock.clone()));
+        let mut pricing = Pricing::simple(Rate::parse("31/h").unwrap());
+        pricing.clock_start = ClockStart::FirstSample;
+        pricing.budget = Some(Budget::parse("10/run").unwrap());
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let summary = run_watch(
+            &mut source,
+            &WatchClock::Fast(clock.clone()),
+            Some(&pricing),
+            None,
+            WatchOptions {
+                for_ms: Some(25 * 60_000),
+                interval_ms: 1_000,
+            },
+            &mut out,
+            &mut err,
+        )
+        .unwrap();
+        let fired = summary.alerts_fired;
+        // $31/h: 50 % of $10 after ~10 min, 100 % after ~19 min; idle fires at 10 min.
+        assert!(fired.contains(&"idle".to_string()), "{fired:?}");
+        assert_eq!(
+            fired
+                .iter()
+                .filter(|id| id.as_str() == "budget:run:actual")
+                .count(),
+            3,
+            "{fired:?}"
+        );
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("alert fired [moderate] idle: GPUs idle 10 min"),
+            "{text}"
+        );
+        assert!(clock.now_unix_ms() > 1_750_000_000_000);
+    }
+
+    #[test]
+    fn autostop_flags_need_a_command_and_at_least_a_minute() {
+        let s = crate::config::AlertSettings::default();
+        assert_eq!(
+            headless_alerts(&s, Some(30 * 60_000), None).unwrap_err(),
+            AutostopSetupError::NoCommand
+        );
+        let cmd = Some(vec!["true".to_string()]);
+        assert_eq!(
+            headless_alerts(&s, Some(5_000), cmd.clone()).unwrap_err(),
+            AutostopSetupError::TooShort
+        );
+        let h = headless_alerts(&s, Some(30 * 60_000), cmd).unwrap();
+        assert!(h.autostop.enabled && h.autostop.after_ms == 30 * 60_000);
+        assert!(!headless_alerts(&s, None, None).unwrap().autostop.enabled);
+    }
 }
