@@ -223,10 +223,11 @@ pub fn sample(snap: &Snapshot, job: &Job) -> JobSample {
 
 /// The tree's processes by CPU use, busiest first: (pid, name, cpu %).
 pub fn busiest(snap: &Snapshot, job: &Job, limit: usize) -> Vec<(u32, String, Option<f64>)> {
+    let by_pid: HashMap<u32, &ProcessReading> = snap.processes.iter().map(|p| (p.pid, p)).collect();
     let mut out: Vec<(u32, String, Option<f64>)> = job
         .tree
         .iter()
-        .filter_map(|pid| snap.processes.iter().find(|p| p.pid == *pid))
+        .filter_map(|pid| by_pid.get(pid).copied())
         .map(|p| {
             (
                 p.pid,

@@ -5,7 +5,7 @@
 //! for the notification channels.
 //!
 //! Each rule reports the alerts that stand this tick; this module turns that into transitions:
-//! a new id fired, a missing id cleared, a changed severity or verdict updated, and a rule's
+//! a new id fired, a missing id cleared, a worse severity or another verdict updated, a rule's
 //! reminder (idle paid time) reminded. Acknowledged alerts leave the panel and stay quiet until
 //! they clear (or get worse); snoozed ones come back, with a reminder, when the snooze ends.
 
@@ -129,14 +129,12 @@ impl Default for Rules {
     }
 }
 
-/// What decides whether a standing alert changed enough to say so.
-fn signature(a: &Alert) -> (Severity, Option<&str>, Option<u32>) {
-    let verdict = a
-        .evidence
+/// The verdict of an alert (starved: its cause), when it has one.
+fn verdict(a: &Alert) -> Option<&str> {
+    a.evidence
         .iter()
         .find(|(k, _)| k == "verdict")
-        .map(|(_, v)| v.as_str());
-    (a.severity, verdict, a.gpu)
+        .map(|(_, v)| v.as_str())
 }
 
 impl Rules {
@@ -277,7 +275,8 @@ impl Rules {
                 continue;
             };
             let worse = alert.severity > entry.alert.severity;
-            let changed = signature(&alert) != signature(&entry.alert);
+            // Worth saying: it got worse, or its cause changed. Easing off updates quietly.
+            let changed = worse || verdict(&alert) != verdict(&entry.alert);
             let snooze_over = entry.snoozed_until_unix_ms.is_some_and(|t| now >= t);
             if snooze_over {
                 entry.snoozed_until_unix_ms = None;
