@@ -11,6 +11,7 @@
 
 pub mod alert;
 pub mod config;
+mod config_raw;
 pub mod forgotten;
 pub mod idle;
 pub mod job;
@@ -19,6 +20,8 @@ mod starved_text;
 pub mod throttle;
 pub mod window;
 
+#[cfg(test)]
+mod lifecycle_tests;
 #[cfg(test)]
 mod live_tests;
 #[cfg(test)]
