@@ -42,6 +42,7 @@ fn tick(c: &mut Criterion) {
     let mut app = App::new(&UiOptions {
         no_color: false,
         source_label: "bench".into(),
+        billing: None,
     });
     let area = Rect::new(0, 0, 200, 60);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();

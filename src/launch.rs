@@ -6,6 +6,7 @@ use std::path::Path;
 use gpumeter_sim::Scenario;
 
 use crate::clock::SharedClock;
+use crate::config::DemoPricing;
 use crate::source::local::LocalSource;
 use crate::source::sim::SimSource;
 use crate::source::{Source, SourceError};
@@ -62,6 +63,17 @@ pub fn scenario_list() -> String {
     list.iter()
         .map(|(name, desc)| format!("{name:<width$}  {desc}\n"))
         .collect()
+}
+
+/// A scenario's own `[pricing]`, as the config layer takes it (so `--demo` shows money moving
+/// without a config file; the user's file and flags still win).
+pub fn demo_pricing(scenario: &Scenario) -> Option<DemoPricing> {
+    scenario.pricing.as_ref().map(|p| DemoPricing {
+        scenario: scenario.name.clone(),
+        rate: p.rate_text.clone(),
+        currency: Some(p.currency.clone()),
+        budget_micros: p.budget_micros,
+    })
 }
 
 /// Opens the source the user asked for.

@@ -13,6 +13,7 @@ pub mod engine;
 pub mod export;
 pub mod launch;
 pub mod ledger;
+pub mod metering;
 pub mod money;
 pub mod notify;
 pub mod report;

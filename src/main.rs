@@ -86,22 +86,39 @@ fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
 
 fn dashboard(cli: &Cli) -> anyhow::Result<()> {
     let g = &cli.global;
+    let settings = config::load_for(g, demo_pricing(g)?)?;
+    for n in &settings.notes {
+        eprintln!("gpumeter: {n}");
+    }
     let clock: SharedClock = Arc::new(SystemClock);
     // Open the source before touching the terminal, so a missing driver is a plain message.
     let source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock.clone())?;
     let label = source.label();
     let (tx, rx) = tokio::sync::mpsc::channel(16);
     collector::spawn(source, g.interval, tx).context("starting the collector thread")?;
+    let billing = settings.pricing.map(|pricing| ui::BillingSetup {
+        pricing,
+        ledger_path: ledger_path(&settings.ledger),
+        interval_ms: millis(g.interval),
+    });
     let options = ui::UiOptions {
         no_color: g.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         source_label: label,
+        billing,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(ui::run(rx, clock, options))?;
+    for n in runtime.block_on(ui::run(rx, clock, options))? {
+        eprintln!("gpumeter: {n}");
+    }
     Ok(())
+}
+
+/// The ledger to write, when it is enabled and has a location.
+fn ledger_path(ledger: &config::LedgerSettings) -> Option<std::path::PathBuf> {
+    ledger.path.clone().filter(|_| ledger.enabled)
 }
 
 /// The demo scenario's own price, so `--demo` shows money moving without a config file.
@@ -109,13 +126,7 @@ fn demo_pricing(g: &GlobalArgs) -> anyhow::Result<Option<config::DemoPricing>> {
     let Some(name) = g.demo.as_deref() else {
         return Ok(None);
     };
-    let s = launch::load_scenario(name)?;
-    Ok(s.pricing.as_ref().map(|p| config::DemoPricing {
-        scenario: s.name.clone(),
-        rate: p.rate_text.clone(),
-        currency: Some(p.currency.clone()),
-        budget_micros: p.budget_micros,
-    }))
+    Ok(launch::demo_pricing(&launch::load_scenario(name)?))
 }
 
 fn millis(d: Duration) -> i64 {
@@ -137,11 +148,7 @@ fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
         (WatchClock::Real(real.clone()), real)
     };
     let mut source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), shared)?;
-    let ledger = if settings.ledger.enabled {
-        settings.ledger.path.as_deref()
-    } else {
-        None
-    };
+    let ledger = ledger_path(&settings.ledger);
     let opts = WatchOptions {
         for_ms: args.for_.map(millis),
         interval_ms: millis(g.interval),
@@ -155,7 +162,7 @@ fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
         source.as_mut(),
         &clock,
         settings.pricing.as_ref(),
-        ledger,
+        ledger.as_deref(),
         opts,
         alerts,
         &mut std::io::stdout().lock(),

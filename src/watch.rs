@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use gpumeter_model::Snapshot;
 
-use crate::billing::{BudgetEvent, BudgetEventKind, Meter, MeterConfig, Pricing};
+use crate::billing::{BudgetEvent, BudgetEventKind, Pricing};
 use crate::clock::{Clock, FakeClock, SharedClock};
 use crate::engine::Engine;
-use crate::ledger::session::pricing_text;
-use crate::ledger::{FlushedMinute, Ledger, Recorder, SessionKey};
+use crate::ledger::FlushedMinute;
+use crate::metering::Metering;
 use crate::money::Money;
 use crate::notify::headless::HeadlessAlerts;
 use crate::source::Source;
@@ -91,113 +91,36 @@ fn hhmm(unix_ms: i64) -> String {
 }
 
 /// The state a run carries between ticks.
-struct Run<'a> {
+struct Run {
     engine: Engine,
-    recorder: Option<Recorder>,
-    pricing: Option<&'a Pricing>,
-    ledger_path: Option<&'a Path>,
-    interval_ms: i64,
+    metering: Metering,
     last_minute: Option<i64>,
     summary: WatchSummary,
-    ledger_failed: bool,
     alerts: HeadlessAlerts,
 }
 
-impl Run<'_> {
-    /// The first snapshot fixes the clock start; the session (and its seed) follows from it.
-    fn start_meter(&mut self, snap: &Snapshot, err: &mut dyn Write) -> std::io::Result<()> {
-        let Some(pricing) = self.pricing else {
-            return Ok(());
-        };
-        let mut meter = Meter::new(MeterConfig {
-            pricing: pricing.clone(),
-            tick_cap_ms: self.interval_ms.saturating_mul(10),
-        });
-        let mut ledger = None;
-        if let Some(path) = self.ledger_path {
-            match Ledger::open(path, snap.taken_at_unix_ms) {
-                Ok((l, notes)) => {
-                    for n in notes {
-                        writeln!(err, "gpumeter: {n}")?;
-                    }
-                    ledger = Some(l);
-                }
-                Err(e) => writeln!(err, "gpumeter: running without a ledger: {e}")?,
-            }
-        }
-        let key = SessionKey {
-            host: snap
-                .system
-                .hostname
-                .clone()
-                .unwrap_or_else(|| "localhost".into()),
-            source: snap.source.clone(),
-            clock_start_ms: meter.resolve_start(snap, snap.taken_at_unix_ms),
-            pricing: pricing_text(pricing),
-            currency: pricing.currency.code().to_string(),
-        };
-        let start = match ledger
-            .as_mut()
-            .map(|l| l.begin_session(&key, snap.taken_at_unix_ms))
-        {
-            Some(Ok(s)) => Some(s),
-            Some(Err(e)) => {
-                writeln!(err, "gpumeter: running without a ledger: {e}")?;
-                ledger = None;
-                None
-            }
-            None => None,
-        };
-        if let Some(s) = &start {
-            meter.seed(&s.seed);
-            if s.resumed {
-                writeln!(
-                    err,
-                    "gpumeter: resuming billing session {} from the ledger",
-                    s.id
-                )?;
-            }
-        }
-        self.recorder = Some(Recorder::new(ledger, start.as_ref()));
-        self.engine = std::mem::take(&mut self.engine).with_meter(meter);
-        Ok(())
-    }
-
+impl Run {
     fn tick(
         &mut self,
         snap: Snapshot,
         out: &mut dyn Write,
         err: &mut dyn Write,
     ) -> std::io::Result<()> {
-        if self.summary.ticks == 0 {
-            self.start_meter(&snap, err)?;
-        }
         let at = snap.taken_at_unix_ms;
-        self.engine.ingest(snap);
+        let step = self.metering.ingest(&mut self.engine, snap);
         self.summary.ticks += 1;
-        let events = self.engine.drain_budget_events();
-        for e in &events {
+        for e in &step.events {
             writeln!(out, "{}", self.event_line(e))?;
         }
-        self.summary.events.extend(events.iter().cloned());
+        self.summary.events.extend(step.events.iter().cloned());
         self.alerts.after_tick(&mut self.engine, out, err)?;
-        let flushed = match (&mut self.recorder, self.engine.meter()) {
-            (Some(rec), Some(meter)) => rec.record(meter, &events),
-            _ => Ok(None),
-        };
-        match flushed {
-            Ok(Some(m)) => self.minute_line(&m, out)?,
-            Ok(None) => {}
-            Err(e) if !self.ledger_failed => {
-                self.ledger_failed = true;
-                writeln!(
-                    err,
-                    "gpumeter: ledger write failed (will retry each minute): {e}"
-                )?;
-            }
-            Err(_) => {}
+        if let Some(m) = &step.flushed {
+            self.minute_line(m, out)?;
         }
-        if self.pricing.is_none() {
+        for n in &step.notes {
+            writeln!(err, "gpumeter: {n}")?;
+        }
+        if !self.metering.priced() {
             let minute = at.div_euclid(60_000);
             if self.last_minute.is_some_and(|m| m != minute) {
                 let (busy, gpus) = self.busy_gpus();
@@ -308,13 +231,13 @@ pub fn run_watch_with(
     }
     let mut run = Run {
         engine: alerts.engine(),
-        recorder: None,
-        pricing,
-        ledger_path,
-        interval_ms,
+        metering: Metering::new(
+            pricing.cloned(),
+            ledger_path.map(Path::to_path_buf),
+            interval_ms,
+        ),
         last_minute: None,
         summary: WatchSummary::default(),
-        ledger_failed: false,
         alerts,
     };
     let end = opts.for_ms.map(|d| clock.now().saturating_add(d));
@@ -339,12 +262,12 @@ pub fn run_watch_with(
             }
         }
     }
-    if let Some(rec) = run.recorder.as_mut() {
-        match rec.flush() {
-            Ok(Some(m)) => run.minute_line(&m, out)?,
-            Ok(None) => {}
-            Err(e) => writeln!(err, "gpumeter: ledger write failed: {e}")?,
-        }
+    let last = run.metering.finish();
+    if let Some(m) = &last.flushed {
+        run.minute_line(m, out)?;
+    }
+    for n in &last.notes {
+        writeln!(err, "gpumeter: {n}")?;
     }
     run.summary.spent = run.engine.billing().map(|v| v.spent);
     run.summary.alerts_fired = std::mem::take(&mut run.alerts.fired);

@@ -311,3 +311,22 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn time_before_the_first_reading_is_paid_but_not_counted_as_busy_or_idle() {
+    // The clock started at boot, 10 h before gpumeter first looked; then 1 h watched with
+    // one of two GPUs busy.
+    let mut pricing = Pricing::simple(Rate::parse("10/h").unwrap());
+    pricing.clock_start = ClockStart::At(T0 - 10 * H);
+    let mut m = Meter::new(MeterConfig {
+        pricing,
+        tick_cap_ms: 20_000,
+    });
+    m.observe(&snap(T0, &[90, 0]), T0);
+    let t = run(&mut m, T0, 10_000, 360, &[90, 0]);
+    run(&mut m, t, 10_000, 360, &[3, 1]); // 1 h more, both idle
+    assert_eq!(m.spent(), units("120"));
+    // Of the 2 h watched, 1 h idle; $20 of watched spend over 1 busy GPU-hour.
+    assert_eq!(m.idle_share(), Some(0.5));
+    assert_eq!(m.cost_per_busy_gpu_hour(), Some(units("20")));
+}

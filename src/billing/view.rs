@@ -45,10 +45,12 @@ pub struct BillingView {
     pub burn_per_hour: Money,
     /// The list price of one GPU-hour on this machine (None without GPUs).
     pub list_per_gpu_hour: Option<Money>,
-    /// Share of the spend while every GPU was idle (None before anything was spent).
+    /// Share of the watched time with every GPU idle (None before anything was spent).
     pub idle_share: Option<f64>,
+    /// What the idle time cost at the list rate.
     pub idle_cost: Money,
     pub busy_gpu_hours: f64,
+    /// Spend of the watched time per busy GPU-hour (see [`Meter::cost_per_busy_gpu_hour`]).
     pub cost_per_busy_gpu_hour: Option<Money>,
     pub projected_end_of_day: Option<Money>,
     pub projected_end_of_month: Option<Money>,
@@ -75,13 +77,18 @@ fn ser_granularity<S: serde::Serializer>(g: &Granularity, s: S) -> Result<S::Ok,
 }
 
 impl Meter {
-    /// Spent so far per busy GPU-hour: the one number that says whether renting pays.
+    /// Spent per busy GPU-hour: the one number that says whether renting pays. Only the spend of
+    /// the watched time counts (spent × watched / paid): before gpumeter first looked, nobody
+    /// knows how busy the GPUs were, and counting that spend against the busy hours seen since
+    /// would inflate the figure many times over.
     pub fn cost_per_busy_gpu_hour(&self) -> Option<Money> {
-        let busy = self.totals.busy_gpu_ms;
-        (busy > 0).then(|| {
-            self.totals
-                .spent
-                .mul_div(i128::from(HOUR_MS), i128::from(busy))
+        let t = &self.totals;
+        let watched = t.observed_ms.min(t.paid_ms);
+        (t.busy_gpu_ms > 0 && watched > 0).then(|| {
+            t.spent.mul_div(
+                i128::from(watched) * i128::from(HOUR_MS),
+                i128::from(t.paid_ms) * i128::from(t.busy_gpu_ms),
+            )
         })
     }
 
@@ -89,10 +96,12 @@ impl Meter {
         self.totals.busy_gpu_ms as f64 / HOUR_MS as f64
     }
 
-    /// Share of the spend that fell while all GPUs were idle.
+    /// Share of the watched time during which every GPU was idle (of the spend, at a constant
+    /// rate). Time before the first reading is paid but unwatched, so it is left out.
     pub fn idle_share(&self) -> Option<f64> {
-        let spent = self.totals.spent.micros();
-        (spent > 0).then(|| (self.totals.idle_cost.micros() as f64 / spent as f64).clamp(0.0, 1.0))
+        let t = &self.totals;
+        (t.observed_ms > 0 && t.spent.micros() > 0)
+            .then(|| (t.idle_ms as f64 / t.observed_ms as f64).clamp(0.0, 1.0))
     }
 
     /// Time until the budget ceiling at the current burn, and the clock time it happens.

@@ -198,7 +198,7 @@ fn mouse(kind: MouseEventKind, column: u16, row: u16) -> MouseEvent {
 
 #[test]
 fn click_selects_a_row_and_a_gpu_panel_filters() {
-    let screen = layout::compute(Rect::new(0, 0, 120, 40), 3);
+    let screen = layout::compute(Rect::new(0, 0, 120, 40), 3, false);
     let Screen::Dashboard(l) = &screen else {
         panic!("dashboard expected")
     };
@@ -226,7 +226,7 @@ fn click_selects_a_row_and_a_gpu_panel_filters() {
 
 #[test]
 fn wheel_scrolls_and_keeps_selection_on_screen() {
-    let screen = layout::compute(Rect::new(0, 0, 80, 24), 1);
+    let screen = layout::compute(Rect::new(0, 0, 80, 24), 1, false);
     let page = screen.page_rows();
     let mut app = app_with_rows(40, page);
     let down = mouse(MouseEventKind::ScrollDown, 1, 1);
@@ -245,7 +245,7 @@ fn wheel_scrolls_and_keeps_selection_on_screen() {
 
 #[test]
 fn mouse_on_a_too_small_screen_does_nothing() {
-    let screen = layout::compute(Rect::new(0, 0, 10, 3), 1);
+    let screen = layout::compute(Rect::new(0, 0, 10, 3), 1, false);
     let mut app = app_with_rows(5, 0);
     let click = mouse(MouseEventKind::Down(MouseButton::Left), 1, 1);
     assert_eq!(app.handle_mouse(click, &screen), Action::None);

@@ -1,7 +1,9 @@
-//! The dashboard's event loop: one task owns the [`Engine`] and the [`App`], and waits on the
-//! terminal's events, the collector channel, a clock tick (the sample age moves) and
-//! SIGTERM/SIGHUP/SIGINT. It drains everything pending, then draws at most once per frame
-//! interval, and only when something changed. Every way out restores the terminal.
+//! The dashboard's event loop: one task owns the [`Engine`], the [`App`] and the billing
+//! session ([`Metering`]), and waits on the terminal's events, the collector channel, a clock
+//! tick (the sample age moves) and SIGTERM/SIGHUP/SIGINT. It drains everything pending, then
+//! draws at most once per frame interval, and only when something changed. Every way out
+//! restores the terminal and writes the ledger's open minute (a panic loses at most that
+//! minute, like a kill -9).
 
 use std::future::Future;
 use std::io::{self, IsTerminal};
@@ -19,6 +21,7 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::clock::{Clock, SharedClock};
 use crate::engine::Engine;
+use crate::metering::{MeterStep, Metering};
 use crate::sanitize::sanitize;
 use crate::source::collector::CollectorEvent;
 
@@ -43,14 +46,23 @@ pub enum EndReason {
     InputClosed,
 }
 
+/// How the loop ended, and what to tell the user once the terminal is back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    pub reason: EndReason,
+    /// Lines for stderr (a failed last ledger write).
+    pub notes: Vec<String>,
+}
+
 /// Runs the dashboard until the user quits or a signal arrives, applying the collector's events
-/// to an engine this loop owns. The terminal is restored on every exit path (a panic included,
-/// through the guard's hook).
+/// to an engine this loop owns (metered when `options.billing` is set). The terminal is
+/// restored on every exit path (a panic included, through the guard's hook). Returns the lines
+/// worth printing after the terminal is restored.
 pub async fn run(
     rx: Receiver<CollectorEvent>,
     clock: SharedClock,
     options: UiOptions,
-) -> Result<(), UiError> {
+) -> Result<Vec<String>, UiError> {
     let mut term = signal(SignalKind::terminate()).map_err(|source| UiError::Signal {
         signal: "SIGTERM",
         source,
@@ -96,19 +108,61 @@ pub async fn run(
     }
     .await;
     let restored = guard.restore();
-    result?;
+    let ended = result?;
     restored?;
-    Ok(())
+    Ok(ended.notes)
+}
+
+/// What the loop owns.
+struct State {
+    app: App,
+    engine: Engine,
+    metering: Metering,
 }
 
 /// The loop itself, over any backend and event stream (tests drive it with a `TestBackend`).
+/// The ledger's open minute is written however the loop ends.
 pub(crate) async fn drive<B, S, F>(
+    terminal: &mut Terminal<B>,
+    events: S,
+    rx: Receiver<CollectorEvent>,
+    clock: &dyn Clock,
+    options: &UiOptions,
+    shutdown: F,
+) -> Result<Ended, UiError>
+where
+    B: Backend,
+    S: Stream<Item = io::Result<Event>> + Unpin,
+    F: Future<Output = ()>,
+{
+    let metering = match &options.billing {
+        Some(b) => Metering::new(
+            Some(b.pricing.clone()),
+            b.ledger_path.clone(),
+            b.interval_ms,
+        ),
+        None => Metering::new(None, None, 1_000),
+    };
+    let mut state = State {
+        app: App::new(options),
+        engine: Engine::new(),
+        metering,
+    };
+    let result = run_loop(terminal, events, rx, clock, shutdown, &mut state).await;
+    let last = state.metering.finish();
+    Ok(Ended {
+        reason: result?,
+        notes: last.notes,
+    })
+}
+
+async fn run_loop<B, S, F>(
     terminal: &mut Terminal<B>,
     mut events: S,
     mut rx: Receiver<CollectorEvent>,
     clock: &dyn Clock,
-    options: &UiOptions,
     shutdown: F,
+    state: &mut State,
 ) -> Result<EndReason, UiError>
 where
     B: Backend,
@@ -116,8 +170,6 @@ where
     F: Future<Output = ()>,
 {
     tokio::pin!(shutdown);
-    let mut app = App::new(options);
-    let mut engine = Engine::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut collector_open = true;
@@ -128,9 +180,10 @@ where
         if dirty && last_draw.is_none_or(|t| t.elapsed() >= FRAME) {
             let area = area_of(terminal)?;
             let now = clock.now_unix_ms();
-            super::sync(&mut app, &engine, area, now);
+            let State { app, engine, .. } = state;
+            super::sync(app, engine, area, now);
             terminal
-                .draw(|f| super::draw(f, &app, &engine, now))
+                .draw(|f| super::draw(f, app, engine, now))
                 .map_err(backend_error)?;
             dirty = false;
             last_draw = Some(Instant::now());
@@ -140,7 +193,7 @@ where
         tokio::select! {
             () = &mut shutdown => return Ok(EndReason::Signal),
             ev = events.next() => match ev {
-                Some(Ok(ev)) => match on_input(ev, &mut app, &engine, terminal, clock)? {
+                Some(Ok(ev)) => match on_input(ev, state, terminal, clock)? {
                     Action::Quit => return Ok(EndReason::Quit),
                     Action::Redraw => dirty = true,
                     Action::None => {}
@@ -150,10 +203,10 @@ where
             },
             msg = rx.recv(), if collector_open => {
                 match msg {
-                    Some(ev) => apply(ev, &mut engine, &mut app, clock.now_unix_ms()),
+                    Some(ev) => apply(ev, state, clock.now_unix_ms()),
                     None => {
                         collector_open = false;
-                        app.set_status("the collector stopped: readings are frozen");
+                        state.app.set_status("the collector stopped: readings are frozen");
                     }
                 }
                 dirty = true;
@@ -166,20 +219,22 @@ where
         while collector_open {
             match rx.try_recv() {
                 Ok(ev) => {
-                    apply(ev, &mut engine, &mut app, clock.now_unix_ms());
+                    apply(ev, state, clock.now_unix_ms());
                     dirty = true;
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
                     collector_open = false;
-                    app.set_status("the collector stopped: readings are frozen");
+                    state
+                        .app
+                        .set_status("the collector stopped: readings are frozen");
                     dirty = true;
                 }
             }
         }
         while let Some(next) = events.next().now_or_never() {
             match next {
-                Some(Ok(ev)) => match on_input(ev, &mut app, &engine, terminal, clock)? {
+                Some(Ok(ev)) => match on_input(ev, state, terminal, clock)? {
                     Action::Quit => return Ok(EndReason::Quit),
                     Action::Redraw => dirty = true,
                     Action::None => {}
@@ -191,29 +246,51 @@ where
     }
 }
 
-/// Folds one collector event into the engine.
-fn apply(ev: CollectorEvent, engine: &mut Engine, app: &mut App, now_ms: i64) {
+/// Folds one collector event into the engine (and the billing session).
+fn apply(ev: CollectorEvent, state: &mut State, now_ms: i64) {
     match ev {
-        CollectorEvent::Snapshot(s) => engine.ingest(*s),
+        CollectorEvent::Snapshot(s) => {
+            let step = state.metering.ingest(&mut state.engine, *s);
+            show_step(&mut state.app, &state.engine, &step);
+        }
         CollectorEvent::SourceFailed {
             message,
             retry_in_ms,
         } => {
-            engine.source_failed(sanitize(&message, MAX_MESSAGE_CHARS), now_ms, retry_in_ms);
-            app.note_source_failure(now_ms);
+            state
+                .engine
+                .source_failed(sanitize(&message, MAX_MESSAGE_CHARS), now_ms, retry_in_ms);
+            state.app.note_source_failure(now_ms);
         }
+    }
+}
+
+/// Budget crossings and ledger notes go to the status line, the latest crossing first (it
+/// matters more; the line is cut at the screen's width). The insights issue's alert panel will
+/// take the budget events over.
+fn show_step(app: &mut App, engine: &Engine, step: &MeterStep) {
+    let currency = engine.billing().map(|v| v.currency).unwrap_or_default();
+    let parts: Vec<String> = step
+        .events
+        .last()
+        .map(|e| super::status_line::budget_message(e, currency))
+        .into_iter()
+        .chain(step.notes.iter().cloned())
+        .collect();
+    if !parts.is_empty() {
+        app.set_status(parts.join(" · "));
     }
 }
 
 /// One key, mouse or resize event, acted on against what is on screen now.
 fn on_input<B: Backend>(
     ev: Event,
-    app: &mut App,
-    engine: &Engine,
+    state: &mut State,
     terminal: &Terminal<B>,
     clock: &dyn Clock,
 ) -> Result<Action, UiError> {
     let area = area_of(terminal)?;
+    let State { app, engine, .. } = state;
     // Keys act on the rows as they would be drawn now (a filter edit changes them).
     super::sync(app, engine, area, clock.now_unix_ms());
     Ok(match ev {

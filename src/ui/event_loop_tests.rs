@@ -58,7 +58,7 @@ async fn draws_collector_snapshots_and_quits_on_q() {
         ),
         script
     );
-    assert_eq!(end.unwrap(), EndReason::Quit);
+    assert_eq!(end.unwrap().reason, EndReason::Quit);
     let screen = buffer_to_string(terminal.backend().buffer());
     assert!(screen.contains("gpu-box-01"), "{screen}");
     assert!(screen.contains("GPU1"), "{screen}");
@@ -95,7 +95,7 @@ async fn source_failure_is_shown_with_its_retry() {
         ),
         script
     );
-    assert_eq!(end.unwrap(), EndReason::Quit);
+    assert_eq!(end.unwrap().reason, EndReason::Quit);
     let screen = buffer_to_string(terminal.backend().buffer());
     assert!(
         screen.contains("SOURCE FAILING: NVML: driver gone "),
@@ -121,7 +121,7 @@ async fn a_signal_ends_the_loop() {
     )
     .await;
     drop(tx);
-    assert_eq!(end.unwrap(), EndReason::Signal);
+    assert_eq!(end.unwrap().reason, EndReason::Signal);
 }
 
 #[tokio::test]
@@ -139,7 +139,7 @@ async fn closed_input_ends_the_loop() {
         std::future::pending(),
     )
     .await;
-    assert_eq!(end.unwrap(), EndReason::InputClosed);
+    assert_eq!(end.unwrap().reason, EndReason::InputClosed);
 }
 
 #[tokio::test]
@@ -168,7 +168,156 @@ async fn a_stopped_collector_is_reported_not_spun_on() {
         ),
         script
     );
-    assert_eq!(end.unwrap(), EndReason::Quit);
+    assert_eq!(end.unwrap().reason, EndReason::Quit);
     let screen = buffer_to_string(terminal.backend().buffer());
     assert!(screen.contains("the collector stopped"), "{screen}");
+}
+
+mod billing {
+    use super::*;
+    use crate::billing::{Budget, ClockStart, Pricing, Rate};
+    use crate::ledger::Ledger;
+    use crate::money::Money;
+    use crate::ui::BillingSetup;
+
+    /// A minute boundary, so 90 s of readings close one minute and leave one open.
+    const START: i64 = testing::T0 - testing::T0 % 60_000;
+
+    fn options(ledger: &std::path::Path) -> UiOptions {
+        let mut pricing = Pricing::simple(Rate::parse("36/h").unwrap());
+        pricing.clock_start = ClockStart::At(START);
+        pricing.budget = Some(Budget::parse("1/run").unwrap());
+        UiOptions {
+            billing: Some(BillingSetup {
+                pricing,
+                ledger_path: Some(ledger.to_path_buf()),
+                interval_ms: 1_000,
+            }),
+            ..testing::options()
+        }
+    }
+
+    /// 90 s of readings at $36/h ($0.90), then `end` (a key or a signal). Returns the screen.
+    async fn run_billed(ledger: &std::path::Path, quit_by_key: bool) -> (Ended, String) {
+        let (keys, events) = scripted();
+        let (tx, rx) = mpsc::channel(8);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let clock = FakeClock::new(START + 90_400);
+        let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        let script = async move {
+            for s in 0..=90 {
+                let snap = testing::snapshot_at(1, START + s * 1_000);
+                tx.send(CollectorEvent::Snapshot(Box::new(snap)))
+                    .await
+                    .unwrap();
+            }
+            settle().await;
+            if quit_by_key {
+                keys.send(key('q')).await.unwrap();
+            } else {
+                stop.send(()).unwrap();
+            }
+            // Keep the key channel open until the loop is gone.
+            settle().await;
+            drop(keys);
+        };
+        let options = options(ledger);
+        let shutdown = async {
+            let _ = stopped.await;
+        };
+        let (end, ()) = tokio::join!(
+            drive(&mut terminal, events, rx, &clock, &options, shutdown),
+            script
+        );
+        (end.unwrap(), buffer_to_string(terminal.backend().buffer()))
+    }
+
+    fn ledger_spend(path: &std::path::Path) -> Money {
+        let (l, _) = Ledger::open(path, 0).unwrap();
+        Money::from_micros(l.total_usage().unwrap().spend_micros)
+    }
+
+    #[tokio::test]
+    async fn money_and_budget_crossings_show_and_q_writes_the_open_minute() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite");
+        let (end, screen) = run_billed(&path, true).await;
+        assert_eq!(end.reason, EndReason::Quit);
+        assert!(end.notes.is_empty(), "{:?}", end.notes);
+        assert!(screen.contains("spent $0.90"), "{screen}");
+        assert!(
+            screen.contains("budget: 80% of the $1.00 run budget reached at"),
+            "{screen}"
+        );
+        // Both minutes: the closed one and the one open when q was pressed.
+        assert_eq!(ledger_spend(&path), Money::parse("0.90").unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_signal_also_writes_the_open_minute() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite");
+        let (end, _) = run_billed(&path, false).await;
+        assert_eq!(end.reason, EndReason::Signal);
+        assert_eq!(ledger_spend(&path), Money::parse("0.90").unwrap());
+    }
+
+    /// One reading with `options`, then `q`; returns the screen.
+    async fn one_reading(options: &UiOptions) -> String {
+        let (keys, events) = scripted();
+        let (tx, rx) = mpsc::channel(8);
+        let clock = FakeClock::new(START + 400);
+        let mut terminal = Terminal::new(TestBackend::new(160, 30)).unwrap();
+        let script = async {
+            let snap = testing::snapshot_at(1, START);
+            tx.send(CollectorEvent::Snapshot(Box::new(snap)))
+                .await
+                .unwrap();
+            settle().await;
+            keys.send(key('q')).await.unwrap();
+        };
+        let (end, ()) = tokio::join!(
+            drive(
+                &mut terminal,
+                events,
+                rx,
+                &clock,
+                options,
+                std::future::pending()
+            ),
+            script
+        );
+        assert_eq!(end.unwrap().reason, EndReason::Quit);
+        buffer_to_string(terminal.backend().buffer())
+    }
+
+    #[tokio::test]
+    async fn a_second_instance_says_it_only_reads_the_ledger() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite");
+        // Another gpumeter holds the writer lock.
+        let (_writer, _) = Ledger::open(&path, START).unwrap();
+        let screen = one_reading(&options(&path)).await;
+        assert!(
+            screen.contains("another gpumeter is writing the ledger"),
+            "{screen}"
+        );
+        assert!(screen.contains("spent      $0.00"), "{screen}");
+    }
+
+    #[tokio::test]
+    async fn a_foreign_file_is_set_aside_and_said_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite");
+        std::fs::write(&path, b"not a ledger, somebody's notes").unwrap();
+        let screen = one_reading(&options(&path)).await;
+        assert!(screen.contains("moved it to"), "{screen}");
+        assert!(screen.contains("spent      $0.00"), "{screen}");
+        // The old file is kept beside the new ledger.
+        let kept = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().contains(".corrupt-"));
+        assert!(kept);
+    }
 }

@@ -83,8 +83,11 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
             styled("driver ", theme.label),
             styled(opt(&sys.driver_version), theme.text),
         ],
+        // Its own separator: when the driver segment does not fit, CUDA must not read as
+        // part of the sample age.
         vec![
-            styled("  CUDA ", theme.label),
+            sep(theme),
+            styled("CUDA ", theme.label),
             styled(opt(&sys.cuda_driver_version), theme.text),
         ],
         vec![

@@ -1,7 +1,8 @@
 //! Where each part of the dashboard goes for a terminal size and GPU count: full GPU panels in a
 //! grid when they fit, one compact line per GPU when they do not, charts only when the process
-//! table keeps enough rows, and a single "too small" line below a minimum size. Pure geometry:
-//! no drawing, no state, so every decision is unit-tested.
+//! table keeps enough rows, the spend panel beside the charts on wide screens (a one-line
+//! summary under the header otherwise, nothing without pricing), and a single "too small" line
+//! below a minimum size. Pure geometry: no drawing, no state, so every decision is unit-tested.
 
 use ratatui::layout::Rect;
 
@@ -25,6 +26,31 @@ const CHARTS_MIN_TOTAL_WIDTH: u16 = 60;
 const CHART_MIN_WIDTH: u16 = 36;
 /// At most this many charts (util, VRAM, power).
 pub const MAX_CHARTS: usize = 3;
+/// The full spend panel needs this terminal width (and a charts row to sit in).
+pub const SPEND_PANEL_MIN_SCREEN_WIDTH: u16 = 120;
+/// Width of the full spend panel: its longest line plus borders.
+pub const SPEND_PANEL_WIDTH: u16 = 60;
+/// The charts row grows to this height when the spend panel shares it (all its lines).
+const SPEND_PANEL_HEIGHT: u16 = 10;
+/// The one-line spend summary only on terminals at least this tall.
+const SPEND_LINE_MIN_HEIGHT: u16 = 12;
+
+/// Where the money is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spend {
+    /// The full panel (bordered), beside the charts.
+    Panel(Rect),
+    /// One summary line under the header.
+    Line(Rect),
+}
+
+impl Spend {
+    pub fn area(self) -> Rect {
+        match self {
+            Spend::Panel(r) | Spend::Line(r) => r,
+        }
+    }
+}
 
 /// How the GPUs are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +74,8 @@ pub struct ScreenLayout {
     pub gpu_overflow: Option<(Rect, usize)>,
     /// Side-by-side chart areas (util, VRAM, power — as many as fit).
     pub charts: Vec<Rect>,
+    /// The spend panel or line; `None` without pricing or when there is no room.
+    pub spend: Option<Spend>,
     /// The process table, title line and column header included.
     pub table: Rect,
     pub status: Rect,
@@ -84,8 +112,8 @@ impl Screen {
     }
 }
 
-/// Lays out a terminal of `area` for `gpu_count` GPUs.
-pub fn compute(area: Rect, gpu_count: usize) -> Screen {
+/// Lays out a terminal of `area` for `gpu_count` GPUs; `billing` when there is money to show.
+pub fn compute(area: Rect, gpu_count: usize, billing: bool) -> Screen {
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         return Screen::TooSmall(area);
     }
@@ -93,36 +121,69 @@ pub fn compute(area: Rect, gpu_count: usize) -> Screen {
     let header_h = if area.height >= 20 { 2 } else { 1 };
     let header = Rect::new(area.x, area.y, w, header_h);
     let status = Rect::new(area.x, area.bottom() - 1, w, 1);
-    let body_top = area.y + header_h;
-    let body_h = area.height - header_h - 1;
+    let body = Rect::new(area.x, area.y + header_h, w, area.height - header_h - 1);
 
-    let gpus = place_gpus(Rect::new(area.x, body_top, w, body_h), gpu_count);
-    let rest_top = body_top + gpus.height;
-    let rest_h = body_h - gpus.height;
+    let wide = billing && w >= SPEND_PANEL_MIN_SCREEN_WIDTH;
+    let mut l = body_layout(body, gpu_count, wide);
+    if billing && l.spend.is_none() && area.height >= SPEND_LINE_MIN_HEIGHT {
+        // No room beside the charts: one summary line under the header instead.
+        let line = Rect::new(body.x, body.y, w, 1);
+        let rest = Rect::new(body.x, body.y + 1, w, body.height - 1);
+        l = body_layout(rest, gpu_count, false);
+        l.spend = Some(Spend::Line(line));
+    }
+    l.header = header;
+    l.status = status;
+    Screen::Dashboard(l)
+}
 
-    let charts_h =
+/// GPUs, charts (with the spend panel when `spend_panel` and they fit) and the table in `body`.
+fn body_layout(body: Rect, gpu_count: usize, spend_panel: bool) -> ScreenLayout {
+    let w = body.width;
+    let gpus = place_gpus(body, gpu_count);
+    let rest_top = body.y + gpus.height;
+    let rest_h = body.height - gpus.height;
+
+    let mut charts_h =
         if w >= CHARTS_MIN_TOTAL_WIDTH && rest_h >= CHART_MIN_HEIGHT + TABLE_MIN_WITH_CHARTS {
             (rest_h / 3).clamp(CHART_MIN_HEIGHT, CHART_MAX_HEIGHT)
         } else {
             0
         };
+    let mut spend = None;
+    let mut charts_w = w;
+    if spend_panel && charts_h > 0 {
+        // The panel shows all its lines when the table can spare the rows.
+        if rest_h >= SPEND_PANEL_HEIGHT + TABLE_MIN_WITH_CHARTS {
+            charts_h = charts_h.max(SPEND_PANEL_HEIGHT);
+        }
+        let panel_w = SPEND_PANEL_WIDTH.min(w / 2);
+        charts_w = w - panel_w;
+        spend = Some(Spend::Panel(Rect::new(
+            body.x + charts_w,
+            rest_top,
+            panel_w,
+            charts_h,
+        )));
+    }
     let charts = if charts_h > 0 {
-        let n = usize::from(w / CHART_MIN_WIDTH).clamp(1, MAX_CHARTS);
-        split_columns(Rect::new(area.x, rest_top, w, charts_h), n)
+        let n = usize::from(charts_w / CHART_MIN_WIDTH).clamp(1, MAX_CHARTS);
+        split_columns(Rect::new(body.x, rest_top, charts_w, charts_h), n)
     } else {
         Vec::new()
     };
-    let table = Rect::new(area.x, rest_top + charts_h, w, rest_h - charts_h);
+    let table = Rect::new(body.x, rest_top + charts_h, w, rest_h - charts_h);
 
-    Screen::Dashboard(ScreenLayout {
-        header,
+    ScreenLayout {
+        header: Rect::default(),
         gpu_mode: gpus.mode,
         gpu_cells: gpus.cells,
         gpu_overflow: gpus.overflow,
         charts,
+        spend,
         table,
-        status,
-    })
+        status: Rect::default(),
+    }
 }
 
 struct GpuPlacement {
@@ -223,97 +284,5 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::panic)]
-    use super::*;
-
-    fn dash(w: u16, h: u16, n: usize) -> ScreenLayout {
-        match compute(Rect::new(0, 0, w, h), n) {
-            Screen::Dashboard(l) => l,
-            Screen::TooSmall(_) => panic!("{w}x{h} should fit a dashboard"),
-        }
-    }
-
-    #[test]
-    fn tiny_sizes_are_too_small() {
-        for (w, h) in [(0, 0), (1, 1), (10, 3), (39, 40), (200, 7)] {
-            assert!(matches!(
-                compute(Rect::new(0, 0, w, h), 8),
-                Screen::TooSmall(_)
-            ));
-        }
-    }
-
-    #[test]
-    fn eighty_by_24_with_8_gpus_uses_lines_and_no_charts() {
-        let l = dash(80, 24, 8);
-        assert_eq!(l.gpu_mode, GpuMode::Lines);
-        assert_eq!(l.gpu_cells.len(), 8);
-        assert!(l.charts.is_empty());
-        assert!(l.table_body().height >= 8, "{:?}", l.table);
-    }
-
-    #[test]
-    fn eighty_by_24_with_one_or_two_gpus_uses_panels() {
-        assert_eq!(dash(80, 24, 1).gpu_mode, GpuMode::Panels { columns: 1 });
-        assert_eq!(dash(80, 24, 2).gpu_mode, GpuMode::Panels { columns: 2 });
-    }
-
-    #[test]
-    fn one_twenty_by_40_panels_for_4_lines_for_8_and_charts() {
-        let four = dash(120, 40, 4);
-        assert_eq!(four.gpu_mode, GpuMode::Panels { columns: 2 });
-        assert_eq!(four.charts.len(), 3);
-        let eight = dash(120, 40, 8);
-        assert_eq!(eight.gpu_mode, GpuMode::Lines);
-        assert_eq!(eight.charts.len(), 3);
-    }
-
-    #[test]
-    fn two_hundred_by_60_uses_a_grid_and_side_by_side_charts() {
-        let l = dash(200, 60, 8);
-        assert_eq!(l.gpu_mode, GpuMode::Panels { columns: 4 });
-        assert_eq!(l.gpu_cells.len(), 8);
-        assert_eq!(l.charts.len(), 3);
-        assert!(l.charts.windows(2).all(|w| w[0].y == w[1].y));
-        assert!(l.table_body().height >= 20);
-    }
-
-    #[test]
-    fn regions_stay_inside_the_screen_and_do_not_overlap() {
-        for (w, h) in [(40, 8), (80, 24), (120, 40), (200, 60), (57, 13)] {
-            for n in [0, 1, 2, 4, 8, 16] {
-                let area = Rect::new(0, 0, w, h);
-                let l = dash(w, h, n);
-                let mut all = vec![l.header, l.table, l.status];
-                all.extend(l.gpu_cells.iter().copied());
-                all.extend(l.charts.iter().copied());
-                all.extend(l.gpu_overflow.map(|(r, _)| r));
-                for (i, a) in all.iter().enumerate() {
-                    assert_eq!(a.intersection(area), *a, "{w}x{h} n={n} {a:?}");
-                    for b in &all[i + 1..] {
-                        assert!(!a.intersects(*b), "{w}x{h} n={n}: {a:?} overlaps {b:?}");
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn many_gpus_on_a_short_screen_overflow_into_a_count() {
-        let l = dash(60, 10, 8);
-        let (_, hidden) = l
-            .gpu_overflow
-            .unwrap_or_else(|| panic!("expected overflow"));
-        assert_eq!(l.gpu_cells.len() + hidden, 8);
-        assert!(l.table.height >= TABLE_MIN_SMALL);
-    }
-
-    #[test]
-    fn columns_cover_the_width_exactly() {
-        let cols = split_columns(Rect::new(3, 1, 101, 5), 4);
-        assert_eq!(cols.iter().map(|c| c.width).sum::<u16>(), 101);
-        assert_eq!(cols[0].x, 3);
-        assert_eq!(cols[3].right(), 104);
-    }
-}
+#[path = "layout_tests.rs"]
+mod tests;

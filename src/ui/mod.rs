@@ -18,6 +18,7 @@ pub mod layout;
 mod process_table;
 mod rows;
 pub mod sort;
+mod spend_line;
 pub mod spend_panel;
 mod status_line;
 pub mod terminal;
@@ -26,7 +27,11 @@ pub mod theme;
 #[cfg(test)]
 mod render_tests;
 #[cfg(test)]
+mod scenario_render_tests;
+#[cfg(test)]
 pub(crate) mod testing;
+
+use std::path::PathBuf;
 
 use gpumeter_model::GpuState;
 use ratatui::Frame;
@@ -34,11 +39,12 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
+use crate::billing::Pricing;
 use crate::engine::Engine;
 
 pub use app::{Action, App};
-pub use event_loop::run;
-pub use layout::Screen;
+pub use event_loop::{EndReason, run};
+pub use layout::{Screen, Spend};
 pub use rows::{INVISIBLE_LABEL, ProcRow, build_rows};
 
 /// How the dashboard starts.
@@ -48,6 +54,18 @@ pub struct UiOptions {
     pub no_color: bool,
     /// The source's label (`nvml`, `demo:training`), shown until the first reading names it.
     pub source_label: String,
+    /// What the machine costs and where the ledger is; `None` shows no money.
+    pub billing: Option<BillingSetup>,
+}
+
+/// The billing session the dashboard runs beside the readings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BillingSetup {
+    pub pricing: Pricing,
+    /// The spend ledger; `None` runs without one.
+    pub ledger_path: Option<PathBuf>,
+    /// The sampling interval (a gap over ten of them is not billed as observed time).
+    pub interval_ms: i64,
 }
 
 /// Why the dashboard could not run.
@@ -67,10 +85,10 @@ pub enum UiError {
     },
 }
 
-/// The layout for a terminal of `area` showing what `engine` holds.
+/// The layout for a terminal of `area` showing what `engine` holds (money only when metered).
 pub fn screen_for(area: Rect, engine: &Engine) -> Screen {
     let gpus = engine.latest().map_or(0, |s| s.gpus.len());
-    layout::compute(area, gpus)
+    layout::compute(area, gpus, engine.billing().is_some())
 }
 
 /// Tells `app` what the screen will list (rows, GPUs, visible rows) so keys and mouse act on
@@ -144,6 +162,12 @@ pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
     }
 
     charts::render(frame, &layout.charts, app, engine, now_unix_ms);
+    if let (Some(spend), Some(view)) = (layout.spend, engine.billing()) {
+        match spend {
+            Spend::Panel(r) => spend_panel::render(r, frame.buffer_mut(), view, theme.monochrome),
+            Spend::Line(r) => spend_line::render(frame, r, view, theme),
+        }
+    }
     let rows = snap
         .map(|s| build_rows(s, app, now_unix_ms))
         .unwrap_or_default();

@@ -1,6 +1,6 @@
 //! Whole-screen tests: insta snapshots at 80×24, 120×40 and 200×60 from hand-built fixtures, a
-//! sweep of sizes and GPU counts that must never panic, `LOST`/`N/A` instead of zeros, and the
-//! hot colour on a busy GPU.
+//! sweep of sizes and GPU counts (with and without billing) that must never panic, `LOST`/`N/A`
+//! instead of zeros, no money without pricing, and the hot colour on a busy GPU.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -162,12 +162,21 @@ fn draw_never_panics_at_any_size_or_gpu_count() {
     widths.extend([1, 10, 39, 40, 41, 79, 80, 119, 120, 199, 200]);
     let mut heights: Vec<u16> = (0..=70).step_by(5).collect();
     heights.extend([1, 3, 7, 8, 9, 19, 20, 23, 24, 39, 40, 59, 60]);
-    for n in [0u32, 1, 2, 4, 8] {
-        let engine = if n == 0 {
-            testing::engine_with(Snapshot::empty("demo:none", T0))
+    for (n, billed) in [0u32, 1, 2, 4, 8]
+        .into_iter()
+        .flat_map(|n| [(n, false), (n, true)])
+    {
+        let last = if n == 0 {
+            Snapshot::empty("demo:none", T0)
         } else {
-            testing::engine(n)
+            testing::snapshot(n)
         };
+        let engine = if billed {
+            testing::billed_engine_with(last)
+        } else {
+            testing::engine_with(last)
+        };
+        assert_eq!(engine.billing().is_some(), billed);
         for &w in &widths {
             for &h in &heights {
                 let mut a = app();
@@ -211,7 +220,7 @@ fn lost_gpus_and_unsupported_readings_read_lost_and_na_never_zero() {
     s.processes.clear();
     let engine = testing::engine_with(s);
     let buf = render(&mut app(), &engine, 200, 60);
-    let Screen::Dashboard(l) = layout::compute(Rect::new(0, 0, 200, 60), 2) else {
+    let Screen::Dashboard(l) = layout::compute(Rect::new(0, 0, 200, 60), 2, false) else {
         panic!("dashboard expected");
     };
     let lost = region(&buf, l.gpu_cells[0]);
@@ -252,7 +261,7 @@ fn busy_gpu_util_bar_is_drawn_in_the_hot_colour() {
     s.gpus[1].util_gpu_pct = Some(10);
     let engine = testing::engine_with(s);
     let buf = render(&mut app(), &engine, 120, 40);
-    let Screen::Dashboard(l) = layout::compute(Rect::new(0, 0, 120, 40), 2) else {
+    let Screen::Dashboard(l) = layout::compute(Rect::new(0, 0, 120, 40), 2, false) else {
         panic!("dashboard expected");
     };
     // First bar cell: right after "util " on the first inner row of each panel.
@@ -267,6 +276,7 @@ fn busy_gpu_util_bar_is_drawn_in_the_hot_colour() {
     let mut mono = App::new(&UiOptions {
         no_color: true,
         source_label: "x".into(),
+        billing: None,
     });
     let buf = render(&mut mono, &engine, 120, 40);
     assert!(
@@ -296,11 +306,28 @@ fn selected_row_is_highlighted_and_follows_moves() {
     render(&mut a, &engine, 100, 30);
     press(&mut a, 'j');
     let buf = render(&mut a, &engine, 100, 30);
-    let Screen::Dashboard(l) = layout::compute(Rect::new(0, 0, 100, 30), 2) else {
+    let Screen::Dashboard(l) = layout::compute(Rect::new(0, 0, 100, 30), 2, false) else {
         panic!("dashboard expected");
     };
     let body = l.table_body();
     let row_bg = |i: u16| buf.cell((body.x, body.y + i)).unwrap().bg;
     assert_eq!(row_bg(1), Color::Blue);
     assert_ne!(row_bg(0), Color::Blue);
+}
+
+#[test]
+fn money_shows_only_with_pricing() {
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let plain = buffer_to_string(&render(&mut app(), &testing::engine(2), w, h));
+        assert!(
+            !plain.contains('$') && !plain.contains("Spend") && !plain.contains("spent"),
+            "{w}x{h}:\n{plain}"
+        );
+        let billed = testing::billed_engine_with(testing::snapshot(2));
+        let text = buffer_to_string(&render(&mut app(), &billed, w, h));
+        assert!(
+            text.contains("spent") && text.contains("$31.00/h"),
+            "{w}x{h}:\n{text}"
+        );
+    }
 }

@@ -1,6 +1,6 @@
-//! The spend panel: what the machine has cost, what it burns now, how much of it went to idle
-//! GPUs, where the day and month will end, when the budget runs out, and the cost per busy
-//! GPU-hour against the list price. Renders a [`BillingView`] (computed by the engine) into a
+//! The spend panel: what the machine has cost, what it burns now, the budget and when its
+//! ceiling comes, how much of the watched time the GPUs sat idle, where the day and month will
+//! end, and the cost per busy GPU-hour against the list price. Renders a [`BillingView`] (computed by the engine) into a
 //! buffer; reads nothing else and never mutates.
 //!
 //! Small areas degrade by dropping the less important lines from the bottom (the order of
@@ -12,7 +12,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
-use crate::billing::BillingView;
+use crate::billing::{BillingView, BudgetView};
 use crate::money::Currency;
 use crate::units::{NA, duration_s};
 
@@ -29,8 +29,8 @@ fn day_month_utc(unix_ms: i64) -> String {
 }
 
 /// Severity of a line, for colour.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Tone {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tone {
     Plain,
     Warn,
     Alarm,
@@ -51,6 +51,37 @@ fn line(label: &str, value: String, tone: Tone, no_color: bool) -> Line<'static>
         Span::styled(format!("{label:<LABEL_WIDTH$}"), label_style),
         Span::styled(value, style),
     ])
+}
+
+/// Alarm once the budget is spent; a warning from 80 % or when the forecast passes it.
+pub(crate) fn budget_tone(b: &BudgetView) -> Tone {
+    if b.share >= 1.0 {
+        Tone::Alarm
+    } else if b.share >= 0.8 || b.forecast.is_some_and(|f| f >= b.amount) {
+        Tone::Warn
+    } else {
+        Tone::Plain
+    }
+}
+
+/// When the budget ceiling comes at the current burn: `reached`, `in 7h07m at 16:07Z` (a date
+/// past a day), or `not reached this day`.
+pub(crate) fn ceiling(b: &BudgetView) -> String {
+    match (b.ceiling_in_ms, b.ceiling_at_unix_ms) {
+        (Some(0), _) => "reached".to_string(),
+        (Some(ms), Some(at)) => {
+            let at = if ms < 86_400_000 {
+                hhmm_utc(at)
+            } else {
+                day_month_utc(at)
+            };
+            format!(
+                "in {} at {at}",
+                duration_s(u64::try_from(ms / 1_000).unwrap_or(0))
+            )
+        }
+        _ => format!("not reached this {}", b.period),
+    }
 }
 
 /// The panel's lines, most important first.
@@ -76,32 +107,11 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
         no_color,
     ));
     if let Some(b) = &view.budget {
-        let tone = if b.share >= 1.0 {
-            Tone::Alarm
-        } else if b.share >= 0.8 || b.forecast.is_some_and(|f| f >= b.amount) {
-            Tone::Warn
-        } else {
-            Tone::Plain
-        };
-        let when = match (b.ceiling_in_ms, b.ceiling_at_unix_ms) {
-            (Some(0), _) => "reached".to_string(),
-            (Some(ms), Some(at)) => {
-                let at = if ms < 86_400_000 {
-                    hhmm_utc(at)
-                } else {
-                    day_month_utc(at)
-                };
-                format!(
-                    "ceiling in {} at {at}",
-                    duration_s(u64::try_from(ms / 1_000).unwrap_or(0))
-                )
-            }
-            _ => format!("not reached this {}", b.period),
-        };
+        let tone = budget_tone(b);
         out.push(line(
             "budget",
             format!(
-                "{:.0}% of {}/{}, {when}",
+                "{:.0}% of {}/{}",
                 b.share * 100.0,
                 money(b.amount),
                 b.period
@@ -109,11 +119,12 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
             tone,
             no_color,
         ));
+        out.push(line("ceiling", ceiling(b), tone, no_color));
     }
     let (idle_text, idle_tone) = match view.idle_share {
         Some(s) => (
             format!(
-                "{:.0}% of spend ({}) with all GPUs idle",
+                "{:.0}% of the watched time ({})",
                 s * 100.0,
                 money(view.idle_cost)
             ),
@@ -185,7 +196,7 @@ pub fn render(area: Rect, buf: &mut Buffer, view: &BillingView, no_color: bool) 
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::billing::{BudgetView, Granularity, Rate};
+    use crate::billing::{Granularity, Rate};
     use crate::money::Money;
 
     fn view() -> BillingView {
@@ -240,7 +251,7 @@ mod tests {
 
     #[test]
     fn shows_the_money_lines() {
-        let area = Rect::new(0, 0, 80, 9);
+        let area = Rect::new(0, 0, 80, 10);
         let mut buf = Buffer::empty(area);
         render(area, &mut buf, &view(), false);
         let t = text(&buf);
@@ -248,8 +259,9 @@ mod tests {
             "Spend",
             "spent      $279.00  (today $279.00)",
             "burn       $31.00/h  (31/h, per-second-min-60s)",
-            "budget     56% of $500.00/day, ceiling in 7h07m at 16:07Z",
-            "idle       78% of spend ($217.62) with all GPUs idle",
+            "budget     56% of $500.00/day",
+            "ceiling    in 7h07m at 16:07Z",
+            "idle       78% of the watched time ($217.62)",
             "projected  $744.00 end of day, $23,064.00 end of month",
             "busy GPU-h $17.66 vs list $3.88",
             "energy     41.25 kWh",
@@ -257,7 +269,7 @@ mod tests {
             assert!(t.contains(want), "missing {want:?} in\n{t}");
         }
         // Idle share over half is a warning, in colour only when colour is on.
-        let idle_row = (0..9)
+        let idle_row = (0..10)
             .find(|&y| text(&buf).lines().nth(y).unwrap().contains("idle"))
             .unwrap();
         let cell = &buf[(12, u16::try_from(idle_row).unwrap())];
@@ -306,10 +318,8 @@ mod tests {
         v.cost_per_busy_gpu_hour = None;
         v.idle_share = None;
         let t: Vec<String> = lines(&v, true).iter().map(|l| l.to_string()).collect();
-        assert!(
-            t.iter().any(|l| l.contains("120% of $500.00/day, reached")),
-            "{t:?}"
-        );
+        assert!(t.iter().any(|l| l.contains("120% of $500.00/day")), "{t:?}");
+        assert!(t.iter().any(|l| l == "ceiling    reached"), "{t:?}");
         assert!(
             t.iter().any(|l| l.contains("N/A (no busy GPU time yet)")),
             "{t:?}"
@@ -317,5 +327,6 @@ mod tests {
         assert!(t.iter().any(|l| l.starts_with("idle       N/A")), "{t:?}");
         let colored = lines(&v, false);
         assert_eq!(colored[2].spans[1].style.fg, Some(Color::Red));
+        assert_eq!(colored[3].spans[1].style.fg, Some(Color::Red));
     }
 }

@@ -1,10 +1,13 @@
-//! The bottom line: the filter input while it is open, else a status message, else key hints
-//! (as many as fit).
+//! The bottom line: the filter input while it is open, else a status message (budget
+//! crossings, ledger notes, a stopped collector), else key hints (as many as fit).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
 use ratatui::widgets::Paragraph;
+
+use crate::billing::{BudgetEvent, BudgetEventKind};
+use crate::money::Currency;
 
 use super::app::App;
 use super::fmt::{self, styled};
@@ -20,6 +23,29 @@ const HINTS: [(&str, &str); 8] = [
     ("Tab", "GPU"),
     ("↑↓", "select"),
 ];
+
+/// A budget crossing as the status line says it, with the clock time it happened.
+pub fn budget_message(e: &BudgetEvent, c: Currency) -> String {
+    let at = chrono::DateTime::from_timestamp_millis(e.at_unix_ms).map_or_else(
+        || e.at_unix_ms.to_string(),
+        |t| t.format("%H:%MZ").to_string(),
+    );
+    match e.kind {
+        BudgetEventKind::Actual => format!(
+            "budget: {}% of the {} {} budget reached at {at} ({} spent)",
+            e.threshold,
+            c.format(e.budget),
+            e.period,
+            c.format(e.spent)
+        ),
+        BudgetEventKind::Forecast => format!(
+            "budget: at this rate the {} ends at {}, over the {} budget (forecast at {at})",
+            e.period,
+            c.format(e.spent),
+            c.format(e.budget)
+        ),
+    }
+}
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     if area.width == 0 || area.height == 0 {

@@ -219,7 +219,22 @@ pub fn snapshot(n: u32) -> Snapshot {
 
 /// An engine fed five minutes of snapshots (2 s apart) ending with `last`.
 pub fn engine_with(last: Snapshot) -> Engine {
-    let mut e = Engine::new();
+    feed(Engine::new(), last)
+}
+
+/// [`engine_with`], metered at $31/h with a $1,000 run budget, the clock from boot.
+pub fn billed_engine_with(last: Snapshot) -> Engine {
+    use crate::billing::{Budget, Meter, MeterConfig, Pricing, Rate};
+    let mut pricing = Pricing::simple(Rate::parse("31/h").unwrap());
+    pricing.budget = Some(Budget::parse("1000/run").unwrap());
+    let meter = Meter::new(MeterConfig {
+        pricing,
+        tick_cap_ms: 20_000,
+    });
+    feed(Engine::new().with_meter(meter), last)
+}
+
+fn feed(mut e: Engine, last: Snapshot) -> Engine {
     let n = last.gpus.len() as u32;
     for k in (1..150).rev() {
         let mut s = snapshot_at(n, last.taken_at_unix_ms - k * 2000);
@@ -245,17 +260,23 @@ pub fn options() -> UiOptions {
     UiOptions {
         no_color: false,
         source_label: "demo:fixture".into(),
+        billing: None,
     }
 }
 
 /// Draws one frame of `engine` with `app` at `width`×`height`, synced the way the loop does.
 pub fn render(app: &mut App, engine: &Engine, width: u16, height: u16) -> Buffer {
+    render_at(app, engine, width, height, NOW)
+}
+
+/// [`render`] at another "now".
+pub fn render_at(app: &mut App, engine: &Engine, width: u16, height: u16, now: i64) -> Buffer {
     let backend = TestBackend::new(width, height);
     let mut terminal = Terminal::new(backend).unwrap();
     let area = ratatui::layout::Rect::new(0, 0, width, height);
-    crate::ui::sync(app, engine, area, NOW);
+    crate::ui::sync(app, engine, area, now);
     terminal
-        .draw(|f| crate::ui::draw(f, app, engine, NOW))
+        .draw(|f| crate::ui::draw(f, app, engine, now))
         .unwrap();
     terminal.backend().buffer().clone()
 }

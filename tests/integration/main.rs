@@ -4,6 +4,10 @@
 mod billing_cli;
 mod billing_week;
 mod cli;
+mod fake_nvml;
+mod fake_nvml_faults;
+mod fake_nvml_tui;
 mod insights;
+mod pynvml;
 mod support;
 mod tui;

@@ -1,5 +1,5 @@
-//! The real dashboard in a real terminal (tmux): it draws, answers keys, and always gives the
-//! terminal back — on `q`, SIGTERM, SIGHUP and SIGINT.
+//! The real dashboard in a real terminal (tmux): it draws, answers keys, shows money moving,
+//! and always gives the terminal back — on `q`, SIGTERM, SIGHUP and SIGINT.
 
 use std::time::Duration;
 
@@ -8,12 +8,63 @@ use crate::support::tmux::{self, Tmux};
 const BIN: &str = env!("CARGO_BIN_EXE_gpumeter");
 const WAIT: Duration = Duration::from_secs(15);
 
+/// No user config and no ledger: a test never reads or writes the user's files.
+const ISOLATED: &[(&str, &str)] = &[
+    ("XDG_CONFIG_HOME", "/nonexistent/gpumeter-test-config"),
+    ("XDG_STATE_HOME", "/nonexistent/gpumeter-test-state"),
+];
+
 fn demo(scenario: &str, w: u16, h: u16) -> Tmux {
-    let t = Tmux::start(&format!("exec {BIN} --demo {scenario}"), w, h, &[]);
+    let t = Tmux::start(
+        &format!("exec {BIN} --demo {scenario} --no-ledger"),
+        w,
+        h,
+        ISOLATED,
+    );
     t.wait_for("the dashboard", WAIT, |s| {
         s.contains("GPU") && s.contains("PID")
     });
     t
+}
+
+/// The amount on the spend panel's `spent` line, in currency units.
+fn spent(screen: &str) -> Option<f64> {
+    let line = screen.lines().find(|l| l.contains("spent "))?;
+    let after = line.split("spent ").nth(1)?.trim_start();
+    let amount = after.split_whitespace().next()?;
+    amount.trim_start_matches('$').replace(',', "").parse().ok()
+}
+
+#[test]
+fn idle_demo_shows_money_growing() {
+    if !tmux::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite");
+    let t = Tmux::start(
+        &format!("exec {BIN} --demo idle --ledger {}", ledger.display()),
+        120,
+        40,
+        ISOLATED,
+    );
+    let first = t.wait_for("the spend panel", WAIT, |s| spent(s).is_some());
+    let before = spent(&first).unwrap();
+    assert!(first.contains("$31.00/h"), "{first}");
+    std::thread::sleep(Duration::from_secs(2));
+    // $31/h is 1.7 cents in 2 s; allow the sampler a few more seconds to tick over a cent.
+    let later = t.wait_for("the spend to grow", WAIT, |s| {
+        spent(s).is_some_and(|now| now > before)
+    });
+    let after = spent(&later).unwrap();
+    assert!(after - before < 1.0, "{before} → {after}");
+    t.keys(&["q"]);
+    // (The exit status after q is q_quits_and_restores_the_terminal's business.)
+    t.wait_dead(WAIT);
+    // The session went to the ledger, the minute open at `q` included.
+    let (l, _) = gpumeter::ledger::Ledger::open(&ledger, 0).unwrap();
+    let usage = l.total_usage().unwrap();
+    assert!(usage.spend_micros >= (before * 1e6) as i64, "{usage:?}");
 }
 
 #[test]
@@ -103,7 +154,12 @@ fn tiny_terminal_does_not_crash() {
     if !tmux::available() {
         return;
     }
-    let t = Tmux::start(&format!("exec {BIN} --demo training"), 20, 5, &[]);
+    let t = Tmux::start(
+        &format!("exec {BIN} --demo training --no-ledger"),
+        20,
+        5,
+        ISOLATED,
+    );
     std::thread::sleep(Duration::from_millis(1500));
     assert!(!t.dead(), "crashed at 20x5:\n{}", t.screen());
     t.keys(&["q"]);

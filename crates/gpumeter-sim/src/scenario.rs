@@ -147,11 +147,16 @@ pub enum ProcessKind {
 
 /// A GPU process (or `count` of them: ranks), optionally with dataloader `workers`.
 /// With `count > 1`, rank k gets pid `pid + k × pid_stride`, its GPU indices shifted by
-/// `k × gpu_stride`, and `{rank}` in name/command replaced by k.
+/// `k × gpu_stride`, and `{rank}` in name/command replaced by k. `gpu_stride = 0` keeps every
+/// rank on the same GPUs: `count = 3000, gpu_stride = 0` is 3000 processes with consecutive pids.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProcessSpec {
     pub pid: u32,
+    /// Take the pid from this environment variable when it is set (see
+    /// [`Scenario::resolve_pid_env`]): lets a test make the fake NVML report a real process.
+    /// `pid` is used when the variable is unset; `--demo` never reads the environment.
+    pub pid_env: Option<String>,
     #[serde(default = "one")]
     pub count: u32,
     /// Default: 1 + the number of workers (workers take the pids right after their parent).

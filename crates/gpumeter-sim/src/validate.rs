@@ -21,6 +21,29 @@ impl Scenario {
             .and_then(|text| Scenario::from_toml(&format!("builtin:{name}.toml"), text).ok())
     }
 
+    /// Replaces the `pid` of every process entry that names a `pid_env` variable with that
+    /// variable's value, looked up through `lookup` (the fake NVML passes the process
+    /// environment; the engine itself reads none), then checks the scenario again (pids must
+    /// stay distinct). An unset variable keeps `pid`; a set one that is not a pid is an error.
+    pub fn resolve_pid_env(
+        &mut self,
+        origin: &str,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<(), ScenarioError> {
+        for (i, p) in self.processes.iter_mut().enumerate() {
+            let Some(var) = &p.pid_env else { continue };
+            let Some(value) = lookup(var) else { continue };
+            p.pid = value.trim().parse().map_err(|_| {
+                ScenarioError::invalid(
+                    origin,
+                    format!("process[{i}].pid_env"),
+                    format!("${var} = `{value}` is not a process id"),
+                )
+            })?;
+        }
+        self.check(origin)
+    }
+
     /// Number of GPUs after replicating each `[[gpu]]` entry.
     pub fn gpu_count(&self) -> u32 {
         self.gpus.iter().map(|g| g.count).sum()
@@ -86,6 +109,12 @@ impl Scenario {
         for (i, p) in self.processes.iter().enumerate() {
             if p.count == 0 {
                 return bad(format!("process[{i}].count"), "must be at least 1".into());
+            }
+            if p.pid_env.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                return bad(
+                    format!("process[{i}].pid_env"),
+                    "must name a variable".into(),
+                );
             }
             let workers = p.workers.as_ref().map_or(0, |w| w.count);
             let stride = p.pid_stride.unwrap_or(1 + workers);

@@ -11,7 +11,7 @@ use nvml_wrapper::error::NvmlError;
 
 use super::processes::{apply_util, merge_processes};
 use super::slot::DeviceSlot;
-use super::support::{Ask, Asked, Reading};
+use super::support::{Ask, Asked, Reading, line};
 use crate::sanitize::sanitize;
 
 /// Longest identity string kept (names, UUIDs, bus ids are far shorter on real hardware).
@@ -139,7 +139,8 @@ pub(crate) fn read_device(
         ..GpuReading::default()
     };
 
-    // PCIe throughput: the slow call, on its own schedule; last values carried forward.
+    // PCIe throughput: the slow call, on its own schedule; last values carried forward, and
+    // so is the reason when the last read failed (its N/A lasts until the next read).
     if slot.pcie.due(now_ms) && ask.stopped().is_none() {
         slot.pcie.mark(now_ms);
         let rx = ask.get(Reading::PcieRx, || {
@@ -149,6 +150,16 @@ pub(crate) fn read_device(
             dev.pcie_throughput(PcieUtilCounter::Send)
         });
         slot.pcie_last = (rx.map(kb_per_s_to_bytes), tx.map(kb_per_s_to_bytes));
+        let failed: Vec<String> = [Reading::PcieRx, Reading::PcieTx]
+            .into_iter()
+            .filter_map(|r| ask.failure(r).map(|why| format!("{} ({why})", r.label())))
+            .collect();
+        slot.pcie_failure = (!failed.is_empty()).then(|| failed.join(", "));
+    } else if let Some(failed) = &slot.pcie_failure {
+        warnings.push(line(&format!(
+            "GPU {}: could not read {failed} at the last try; N/A until the next",
+            slot.index
+        )));
     }
     (r.pcie_rx_bytes_per_s, r.pcie_tx_bytes_per_s) = slot.pcie_last;
 
@@ -171,7 +182,7 @@ pub(crate) fn read_device(
     apply_util(&mut processes, &slot.process_util, now_ms);
 
     if let Some(stop) = ask.finish(warnings) {
-        warnings.extend(slot.stop(stop, now_ms));
+        slot.stop(stop, now_ms);
         return (slot.frozen(), BTreeMap::new());
     }
     warnings.extend(slot.answered());

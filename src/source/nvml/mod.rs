@@ -1,6 +1,7 @@
 //! GPU readings through NVML (nvml-wrapper), robust to what a driver does: unsupported
 //! readings are N/A and remembered, a lost GPU is marked while the others go on, errors become
-//! short warnings, and NVML failing as a whole is an `Err` the collector retries.
+//! short warnings (standing ones repeated in every sample while they hold: a lost GPU, a
+//! refused reading), and NVML failing as a whole is an `Err` the collector retries.
 //!
 //! Holds: loading and the open messages (`open`), error sorting (`errors`), the memo of refused
 //! readings (`support`), per-GPU memory between ticks (`slot`), per-GPU reading (`device`),
@@ -151,16 +152,18 @@ impl NvmlSource {
                 }
                 Err(error) => {
                     match classify(&error) {
-                        ErrorKind::GpuLost => warnings.extend(slot.stop(Stop::Lost, now_unix_ms)),
-                        ErrorKind::ResetRequired => {
-                            warnings.extend(slot.stop(Stop::ResetRequired, now_unix_ms));
-                        }
+                        ErrorKind::GpuLost => slot.stop(Stop::Lost, now_unix_ms),
+                        ErrorKind::ResetRequired => slot.stop(Stop::ResetRequired, now_unix_ms),
                         _ => warnings.push(slot.handle_failed(&describe(&error))),
                     }
                     gpus.push(slot.frozen());
                 }
             }
         }
+        // After this tick's news: what stays true (lost GPUs, refused readings), in every
+        // sample, so any one snapshot explains its N/A fields.
+        warnings.extend(self.system_memo.standing("NVML"));
+        warnings.extend(self.slots.iter().filter_map(DeviceSlot::standing));
         Ok(NvmlSample {
             driver_version: self.driver_version.clone(),
             cuda_driver_version: self.cuda_driver_version.clone(),

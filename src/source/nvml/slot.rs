@@ -1,7 +1,8 @@
 //! What the source remembers about one GPU between ticks: its identity (read once), static
 //! limits, the memo of unsupported readings, whether it is lost, the PCIe schedule and the
 //! process-utilization cursor. The state changes (lost, reset required, back again, handle
-//! failure) live here as plain methods so they are tested without a library.
+//! failure) live here as plain methods so they are tested without a library, and so do the
+//! standing warnings: while a GPU is lost or a reading refused, every sample says so.
 
 use gpumeter_model::{GpuReading, GpuState};
 
@@ -61,6 +62,8 @@ pub(crate) struct DeviceSlot {
     pub(crate) pcie: Every,
     /// Last PCIe (RX, TX) in bytes/s, carried forward between reads.
     pub(crate) pcie_last: (Option<u64>, Option<u64>),
+    /// Why the last PCIe read failed ("PCIe RX (timeout)"), carried forward with its N/A.
+    pub(crate) pcie_failure: Option<String>,
     pub(crate) process_util: ProcessUtilTracker,
 }
 
@@ -75,6 +78,7 @@ impl DeviceSlot {
             reprobe: Every::new(timing.lost_reprobe_ms),
             pcie: Every::new(timing.pcie_interval_ms),
             pcie_last: (None, None),
+            pcie_failure: None,
             process_util: ProcessUtilTracker::new(timing.process_util_hold_ms),
         }
     }
@@ -109,23 +113,29 @@ impl DeviceSlot {
         }
     }
 
-    /// The device stopped answering. Returns a warning when this is news.
-    pub(crate) fn stop(&mut self, stop: Stop, now_ms: i64) -> Option<String> {
-        let state = match stop {
+    /// The device stopped answering: stop asking it (until the re-probe) and forget what
+    /// it said. The words come from [`DeviceSlot::standing`], in this and every later sample.
+    pub(crate) fn stop(&mut self, stop: Stop, now_ms: i64) {
+        self.state = match stop {
             Stop::Lost => GpuState::Lost,
             Stop::ResetRequired => GpuState::ResetRequired,
         };
         self.reprobe.mark(now_ms);
         self.pcie_last = (None, None);
+        self.pcie_failure = None;
         self.pcie.reset();
         self.process_util.reset();
-        if self.state == state {
-            return None;
-        }
-        self.state = state;
-        let what = match stop {
-            Stop::Lost => "is lost (fell off the bus or stopped answering)",
-            Stop::ResetRequired => "needs a reset before it answers again",
+    }
+
+    /// What stays true and must be said in every sample: the GPU is lost / needs a reset, or
+    /// readings it refuses for a reason (no permission…).
+    pub(crate) fn standing(&self) -> Option<String> {
+        let what = match self.state {
+            GpuState::Lost => "is lost (fell off the bus or stopped answering)",
+            GpuState::ResetRequired => "needs a reset before it answers again",
+            GpuState::Ok | GpuState::Error => {
+                return self.memo.standing(&format!("GPU {}", self.index));
+            }
         };
         Some(line(&format!(
             "{} {what}; its readings are N/A, the other GPUs go on",
@@ -180,11 +190,7 @@ mod tests {
         let mut s = slot();
         assert!(s.begin_tick(0));
         s.pcie_last = (Some(1), Some(2));
-        let warning = s.stop(Stop::Lost, 1_000).expect("news");
-        assert!(
-            warning.starts_with("GPU 2 (NVIDIA H100) is lost"),
-            "{warning}"
-        );
+        s.stop(Stop::Lost, 1_000);
         let frozen = s.frozen();
         assert_eq!(frozen.state, GpuState::Lost);
         assert_eq!(frozen.uuid.as_deref(), Some("GPU-1234"));
@@ -195,13 +201,39 @@ mod tests {
         assert!(!s.begin_tick(30_999));
         assert!(s.begin_tick(31_000), "re-probe due");
         assert!(!s.begin_tick(32_000), "probe marked: not again right away");
-        assert_eq!(
-            s.stop(Stop::Lost, 31_000),
-            None,
-            "already lost: no repeat warning"
-        );
+        s.stop(Stop::Lost, 31_000);
         assert!(!s.begin_tick(60_999));
         assert!(s.begin_tick(61_000));
+    }
+
+    #[test]
+    fn a_stopped_gpu_says_so_in_every_sample() {
+        let mut s = slot();
+        assert_eq!(s.standing(), None);
+        s.stop(Stop::Lost, 0);
+        let lost = "GPU 2 (NVIDIA H100) is lost (fell off the bus or stopped answering); \
+                    its readings are N/A, the other GPUs go on";
+        for now in [0, 1_000, 2_000] {
+            s.begin_tick(now);
+            assert_eq!(s.standing().as_deref(), Some(lost));
+        }
+        s.stop(Stop::ResetRequired, 30_000);
+        assert!(s.standing().unwrap().contains("needs a reset"));
+        s.answered();
+        assert_eq!(s.standing(), None, "back: nothing stands");
+    }
+
+    #[test]
+    fn refused_readings_stand_while_the_gpu_answers() {
+        let mut s = slot();
+        s.memo.refuse_because(
+            super::super::support::Reading::Power,
+            "no permission".into(),
+        );
+        assert_eq!(
+            s.standing().as_deref(),
+            Some("GPU 2: power (no permission) refused; shown as N/A")
+        );
     }
 
     #[test]
@@ -222,10 +254,10 @@ mod tests {
     }
 
     #[test]
-    fn reset_required_after_lost_is_news() {
+    fn reset_required_after_lost_replaces_it() {
         let mut s = slot();
-        assert!(s.stop(Stop::Lost, 0).is_some());
-        assert!(s.stop(Stop::ResetRequired, 30_000).is_some());
+        s.stop(Stop::Lost, 0);
+        s.stop(Stop::ResetRequired, 30_000);
         assert_eq!(s.state, GpuState::ResetRequired);
     }
 

@@ -1,12 +1,15 @@
 //! Asking NVML for one reading at a time, remembering what a device cannot answer.
 //!
 //! [`SupportMemo`] holds, per device, the readings that were refused for good (unsupported,
-//! missing from the library, no permission): they are never asked again. [`Ask`] wraps one
-//! device's calls for one tick: it consults the memo, sorts each error (see `errors`), collects
-//! the warnings, and stops asking once the device is lost or needs a reset. Pure logic over
-//! closures, so it is tested without a library.
+//! missing from the library, no permission): they are never asked again. Refusals that deserve
+//! words (no permission, a rejected struct version) are kept with their reason and repeated as
+//! a standing warning in every sample ([`SupportMemo::standing`]): a snapshot read on its own
+//! (`gpumeter snapshot`, a recording, the dashboard's latest) must say why a field is N/A.
+//! [`Ask`] wraps one device's calls for one tick: it consults the memo, sorts each error (see
+//! `errors`), collects this tick's failures, and stops asking once the device is lost or needs a
+//! reset. Pure logic over closures, so it is tested without a library.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 use nvml_wrapper::error::NvmlError;
 
@@ -91,21 +94,39 @@ impl Reading {
     }
 }
 
-/// The readings one device (or the device-less system calls) will not answer.
+/// The readings one device (or the device-less system calls) will not answer: unsupported
+/// ones silently (`None`), refused ones with the reason the user should read (`Some`).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct SupportMemo {
-    refused: BTreeSet<Reading>,
+    refused: BTreeMap<Reading, Option<String>>,
 }
 
 impl SupportMemo {
     /// Whether asking for this reading could still give an answer.
     pub(crate) fn should_ask(&self, reading: Reading) -> bool {
-        !self.refused.contains(&reading)
+        !self.refused.contains_key(&reading)
     }
 
-    /// Never ask for this reading again.
+    /// Never ask for this reading again; N/A says enough (unsupported).
     pub(crate) fn refuse(&mut self, reading: Reading) {
-        self.refused.insert(reading);
+        self.refused.entry(reading).or_insert(None);
+    }
+
+    /// Never ask for this reading again, and keep saying why.
+    pub(crate) fn refuse_because(&mut self, reading: Reading, why: String) {
+        self.refused.insert(reading, Some(why));
+    }
+
+    /// The line repeated in every sample while readings are refused with a reason:
+    /// "GPU 2: power (no permission) refused; shown as N/A". `who` is "GPU 2" or "NVML".
+    pub(crate) fn standing(&self, who: &str) -> Option<String> {
+        let reasons: Vec<(Reading, String)> = self
+            .refused
+            .iter()
+            .filter_map(|(r, why)| why.clone().map(|w| (*r, w)))
+            .collect();
+        (!reasons.is_empty())
+            .then(|| line(&format!("{who}: {} refused; shown as N/A", join(&reasons))))
     }
 }
 
@@ -133,8 +154,6 @@ pub(crate) struct Ask<'m> {
     memo: &'m mut SupportMemo,
     /// Readings that failed this tick, with why.
     failures: Vec<(Reading, String)>,
-    /// Readings refused for good this tick (warned about once, now).
-    refusals: Vec<(Reading, String)>,
     stop: Option<Stop>,
 }
 
@@ -144,7 +163,6 @@ impl<'m> Ask<'m> {
             gpu,
             memo,
             failures: Vec::new(),
-            refusals: Vec::new(),
             stop: None,
         }
     }
@@ -182,14 +200,15 @@ impl<'m> Ask<'m> {
         }
     }
 
-    /// Deals with a failed call the usual way.
+    /// Deals with a failed call the usual way. A device-less call has no device to stop:
+    /// a lost/reset answer there is a failure of that one reading.
     pub(crate) fn absorb(&mut self, reading: Reading, error: &NvmlError) {
         match classify(error) {
-            ErrorKind::Unsupported => self.memo.refuse(reading),
-            ErrorKind::Refused => {
-                self.memo.refuse(reading);
-                self.refusals.push((reading, describe(error)));
+            ErrorKind::GpuLost | ErrorKind::ResetRequired if self.gpu.is_none() => {
+                self.failures.push((reading, describe(error)));
             }
+            ErrorKind::Unsupported => self.memo.refuse(reading),
+            ErrorKind::Refused => self.memo.refuse_because(reading, describe(error)),
             ErrorKind::GpuLost => self.stop = Some(Stop::Lost),
             ErrorKind::ResetRequired => self.stop = Some(Stop::ResetRequired),
             ErrorKind::Transient => self.failures.push((reading, describe(error))),
@@ -201,19 +220,22 @@ impl<'m> Ask<'m> {
         self.stop
     }
 
-    /// Ends the tick: appends at most two warning lines (readings refused for good, readings
-    /// that failed this time) and says whether the device stopped.
+    /// Why this reading failed this tick, if it did (transiently).
+    pub(crate) fn failure(&self, reading: Reading) -> Option<&str> {
+        self.failures
+            .iter()
+            .find(|(r, _)| *r == reading)
+            .map(|(_, why)| why.as_str())
+    }
+
+    /// Ends the tick: appends one warning line for the readings that failed this time (none
+    /// when the device stopped: the lost marker says it) and says whether the device stopped.
+    /// Refusals are not repeated here: the owner of the memo reports them as standing.
     pub(crate) fn finish(self, warnings: &mut Vec<String>) -> Option<Stop> {
         let who = match self.gpu {
             Some(index) => format!("GPU {index}"),
             None => "NVML".to_string(),
         };
-        if !self.refusals.is_empty() {
-            warnings.push(line(&format!(
-                "{who}: {} refused; shown as N/A from now on",
-                join(&self.refusals)
-            )));
-        }
         // A lost GPU's other failures are noise next to the lost marker.
         if !self.failures.is_empty() && self.stop.is_none() {
             warnings.push(line(&format!(
@@ -279,21 +301,49 @@ mod tests {
     }
 
     #[test]
-    fn no_permission_warns_once_and_is_not_asked_again() {
+    fn no_permission_is_asked_once_and_then_stands_as_a_warning() {
         let mut memo = SupportMemo::default();
         let calls = Cell::new(0);
-        let mut all = Vec::new();
         for _ in 0..3 {
             let mut ask = Ask::new(Some(2), &mut memo);
             let got = ask.get(Reading::ComputeProcesses, || {
                 counted(&calls, Err(NvmlError::NoPermission))
             });
             assert_eq!(got, None);
-            ask.finish(&mut all);
+            let mut tick = Vec::new();
+            ask.finish(&mut tick);
+            assert!(tick.is_empty(), "not a failure of this tick: {tick:?}");
+            // Every sample carries it, so any one snapshot says why the field is N/A.
+            assert_eq!(
+                memo.standing("GPU 2").as_deref(),
+                Some("GPU 2: compute processes (no permission) refused; shown as N/A")
+            );
         }
         assert_eq!(calls.get(), 1);
-        assert_eq!(all.len(), 1, "{all:?}");
-        assert!(all[0].starts_with("GPU 2: compute processes (no permission) refused"));
+    }
+
+    #[test]
+    fn unsupported_readings_do_not_stand_as_warnings() {
+        let mut memo = SupportMemo::default();
+        let mut ask = Ask::new(Some(0), &mut memo);
+        ask.get(Reading::FanSpeed, || Err::<u32, _>(NvmlError::NotSupported));
+        ask.get(Reading::Power, || Err::<u32, _>(NvmlError::NoPermission));
+        ask.get(Reading::Energy, || Err::<u32, _>(NvmlError::NoPermission));
+        ask.finish(&mut Vec::new());
+        assert_eq!(
+            memo.standing("GPU 0").as_deref(),
+            Some("GPU 0: power (no permission), energy (no permission) refused; shown as N/A")
+        );
+        assert_eq!(SupportMemo::default().standing("GPU 0"), None);
+    }
+
+    #[test]
+    fn failures_of_this_tick_are_looked_up_by_reading() {
+        let mut memo = SupportMemo::default();
+        let mut ask = Ask::new(Some(0), &mut memo);
+        ask.get(Reading::PcieRx, || Err::<u32, _>(NvmlError::Timeout));
+        assert_eq!(ask.failure(Reading::PcieRx), Some("timeout"));
+        assert_eq!(ask.failure(Reading::PcieTx), None);
     }
 
     #[test]
@@ -374,6 +424,20 @@ mod tests {
         assert!(
             warnings.is_empty(),
             "an unabsorbed failure must not warn: {warnings:?}"
+        );
+    }
+
+    #[test]
+    fn a_lost_answer_to_a_system_call_fails_only_that_reading() {
+        let mut memo = SupportMemo::default();
+        let mut ask = Ask::new(None, &mut memo);
+        ask.get(Reading::DriverVersion, || Err::<u32, _>(NvmlError::GpuLost));
+        assert_eq!(ask.get(Reading::CudaVersion, || Ok(12040)), Some(12040));
+        let mut warnings = Vec::new();
+        assert_eq!(ask.finish(&mut warnings), None);
+        assert_eq!(
+            warnings,
+            vec!["NVML: could not read driver version (GPU lost)"]
         );
     }
 

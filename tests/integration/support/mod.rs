@@ -1,3 +1,4 @@
 //! Shared test harnesses.
 
+pub mod fake_nvml;
 pub mod tmux;

@@ -54,7 +54,11 @@ impl Tmux {
         for (k, v) in env {
             cmd.arg("-e").arg(format!("{k}={v}"));
         }
-        cmd.arg(command).env_remove("TMUX");
+        // tmux does not always collect a finished pane's exit status (seen with tmux 3.3a under
+        // load), so a shell runs the program as its child and writes the status to a file.
+        let program = command.strip_prefix("exec ").unwrap_or(command);
+        let wrapped = format!("{program}; echo $? > '{}'", t.status_file().display());
+        cmd.arg(wrapped).env_remove("TMUX");
         let out = cmd.output().unwrap();
         assert!(
             out.status.success(),
@@ -96,16 +100,38 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    fn status_file(&self) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("{}.status", self.socket))
+    }
+
+    /// The program's PID: the child of the pane's shell.
     pub fn pid(&self) -> u32 {
-        self.format("#{pane_pid}").parse().unwrap()
+        let shell: u32 = self.format("#{pane_pid}").parse().unwrap();
+        let children = format!("/proc/{shell}/task/{shell}/children");
+        let start = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(&children).unwrap_or_default();
+            if let Some(pid) = text.split_whitespace().next() {
+                return pid.parse().unwrap();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "no program under the pane's shell {shell}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
+    /// Whether the program has exited (its status is written).
     pub fn dead(&self) -> bool {
-        self.format("#{pane_dead}") == "1"
+        self.exit_status().is_some()
     }
 
+    /// The program's exit status (128 + N after signal N), once it has exited.
     pub fn exit_status(&self) -> Option<i32> {
-        self.format("#{pane_dead_status}").parse().ok()
+        std::fs::read_to_string(self.status_file())
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
     }
 
     /// Whether the pane is in the alternate screen (a TUI that did not restore leaves it on).
@@ -146,6 +172,7 @@ impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.tmux(&["kill-server"]);
         let _ = std::fs::remove_file(&self.conf);
+        let _ = std::fs::remove_file(self.status_file());
         let _ =
             std::fs::remove_dir_all(std::env::temp_dir().join(format!("{}.state", self.socket)));
     }

@@ -1,0 +1,171 @@
+//! The built-in demo scenarios as a user sees them: each one played for two simulated minutes
+//! through a [`SimSource`] on a fake clock, metered at its own price (no ledger), and drawn at
+//! 80×24, 120×40 and 200×60 into insta snapshots. Deterministic: a fixed start, no wall time,
+//! no host name from this machine (the scenario names its own), no config file. Beside the
+//! snapshots, assertions on what each scenario must show, and a size sweep that must not panic.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use gpumeter_sim::Scenario;
+
+use super::testing::{buffer_to_string, render_at};
+use super::*;
+use crate::clock::FakeClock;
+use crate::config::{Env, LoadOptions};
+use crate::metering::Metering;
+use crate::source::Source;
+use crate::source::sim::SimSource;
+
+/// 2026-01-05T09:00:00Z, a Monday.
+const START: i64 = 1_767_603_600_000;
+/// Simulated seconds played before drawing.
+const SECONDS: i64 = 120;
+/// "Now" when drawing: 400 ms after the last reading.
+const NOW: i64 = START + SECONDS * 1_000 + 400;
+const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
+
+/// The scenario's engine after `seconds` of one-second readings, metered at its own price
+/// resolved the way `gpumeter --demo` resolves it (defaults, then the scenario; no user file).
+fn played_for(name: &str, seconds: i64) -> Engine {
+    let scenario = Scenario::builtin(name).unwrap();
+    let settings = crate::config::load(&LoadOptions {
+        env: Env::default(),
+        demo: crate::launch::demo_pricing(&scenario),
+        ..Default::default()
+    })
+    .unwrap();
+    assert!(settings.pricing.is_some(), "{name} carries no price");
+    let clock = FakeClock::new(START);
+    let mut source = SimSource::new(scenario, Arc::new(clock.clone()));
+    let mut engine = Engine::new();
+    let mut metering = Metering::new(settings.pricing, None, 1_000);
+    for _ in 0..=seconds {
+        let step = metering.ingest(&mut engine, source.sample().unwrap());
+        assert!(step.notes.is_empty(), "{name}: {:?}", step.notes);
+        clock.advance_ms(1_000);
+    }
+    engine
+}
+
+fn played(name: &str) -> Engine {
+    played_for(name, SECONDS)
+}
+
+fn screen(engine: &Engine, w: u16, h: u16) -> String {
+    let mut app = App::new(&testing::options());
+    buffer_to_string(&render_at(&mut app, engine, w, h, NOW))
+}
+
+fn names() -> Vec<&'static str> {
+    gpumeter_sim::builtin_scenarios()
+        .iter()
+        .map(|(n, _)| *n)
+        .collect()
+}
+
+#[test]
+fn every_scenario_at_the_three_sizes() {
+    assert_eq!(names().len(), 7);
+    for name in names() {
+        let engine = played(name);
+        for (w, h) in SIZES {
+            let text = screen(&engine, w, h);
+            // Money everywhere: every built-in scenario has a price.
+            assert!(text.contains("spent"), "{name} {w}x{h}:\n{text}");
+            insta::assert_snapshot!(format!("{name}_{w}x{h}"), text);
+        }
+    }
+}
+
+#[test]
+fn every_scenario_survives_a_sweep_of_sizes() {
+    let mut widths: Vec<u16> = (0..=240).step_by(13).collect();
+    widths.extend([1, 39, 40, 79, 80, 119, 120, 121, 159, 160, 199, 200]);
+    let mut heights: Vec<u16> = (0..=70).step_by(7).collect();
+    heights.extend([1, 7, 8, 11, 12, 19, 20, 23, 24, 39, 40, 59, 60]);
+    for name in names() {
+        let engine = played(name);
+        for &w in &widths {
+            for &h in &heights {
+                let mut app = App::new(&testing::options());
+                let buf = render_at(&mut app, &engine, w, h, NOW);
+                assert_eq!(buf.area, ratatui::layout::Rect::new(0, 0, w, h));
+            }
+        }
+    }
+}
+
+/// The text of the lines of `text` that contain `needle`.
+fn lines_with<'a>(text: &'a str, needle: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.contains(needle)).collect()
+}
+
+/// The amount after `label` on the spend line or panel (`spent $279.34`).
+fn spent(text: &str) -> crate::money::Money {
+    let line = lines_with(text, "spent").into_iter().next().unwrap();
+    let after = line.split("spent").nth(1).unwrap().trim_start();
+    let amount = after.split_whitespace().next().unwrap();
+    crate::money::Currency::USD.parse_amount(amount).unwrap()
+}
+
+#[test]
+fn cpu_starved_shows_the_sawtooth_and_busy_workers() {
+    let engine = played("cpu-starved");
+    let text = screen(&engine, 120, 40);
+    // The util series swings between starved and busy over the two minutes.
+    let util = engine
+        .history()
+        .gpu(0)
+        .unwrap()
+        .util_pct
+        .window(NOW, 120_000);
+    let (lo, hi) = util.iter().fold((f64::MAX, 0f64), |(lo, hi), p| {
+        (lo.min(p.mean), hi.max(p.mean))
+    });
+    assert!(lo < 20.0 && hi > 60.0, "util {lo}..{hi}");
+    // Dataloader workers near a full core each.
+    let busy = text
+        .lines()
+        .filter(|l| l.contains("├─") || l.contains("└─"))
+        .filter(|l| {
+            l.split_whitespace()
+                .filter_map(|w| w.parse::<f64>().ok())
+                .any(|v| v >= 90.0)
+        })
+        .count();
+    assert!(busy >= 3, "{text}");
+}
+
+#[test]
+fn gpu_lost_says_lost() {
+    for (w, h) in SIZES {
+        let text = screen(&played("gpu-lost"), w, h);
+        assert!(text.contains("LOST"), "{w}x{h}:\n{text}");
+    }
+}
+
+#[test]
+fn mixed_labels_the_invisible_pid_and_cleans_the_hostile_name() {
+    let text = screen(&played("mixed"), 200, 60);
+    assert!(text.contains(INVISIBLE_LABEL), "{text}");
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn idle_money_moves() {
+    let engine = played("idle");
+    let view = engine.billing().unwrap();
+    assert_eq!(view.busy_gpus, 0);
+    assert!(view.idle_share.unwrap() > 0.0);
+    let now = spent(&screen(&engine, 80, 24));
+    // A minute later the same screen shows more.
+    let later = played_for("idle", SECONDS + 60);
+    let mut app = App::new(&testing::options());
+    let text = buffer_to_string(&render_at(&mut app, &later, 80, 24, NOW + 60_000));
+    assert!(spent(&text) > now, "{text}");
+}
