@@ -162,7 +162,7 @@ fn write_transition(out: &mut dyn Write, t: &Transition, now: i64) -> std::io::R
         a.title
     )?;
     if matches!(t, Transition::Fired(_)) {
-        for (k, v) in a.evidence.iter().take(6) {
+        for (k, v) in &a.evidence {
             writeln!(out, "    {k}: {v}")?;
         }
         if let Some(n) = &a.next_step {
