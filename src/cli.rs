@@ -71,6 +71,11 @@ pub struct GlobalArgs {
     /// Do not read or write the spend ledger.
     #[arg(long, global = true, conflicts_with = "ledger")]
     pub no_ledger: bool,
+
+    /// The dashboard's colours: a built-in theme (default, high-contrast, solarized-dark, mono)
+    /// or a theme file (a path ending in .toml). Overrides [ui] theme in the config file.
+    #[arg(long, global = true, value_name = "NAME|PATH")]
+    pub theme: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -90,6 +90,8 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
     for n in &settings.notes {
         eprintln!("gpumeter: {n}");
     }
+    // A bad theme is an error even under NO_COLOR: it would bite the next run.
+    let theme = ui::theme_file::load(&settings.theme.name, &settings.theme.origin)?;
     let clock: SharedClock = Arc::new(SystemClock);
     // Open the source before touching the terminal, so a missing driver is a plain message.
     let source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock.clone())?;
@@ -105,6 +107,7 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         no_color: g.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         source_label: label,
         billing,
+        theme,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -14,6 +14,7 @@ pub struct RawConfig {
     pub ledger: Option<RawLedger>,
     pub alerts: Option<RawAlerts>,
     pub autostop: Option<RawAutostop>,
+    pub ui: Option<RawUi>,
 }
 
 /// `[pricing]`: money as text, read exactly.
@@ -40,3 +41,11 @@ pub struct RawLedger {
 
 /// `[alerts]` and `[autostop]` are defined beside the rules and channels that read them.
 pub use crate::notify::config::{RawAlerts, RawAutostop};
+
+/// `[ui]`: how the dashboard looks.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUi {
+    /// A built-in theme name or a path to a theme file.
+    pub theme: Option<Spanned<String>>,
+}

@@ -22,6 +22,8 @@ pub struct CliPricing {
     pub ledger: Option<PathBuf>,
     /// `--no-ledger`.
     pub no_ledger: bool,
+    /// `--theme NAME|PATH`.
+    pub theme: Option<String>,
 }
 
 impl From<&crate::cli::GlobalArgs> for CliPricing {
@@ -32,6 +34,7 @@ impl From<&crate::cli::GlobalArgs> for CliPricing {
             currency: g.currency,
             ledger: g.ledger.clone(),
             no_ledger: g.no_ledger,
+            theme: g.theme.clone(),
         }
     }
 }
@@ -54,6 +57,14 @@ pub struct LedgerSettings {
     pub path: Option<PathBuf>,
 }
 
+/// The dashboard's theme as chosen (a built-in name or a path, `~/` expanded) and where it was
+/// chosen; the UI loads it (see `ui::theme_file`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThemeSetting {
+    pub name: String,
+    pub origin: Origin,
+}
+
 /// The resolved configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -62,6 +73,7 @@ pub struct Settings {
     pub ledger: LedgerSettings,
     /// `[alerts]` and `[autostop]`.
     pub alerts: super::AlertSettings,
+    pub theme: ThemeSetting,
     /// Things worth a line on stderr (a clock start that fell back, …).
     pub notes: Vec<String>,
 }
@@ -205,8 +217,44 @@ pub fn resolve(
         pricing,
         ledger: ledger_settings(layers, cli, env)?,
         alerts: super::alerts::alert_settings(layers)?,
+        theme: theme_setting(layers, cli, env)?,
         notes,
     })
+}
+
+/// `--theme`, else the last layer's `ui.theme`, else `default`.
+fn theme_setting(
+    layers: &[Layer],
+    cli: &CliPricing,
+    env: &Env,
+) -> Result<ThemeSetting, ConfigError> {
+    if let Some(name) = &cli.theme {
+        return Ok(ThemeSetting {
+            name: name.clone(),
+            origin: Origin::Flag("--theme"),
+        });
+    }
+    let found = layers.iter().rev().find_map(|l| {
+        let t = l.raw.ui.as_ref()?.theme.as_ref()?;
+        Some((
+            t.get_ref().trim().to_string(),
+            Origin::at(&l.name, &l.text, t.span().start),
+        ))
+    });
+    let Some((text, origin)) = found else {
+        return Ok(ThemeSetting {
+            name: "default".into(),
+            origin: Origin::at(super::DEFAULT_CONFIG_NAME, "", 0),
+        });
+    };
+    if text.is_empty() {
+        return Err(invalid(origin, "ui.theme", "must not be empty"));
+    }
+    let name = match (text.strip_prefix("~/"), &env.home) {
+        (Some(rest), Some(home)) => home.join(rest).display().to_string(),
+        _ => text,
+    };
+    Ok(ThemeSetting { name, origin })
 }
 
 fn ledger_settings(

@@ -43,6 +43,8 @@ fn check_default_config() {
         "enabled",
         "path",
         "[alerts]",
+        "[ui]",
+        "theme",
     ] {
         assert!(DEFAULT_CONFIG.contains(key), "{key} is not documented");
     }
@@ -200,4 +202,30 @@ fn xdg_paths_fall_back_to_home() {
         Some(PathBuf::from("/home/u/.local/state/gpumeter/ledger.sqlite"))
     );
     assert_eq!(Env::default().default_ledger_path(), None);
+}
+
+#[test]
+fn the_theme_comes_from_the_flag_else_the_last_file_else_the_default() {
+    let defaults = Layer::defaults().unwrap();
+    let env = Env {
+        home: Some(PathBuf::from("/home/u")),
+        ..Env::default()
+    };
+    let cli = CliPricing::default();
+    let s = resolve::resolve(std::slice::from_ref(&defaults), None, &cli, &env).unwrap();
+    assert_eq!(s.theme.name, "default");
+    let user = Layer::parse("c.toml", "[ui]\ntheme = \"~/themes/mine.toml\"\n").unwrap();
+    let layers = [defaults, user];
+    let s = resolve::resolve(&layers, None, &cli, &env).unwrap();
+    assert_eq!(s.theme.name, "/home/u/themes/mine.toml");
+    assert_eq!(s.theme.origin.to_string(), "c.toml:2:9");
+    let cli = CliPricing {
+        theme: Some("mono".into()),
+        ..CliPricing::default()
+    };
+    let s = resolve::resolve(&layers, None, &cli, &env).unwrap();
+    assert_eq!(
+        (s.theme.name.as_str(), s.theme.origin),
+        ("mono", Origin::Flag("--theme"))
+    );
 }

@@ -69,7 +69,7 @@ impl App {
             help: false,
             gpu_filter: None,
             status: None,
-            theme: Theme::for_options(options.no_color),
+            theme: Theme::for_options(options.no_color, &options.theme),
             source_label: options.source_label.clone(),
             last_failure_unix_ms: None,
             row_pids: Vec::new(),

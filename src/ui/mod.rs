@@ -23,13 +23,23 @@ pub mod spend_panel;
 mod status_line;
 pub mod terminal;
 pub mod theme;
+pub mod theme_file;
+mod theme_style;
 
+#[cfg(test)]
+mod demo_testing;
 #[cfg(test)]
 mod render_tests;
 #[cfg(test)]
 mod scenario_render_tests;
 #[cfg(test)]
+mod screenshot_tests;
+#[cfg(test)]
+mod svg;
+#[cfg(test)]
 pub(crate) mod testing;
+#[cfg(test)]
+mod theme_tests;
 
 use std::path::PathBuf;
 
@@ -56,6 +66,8 @@ pub struct UiOptions {
     pub source_label: String,
     /// What the machine costs and where the ledger is; `None` shows no money.
     pub billing: Option<BillingSetup>,
+    /// The colours (`--theme`, `[ui] theme`); unused when `no_color` is set.
+    pub theme: theme::Theme,
 }
 
 /// The billing session the dashboard runs beside the readings.
@@ -164,7 +176,7 @@ pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
     charts::render(frame, &layout.charts, app, engine, now_unix_ms);
     if let (Some(spend), Some(view)) = (layout.spend, engine.billing()) {
         match spend {
-            Spend::Panel(r) => spend_panel::render(r, frame.buffer_mut(), view, theme.monochrome),
+            Spend::Panel(r) => spend_panel::render(r, frame.buffer_mut(), view, theme),
             Spend::Line(r) => spend_line::render(frame, r, view, theme),
         }
     }

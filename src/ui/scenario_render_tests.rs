@@ -1,68 +1,20 @@
 //! The built-in demo scenarios as a user sees them: each one played for two simulated minutes
-//! through a [`SimSource`] on a fake clock, metered at its own price (no ledger), and drawn at
+//! ([`super::demo_testing`]: a fake clock, metered at its own price, no ledger) and drawn at
 //! 80×24, 120×40 and 200×60 into insta snapshots. Deterministic: a fixed start, no wall time,
 //! no host name from this machine (the scenario names its own), no config file. Beside the
 //! snapshots, assertions on what each scenario must show, and a size sweep that must not panic.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::Arc;
-
-use gpumeter_sim::Scenario;
-
+use super::demo_testing::{NOW, SECONDS, names, played, played_for};
 use super::testing::{buffer_to_string, render_at};
 use super::*;
-use crate::clock::FakeClock;
-use crate::config::{Env, LoadOptions};
-use crate::metering::Metering;
-use crate::source::Source;
-use crate::source::sim::SimSource;
 
-/// 2026-01-05T09:00:00Z, a Monday.
-const START: i64 = 1_767_603_600_000;
-/// Simulated seconds played before drawing.
-const SECONDS: i64 = 120;
-/// "Now" when drawing: 400 ms after the last reading.
-const NOW: i64 = START + SECONDS * 1_000 + 400;
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
-
-/// The scenario's engine after `seconds` of one-second readings, metered at its own price
-/// resolved the way `gpumeter --demo` resolves it (defaults, then the scenario; no user file).
-fn played_for(name: &str, seconds: i64) -> Engine {
-    let scenario = Scenario::builtin(name).unwrap();
-    let settings = crate::config::load(&LoadOptions {
-        env: Env::default(),
-        demo: crate::launch::demo_pricing(&scenario),
-        ..Default::default()
-    })
-    .unwrap();
-    assert!(settings.pricing.is_some(), "{name} carries no price");
-    let clock = FakeClock::new(START);
-    let mut source = SimSource::new(scenario, Arc::new(clock.clone()));
-    let mut engine = Engine::new();
-    let mut metering = Metering::new(settings.pricing, None, 1_000);
-    for _ in 0..=seconds {
-        let step = metering.ingest(&mut engine, source.sample().unwrap());
-        assert!(step.notes.is_empty(), "{name}: {:?}", step.notes);
-        clock.advance_ms(1_000);
-    }
-    engine
-}
-
-fn played(name: &str) -> Engine {
-    played_for(name, SECONDS)
-}
 
 fn screen(engine: &Engine, w: u16, h: u16) -> String {
     let mut app = App::new(&testing::options());
     buffer_to_string(&render_at(&mut app, engine, w, h, NOW))
-}
-
-fn names() -> Vec<&'static str> {
-    gpumeter_sim::builtin_scenarios()
-        .iter()
-        .map(|(n, _)| *n)
-        .collect()
 }
 
 #[test]

@@ -1,17 +1,18 @@
 //! The spend panel: what the machine has cost, what it burns now, the budget and when its
 //! ceiling comes, how much of the watched time the GPUs sat idle, where the day and month will
 //! end, and the cost per busy GPU-hour against the list price. Renders a [`BillingView`] (computed by the engine) into a
-//! buffer; reads nothing else and never mutates.
+//! buffer in the theme's styles; reads nothing else and never mutates.
 //!
 //! Small areas degrade by dropping the less important lines from the bottom (the order of
 //! [`lines`]), then by clipping; no size panics.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
+use super::theme::Theme;
 use crate::billing::{BillingView, BudgetView};
 use crate::money::Currency;
 use crate::units::{NA, duration_s};
@@ -36,19 +37,14 @@ pub(crate) enum Tone {
     Alarm,
 }
 
-fn line(label: &str, value: String, tone: Tone, no_color: bool) -> Line<'static> {
-    let style = match (no_color, tone) {
-        (true, _) | (false, Tone::Plain) => Style::default(),
-        (false, Tone::Warn) => Style::default().fg(Color::Yellow),
-        (false, Tone::Alarm) => Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
-    };
-    let label_style = if no_color {
-        Style::default()
-    } else {
-        Style::default().fg(Color::DarkGray)
+fn line(label: &str, value: String, tone: Tone, theme: &Theme) -> Line<'static> {
+    let style = match tone {
+        Tone::Plain => theme.text,
+        Tone::Warn => theme.warm,
+        Tone::Alarm => theme.hot.add_modifier(Modifier::BOLD),
     };
     Line::from(vec![
-        Span::styled(format!("{label:<LABEL_WIDTH$}"), label_style),
+        Span::styled(format!("{label:<LABEL_WIDTH$}"), theme.dim),
         Span::styled(value, style),
     ])
 }
@@ -85,7 +81,7 @@ pub(crate) fn ceiling(b: &BudgetView) -> String {
 }
 
 /// The panel's lines, most important first.
-pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
+pub fn lines(view: &BillingView, theme: &Theme) -> Vec<Line<'static>> {
     let c: Currency = view.currency;
     let money = |m| c.format(m);
     let mut out = Vec::new();
@@ -93,7 +89,7 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
         "spent",
         format!("{}  (today {})", money(view.spent), money(view.spent_today)),
         Tone::Plain,
-        no_color,
+        theme,
     ));
     out.push(line(
         "burn",
@@ -104,7 +100,7 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
             view.granularity.name()
         ),
         Tone::Plain,
-        no_color,
+        theme,
     ));
     if let Some(b) = &view.budget {
         let tone = budget_tone(b);
@@ -117,9 +113,9 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
                 b.period
             ),
             tone,
-            no_color,
+            theme,
         ));
-        out.push(line("ceiling", ceiling(b), tone, no_color));
+        out.push(line("ceiling", ceiling(b), tone, theme));
     }
     let (idle_text, idle_tone) = match view.idle_share {
         Some(s) => (
@@ -132,7 +128,7 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
         ),
         None => (NA.to_string(), Tone::Plain),
     };
-    out.push(line("idle", idle_text, idle_tone, no_color));
+    out.push(line("idle", idle_text, idle_tone, theme));
     let proj = |m: Option<_>| m.map_or_else(|| NA.to_string(), money);
     out.push(line(
         "projected",
@@ -142,7 +138,7 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
             proj(view.projected_end_of_month)
         ),
         Tone::Plain,
-        no_color,
+        theme,
     ));
     let busy = match (view.cost_per_busy_gpu_hour, view.list_per_gpu_hour) {
         (Some(actual), Some(list)) => {
@@ -156,7 +152,7 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
         (Some(actual), None) => (money(actual), Tone::Plain),
         (None, _) => ("N/A (no busy GPU time yet)".to_string(), Tone::Plain),
     };
-    out.push(line("busy GPU-h", busy.0, busy.1, no_color));
+    out.push(line("busy GPU-h", busy.0, busy.1, theme));
     if let Some(kwh) = view.energy_kwh {
         let cost = view
             .energy_cost
@@ -165,19 +161,19 @@ pub fn lines(view: &BillingView, no_color: bool) -> Vec<Line<'static>> {
             "energy",
             format!("{kwh:.2} kWh{cost}"),
             Tone::Plain,
-            no_color,
+            theme,
         ));
     }
     out
 }
 
 /// Draws the panel into `area` of `buf` (clipped to the buffer).
-pub fn render(area: Rect, buf: &mut Buffer, view: &BillingView, no_color: bool) {
+pub fn render(area: Rect, buf: &mut Buffer, view: &BillingView, theme: &Theme) {
     let area = area.intersection(buf.area);
     if area.is_empty() {
         return;
     }
-    let body = lines(view, no_color);
+    let body = lines(view, theme);
     // A border only when there is room for it and at least one line inside.
     let (inner, block) = if area.height >= 3 && area.width >= 12 {
         let block = Block::default().borders(Borders::ALL).title(" Spend ");
@@ -198,6 +194,7 @@ mod tests {
     use super::*;
     use crate::billing::{Granularity, Rate};
     use crate::money::Money;
+    use ratatui::style::Color;
 
     fn view() -> BillingView {
         let m = |s: &str| Money::parse(s).unwrap();
@@ -253,7 +250,7 @@ mod tests {
     fn shows_the_money_lines() {
         let area = Rect::new(0, 0, 80, 10);
         let mut buf = Buffer::empty(area);
-        render(area, &mut buf, &view(), false);
+        render(area, &mut buf, &view(), &Theme::colour());
         let t = text(&buf);
         for want in [
             "Spend",
@@ -275,7 +272,7 @@ mod tests {
         let cell = &buf[(12, u16::try_from(idle_row).unwrap())];
         assert_eq!(cell.fg, Color::Yellow);
         let mut plain = Buffer::empty(area);
-        render(area, &mut plain, &view(), true);
+        render(area, &mut plain, &view(), &Theme::monochrome());
         assert_eq!(
             plain[(12, u16::try_from(idle_row).unwrap())].fg,
             Color::Reset
@@ -287,21 +284,26 @@ mod tests {
         for w in 0..=50 {
             for h in 0..=12 {
                 let mut buf = Buffer::empty(Rect::new(0, 0, 50, 12));
-                render(Rect::new(0, 0, w, h), &mut buf, &view(), false);
+                render(Rect::new(0, 0, w, h), &mut buf, &view(), &Theme::colour());
             }
         }
         // An area partly outside the buffer is clipped, not a panic.
         let mut buf = Buffer::empty(Rect::new(0, 0, 20, 4));
-        render(Rect::new(10, 2, 40, 10), &mut buf, &view(), false);
+        render(
+            Rect::new(10, 2, 40, 10),
+            &mut buf,
+            &view(),
+            &Theme::colour(),
+        );
         let area = Rect::new(0, 0, 40, 3);
         let mut buf = Buffer::empty(area);
-        render(area, &mut buf, &view(), true);
+        render(area, &mut buf, &view(), &Theme::monochrome());
         let t = text(&buf);
         assert!(t.contains("spent"), "{t}");
         assert!(!t.contains("burn"), "{t}");
         let area = Rect::new(0, 0, 30, 2);
         let mut buf = Buffer::empty(area);
-        render(area, &mut buf, &view(), true);
+        render(area, &mut buf, &view(), &Theme::monochrome());
         assert!(
             text(&buf).starts_with("spent      $279.00"),
             "{}",
@@ -317,7 +319,10 @@ mod tests {
         b.ceiling_in_ms = Some(0);
         v.cost_per_busy_gpu_hour = None;
         v.idle_share = None;
-        let t: Vec<String> = lines(&v, true).iter().map(|l| l.to_string()).collect();
+        let t: Vec<String> = lines(&v, &Theme::monochrome())
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
         assert!(t.iter().any(|l| l.contains("120% of $500.00/day")), "{t:?}");
         assert!(t.iter().any(|l| l == "ceiling    reached"), "{t:?}");
         assert!(
@@ -325,7 +330,7 @@ mod tests {
             "{t:?}"
         );
         assert!(t.iter().any(|l| l.starts_with("idle       N/A")), "{t:?}");
-        let colored = lines(&v, false);
+        let colored = lines(&v, &Theme::colour());
         assert_eq!(colored[2].spans[1].style.fg, Some(Color::Red));
         assert_eq!(colored[3].spans[1].style.fg, Some(Color::Red));
     }

@@ -261,6 +261,7 @@ pub fn options() -> UiOptions {
         no_color: false,
         source_label: "demo:fixture".into(),
         billing: None,
+        theme: crate::ui::theme::Theme::default(),
     }
 }
 

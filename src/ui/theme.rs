@@ -1,6 +1,7 @@
 //! The dashboard's colours: one struct of [`Style`]s the widgets read, a default colour theme and a
 //! monochrome one (for `NO_COLOR` / `--no-color`), and the utilization thresholds that pick
-//! green, yellow or red. Nothing here draws.
+//! green, yellow or red. Theme files (`themes/`) are read in [`super::theme_file`]. Nothing here
+//! draws.
 
 use ratatui::style::{Color, Modifier, Style};
 
@@ -14,7 +15,7 @@ pub const HOT_TEMP_C: u32 = 85;
 pub const WARM_TEMP_C: u32 = 75;
 
 /// Every style the widgets use.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Theme {
     /// Whether colours are off (styles then use only bold/dim/reverse).
     pub monochrome: bool,
@@ -129,12 +130,13 @@ impl Theme {
         }
     }
 
-    /// The theme for these settings: monochrome when `no_color` is set.
-    pub fn for_options(no_color: bool) -> Self {
+    /// The theme to draw with: `chosen`, unless colours are off (`NO_COLOR` / `--no-color`
+    /// win over any theme).
+    pub fn for_options(no_color: bool, chosen: &Theme) -> Self {
         if no_color {
             Self::monochrome()
         } else {
-            Self::colour()
+            chosen.clone()
         }
     }
 

@@ -10,4 +10,5 @@ mod fake_nvml_tui;
 mod insights;
 mod pynvml;
 mod support;
+mod themes;
 mod tui;

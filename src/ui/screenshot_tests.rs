@@ -1,0 +1,82 @@
+//! The README's screenshots: demo scenarios played on a fake clock ([`super::demo_testing`]),
+//! drawn with the default theme into a `TestBackend` and written as SVG ([`super::svg`]) to
+//! `screenshots/`. Checked to be current on every test run;
+//! `GPUMETER_UPDATE_SCREENSHOTS=1 cargo test screenshots` rewrites them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+
+use super::App;
+use super::demo_testing::{NOW, played};
+use super::svg::to_svg;
+use super::testing::{self, render_at};
+
+/// What is shot: scenario, width, height. The file is `screenshots/<scenario>.svg`.
+const SHOTS: [(&str, u16, u16); 4] = [
+    ("cpu-starved", 120, 40),
+    ("training", 200, 60),
+    ("gpu-lost", 120, 40),
+    ("idle", 120, 40),
+];
+
+const UPDATE_VAR: &str = "GPUMETER_UPDATE_SCREENSHOTS";
+const REGENERATE: &str = "GPUMETER_UPDATE_SCREENSHOTS=1 cargo test screenshots";
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("screenshots")
+}
+
+fn shot(name: &str, w: u16, h: u16) -> String {
+    let engine = played(name);
+    let mut app = App::new(&testing::options());
+    let buf = render_at(&mut app, &engine, w, h, NOW);
+    to_svg(&buf, &format!("gpumeter --demo {name} ({w}×{h})"))
+}
+
+#[test]
+fn screenshots_are_current() {
+    let update = std::env::var_os(UPDATE_VAR).is_some_and(|v| v == "1");
+    let mut stale = Vec::new();
+    for (name, w, h) in SHOTS {
+        let svg = shot(name, w, h);
+        // The same input draws the same picture (no clock, no machine, no hash order).
+        assert_eq!(svg, shot(name, w, h), "{name} is not deterministic");
+        let path = dir().join(format!("{name}.svg"));
+        if update {
+            std::fs::create_dir_all(dir()).unwrap();
+            std::fs::write(&path, &svg).unwrap();
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(svg.as_str()) {
+            stale.push(format!("screenshots/{name}.svg"));
+        }
+    }
+    // No picture left over from a shot that was dropped.
+    let mut extra: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".svg"))
+        .filter(|f| !SHOTS.iter().any(|(n, _, _)| *f == format!("{n}.svg")))
+        .collect();
+    extra.sort();
+    assert!(
+        stale.is_empty() && extra.is_empty(),
+        "screenshots out of date: {stale:?}; regenerate them with: {REGENERATE}\n\
+         not drawn by any shot (delete them, or add them to SHOTS): {extra:?}"
+    );
+}
+
+#[test]
+fn screenshots_carry_the_themes_colours() {
+    let svg = shot("gpu-lost", 120, 40);
+    // The lost GPU's alarm (white on red, bold) and the process table header (black on green).
+    assert!(svg.contains("LOST"), "no LOST in the picture");
+    assert!(
+        svg.contains("<rect fill=\"#cd3131\""),
+        "no red alarm background"
+    );
+    assert!(
+        svg.contains("<rect fill=\"#0dbc79\""),
+        "no green table header"
+    );
+    assert!(svg.contains("font-weight=\"bold\""));
+}

@@ -1,0 +1,98 @@
+//! `--theme` and `[ui] theme` on the real binary: a built-in name or a file is accepted, and a bad
+//! one stops the dashboard with the file, line and field before the terminal is touched — even
+//! under NO_COLOR, never a quiet fallback to the default colours.
+
+use std::path::Path;
+use std::process::Output;
+
+use assert_cmd::Command;
+
+/// The demo dashboard with `args`, with no user config or state of this machine. Standard
+/// output is a pipe, so a run that gets past the theme ends at "not a terminal".
+fn dashboard(dir: &Path, args: &[&str]) -> Output {
+    Command::cargo_bin("gpumeter")
+        .unwrap()
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .env_remove("GPUMETER_NVML_LIB")
+        .env_remove("NO_COLOR")
+        .args(["--demo", "idle", "--no-ledger"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/themes")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn good_themes_get_past_loading() {
+    let dir = tempfile::tempdir().unwrap();
+    for theme in [
+        "high-contrast".to_string(),
+        "mono".to_string(),
+        fixture("valid/partial.toml"),
+    ] {
+        let out = dashboard(dir.path(), &["--theme", &theme]);
+        assert_eq!(out.status.code(), Some(1), "{theme}");
+        assert!(
+            stderr(&out).contains("not a terminal"),
+            "{theme}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn a_bad_theme_is_an_error_naming_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dashboard(dir.path(), &["--theme", "solarised"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with(
+            "gpumeter: --theme: unknown theme 'solarised' (built-in: default, high-contrast, \
+             solarized-dark, mono; or give a path to a .toml file)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+
+    let bad = fixture("invalid/unknown_colour.toml");
+    let out = dashboard(dir.path(), &["--theme", &bad]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!("{bad}:2:14: hot.fg: unknown colour 'mauve'")),
+        "{}",
+        stderr(&out)
+    );
+
+    // From the config file: the error points at the key; NO_COLOR does not hide it.
+    let cfg = dir.path().join("gpumeter.toml");
+    std::fs::write(&cfg, "[ui]\ntheme = \"nope\"\n").unwrap();
+    let cfg = cfg.display().to_string();
+    let mut cmd = Command::cargo_bin("gpumeter").unwrap();
+    let out = cmd
+        .env("NO_COLOR", "1")
+        .env_remove("GPUMETER_NVML_LIB")
+        .args(["--demo", "idle", "--no-ledger", "--config", &cfg])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!("{cfg}:2:9: ui.theme: unknown theme 'nope'")),
+        "{}",
+        stderr(&out)
+    );
+    // The flag wins over the file.
+    let out = dashboard(dir.path(), &["--config", &cfg, "--theme", "default"]);
+    assert!(stderr(&out).contains("not a terminal"), "{}", stderr(&out));
+}
