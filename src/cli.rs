@@ -104,6 +104,26 @@ pub struct WatchArgs {
     /// With --demo: step a simulated clock by the interval as fast as possible (no waiting).
     #[arg(long)]
     pub fast: bool,
+
+    /// Run the stop command once the machine has been idle this long (GPUs idle, host CPU and
+    /// network quiet), e.g. 30m; warns 5 and 1 minutes before (also with `wall`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub autostop: Option<Duration>,
+
+    /// The command autostop runs, split into words like a shell would but run without one,
+    /// e.g. 'sudo shutdown -h now' (default: [autostop] command in the config file).
+    #[arg(long, value_name = "COMMAND", value_parser = parse_command)]
+    pub stop_cmd: Option<CommandLine>,
+}
+
+/// A command line split into its words (no shell will run it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandLine(pub Vec<String>);
+
+fn parse_command(s: &str) -> Result<CommandLine, String> {
+    crate::notify::run::split_command(s)
+        .map(CommandLine)
+        .ok_or_else(|| format!("'{s}' is not a command (empty, or an unclosed quote)"))
 }
 
 #[derive(Debug, Args)]

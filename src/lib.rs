@@ -15,6 +15,7 @@ pub mod launch;
 pub mod ledger;
 pub mod metering;
 pub mod money;
+pub mod notify;
 pub mod report;
 pub mod sanitize;
 pub mod source;

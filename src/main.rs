@@ -156,12 +156,18 @@ fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
         for_ms: args.for_.map(millis),
         interval_ms: millis(g.interval),
     };
-    watch::run_watch(
+    let alerts = gpumeter::notify::headless::headless_alerts(
+        &settings.alerts,
+        args.autostop.map(millis),
+        args.stop_cmd.as_ref().map(|c| c.0.clone()),
+    )?;
+    watch::run_watch_with(
         source.as_mut(),
         &clock,
         settings.pricing.as_ref(),
         ledger.as_deref(),
         opts,
+        alerts,
         &mut std::io::stdout().lock(),
         &mut std::io::stderr(),
     )?;

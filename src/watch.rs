@@ -1,7 +1,8 @@
 //! `gpumeter watch`: the meter without a terminal UI. Runs source → engine (+ meter) → ledger,
 //! printing one line per minute (spend, burn, busy GPUs) and each budget event. With `--fast`
 //! (demo only) a fake clock is stepped by the interval as fast as the machine allows, so hours
-//! of a scenario pass in seconds. The insights issue extends this command (autostop).
+//! of a scenario pass in seconds. Alerts are printed as they fire, and autostop (off unless
+//! asked for) runs its stop command: see [`crate::notify::headless`].
 //!
 //! Stopping: `--for` ends it cleanly (last minute written). A signal or kill -9 loses at most the
 //! minute in progress; the ledger is never left half-written.
@@ -18,6 +19,7 @@ use crate::engine::Engine;
 use crate::ledger::FlushedMinute;
 use crate::metering::Metering;
 use crate::money::Money;
+use crate::notify::headless::HeadlessAlerts;
 use crate::source::Source;
 
 /// How long to run and how fast.
@@ -69,6 +71,8 @@ pub struct WatchSummary {
     pub spent: Option<Money>,
     pub minutes_written: u64,
     pub events: Vec<BudgetEvent>,
+    /// Alert ids that fired, in order.
+    pub alerts_fired: Vec<String>,
 }
 
 /// Checks the flags: `--fast` only with a demo.
@@ -92,6 +96,7 @@ struct Run {
     metering: Metering,
     last_minute: Option<i64>,
     summary: WatchSummary,
+    alerts: HeadlessAlerts,
 }
 
 impl Run {
@@ -108,6 +113,7 @@ impl Run {
             writeln!(out, "{}", self.event_line(e))?;
         }
         self.summary.events.extend(step.events.iter().cloned());
+        self.alerts.after_tick(&mut self.engine, out, err)?;
         if let Some(m) = &step.flushed {
             self.minute_line(m, out)?;
         }
@@ -200,6 +206,22 @@ pub fn run_watch(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<WatchSummary, WatchError> {
+    let alerts = HeadlessAlerts::default();
+    run_watch_with(source, clock, pricing, ledger_path, opts, alerts, out, err)
+}
+
+/// [`run_watch`] with alert rules, autostop and notification channels configured.
+#[allow(clippy::too_many_arguments)]
+pub fn run_watch_with(
+    source: &mut dyn Source,
+    clock: &WatchClock,
+    pricing: Option<&Pricing>,
+    ledger_path: Option<&Path>,
+    opts: WatchOptions,
+    alerts: HeadlessAlerts,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<WatchSummary, WatchError> {
     let interval_ms = opts.interval_ms.max(1);
     if pricing.is_none() {
         writeln!(
@@ -208,7 +230,7 @@ pub fn run_watch(
         )?;
     }
     let mut run = Run {
-        engine: Engine::new(),
+        engine: alerts.engine(),
         metering: Metering::new(
             pricing.cloned(),
             ledger_path.map(Path::to_path_buf),
@@ -216,6 +238,7 @@ pub fn run_watch(
         ),
         last_minute: None,
         summary: WatchSummary::default(),
+        alerts,
     };
     let end = opts.for_ms.map(|d| clock.now().saturating_add(d));
     loop {
@@ -247,6 +270,7 @@ pub fn run_watch(
         writeln!(err, "gpumeter: {n}")?;
     }
     run.summary.spent = run.engine.billing().map(|v| v.spent);
+    run.summary.alerts_fired = std::mem::take(&mut run.alerts.fired);
     if let Some(v) = run.engine.billing() {
         writeln!(
             out,

@@ -5,12 +5,14 @@
 //! Raw serde structs ([`raw`]) are kept apart from the resolved [`Settings`] the program uses
 //! ([`resolve`]). Errors name the file, line, column and field, or the flag.
 
+pub mod alerts;
 pub mod error;
 pub mod raw;
 pub mod resolve;
 
 use std::path::{Path, PathBuf};
 
+pub use alerts::AlertSettings;
 pub use error::{ConfigError, Origin};
 pub use raw::RawConfig;
 pub use resolve::{CliPricing, DemoPricing, LedgerSettings, Settings, ThemeSetting};

@@ -13,6 +13,7 @@ pub struct RawConfig {
     pub pricing: Option<RawPricing>,
     pub ledger: Option<RawLedger>,
     pub alerts: Option<RawAlerts>,
+    pub autostop: Option<RawAutostop>,
     pub ui: Option<RawUi>,
 }
 
@@ -38,10 +39,8 @@ pub struct RawLedger {
     pub path: Option<Spanned<String>>,
 }
 
-/// `[alerts]`: reserved for the alert rules, which will add their keys.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawAlerts {}
+/// `[alerts]` and `[autostop]` are defined beside the rules and channels that read them.
+pub use crate::notify::config::{RawAlerts, RawAutostop};
 
 /// `[ui]`: how the dashboard looks.
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -71,6 +71,8 @@ pub struct Settings {
     /// `None` when no rate is configured: no meter runs.
     pub pricing: Option<Pricing>,
     pub ledger: LedgerSettings,
+    /// `[alerts]` and `[autostop]`.
+    pub alerts: super::AlertSettings,
     pub theme: ThemeSetting,
     /// Things worth a line on stderr (a clock start that fell back, …).
     pub notes: Vec<String>,
@@ -214,6 +216,7 @@ pub fn resolve(
     Ok(Settings {
         pricing,
         ledger: ledger_settings(layers, cli, env)?,
+        alerts: super::alerts::alert_settings(layers)?,
         theme: theme_setting(layers, cli, env)?,
         notes,
     })

@@ -2,7 +2,10 @@
 //! the source. Later rooms (billing, alert rules) hang off [`Engine`] the same way. No terminal
 //! code and no wall clock here: callers pass "now" from a [`crate::clock::Clock`].
 
+pub mod autostop;
 pub mod history;
+mod insights;
+pub mod rules;
 pub mod series;
 
 use gpumeter_model::Snapshot;
@@ -33,6 +36,7 @@ pub struct Engine {
     history: History,
     health: SourceHealth,
     ticks: u64,
+    insights: insights::Insights,
     /// The billing meter, when pricing is configured; fed by every `ingest`.
     meter: Option<Meter>,
     billing: Option<BillingView>,
@@ -56,6 +60,7 @@ impl Engine {
             history: History::default(),
             health: SourceHealth::Starting,
             ticks: 0,
+            insights: insights::Insights::default(),
             meter: None,
             billing: None,
             budget_events: Vec::new(),
@@ -72,6 +77,8 @@ impl Engine {
     pub fn ingest(&mut self, snap: Snapshot) {
         if let Some(meter) = &mut self.meter {
             let events = meter.observe(&snap, snap.taken_at_unix_ms);
+            self.insights
+                .budget_alerts(&events, meter.view().currency.code());
             self.budget_events.extend(events);
             let excess = self
                 .budget_events
@@ -81,6 +88,11 @@ impl Engine {
             self.billing = Some(meter.view());
         }
         self.history.record(&snap);
+        if let Some(view) = &self.billing {
+            self.insights
+                .billing_rate(view.burn_per_hour.micros(), view.currency.code());
+        }
+        self.insights.observe(&snap);
         self.latest = Some(snap);
         self.health = SourceHealth::Ok;
         self.ticks += 1;

@@ -4,6 +4,8 @@
 //! snapshot test. The only state it owns is the view; readings arrive over the collector
 //! channel in [`run`].
 
+pub mod alert_history;
+pub mod alerts_panel;
 pub mod app;
 mod charts;
 mod event_loop;

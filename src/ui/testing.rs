@@ -112,6 +112,7 @@ pub fn process(pid: u32, ppid: u32, user: &str, command: &str) -> ProcessReading
         state: Some('S'),
         threads: Some(8),
         gpu: Vec::new(),
+        cpus_allowed: None,
     }
 }
 
@@ -186,6 +187,7 @@ pub fn snapshot_at(n: u32, t: i64) -> Snapshot {
         disk_write_bytes_per_s: Some(4_000_000.0),
         net_rx_bytes_per_s: Some(2_000_000.0),
         net_tx_bytes_per_s: Some(150_000.0),
+        cpu_quota_cores: None,
     };
     // A slow triangle wave per GPU (2-minute period, shifted by GPU): smooth, deterministic.
     s.gpus = (0..n)

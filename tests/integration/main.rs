@@ -7,6 +7,7 @@ mod cli;
 mod fake_nvml;
 mod fake_nvml_faults;
 mod fake_nvml_tui;
+mod insights;
 mod pynvml;
 mod support;
 mod themes;

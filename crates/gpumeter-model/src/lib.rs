@@ -89,6 +89,10 @@ pub struct HostReading {
     /// Non-loopback network traffic.
     pub net_rx_bytes_per_s: Option<f64>,
     pub net_tx_bytes_per_s: Option<f64>,
+    /// CPU time the cgroup gpumeter runs in may use, in cores (cgroup v2 `cpu.max`, v1 CFS
+    /// quota / period, the tightest along the path); `None` when unlimited or unknown.
+    #[serde(default)]
+    pub cpu_quota_cores: Option<f64>,
 }
 
 /// Whether a GPU is answering.
@@ -204,6 +208,9 @@ pub struct ProcessReading {
     pub state: Option<char>,
     pub threads: Option<u32>,
     pub gpu: Vec<GpuUse>,
+    /// How many CPUs the scheduler may run it on (`Cpus_allowed_list`, its affinity).
+    #[serde(default)]
+    pub cpus_allowed: Option<u32>,
 }
 
 impl ProcessReading {
@@ -224,6 +231,7 @@ impl ProcessReading {
             state: None,
             threads: None,
             gpu: Vec::new(),
+            cpus_allowed: None,
         }
     }
 
@@ -264,6 +272,25 @@ mod tests {
         assert_eq!(json["gpus"][0]["util_gpu_pct"], 0);
         assert!(json["gpus"][0]["power_watts"].is_null());
         let back: Snapshot = serde_json::from_value(json).unwrap();
+        assert_eq!(back, snap);
+    }
+
+    #[test]
+    fn readings_without_affinity_or_quota_fields_still_parse() {
+        let mut snap = Snapshot::empty("test", 1_000);
+        snap.processes.push(ProcessReading::invisible(7));
+        let mut json = serde_json::to_value(&snap).unwrap();
+        json["host"]
+            .as_object_mut()
+            .unwrap()
+            .remove("cpu_quota_cores");
+        json["processes"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("cpus_allowed");
+        let back: Snapshot = serde_json::from_value(json).unwrap();
+        assert_eq!(back.host.cpu_quota_cores, None);
+        assert_eq!(back.processes[0].cpus_allowed, None);
         assert_eq!(back, snap);
     }
 

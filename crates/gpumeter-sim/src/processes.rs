@@ -110,6 +110,7 @@ impl ProcInstance {
             state: worker.map_or(spec.state, |w| w.state.or(spec.state)),
             threads: worker.map_or(spec.threads, |w| w.threads),
             gpu,
+            cpus_allowed: spec.cpus_allowed,
         })
     }
 

@@ -58,6 +58,8 @@ pub struct HostSpec {
     pub disk_write_mb_per_s: Option<Signal>,
     pub net_rx_mb_per_s: Option<Signal>,
     pub net_tx_mb_per_s: Option<Signal>,
+    /// CPU quota of gpumeter's cgroup, in cores (absent: unlimited).
+    pub cpu_quota_cores: Option<f64>,
 }
 
 /// One kind of GPU, replicated `count` times (indices assigned in file order).
@@ -187,6 +189,8 @@ pub struct ProcessSpec {
     #[serde(default)]
     pub gpus: Vec<ProcessGpuSpec>,
     pub workers: Option<WorkersSpec>,
+    /// CPUs its affinity allows (its workers inherit it); absent: unknown.
+    pub cpus_allowed: Option<u32>,
 }
 
 fn default_start() -> i64 {

@@ -183,6 +183,7 @@ impl Simulator {
             disk_write_bytes_per_s: mb(&h.disk_write_mb_per_s, "disk_write"),
             net_rx_bytes_per_s: mb(&h.net_rx_mb_per_s, "net_rx"),
             net_tx_bytes_per_s: mb(&h.net_tx_mb_per_s, "net_tx"),
+            cpu_quota_cores: h.cpu_quota_cores,
         }
     }
 }

@@ -60,6 +60,22 @@ impl Scenario {
                 "give mem_total_bytes or mem_total_gib, not both".into(),
             );
         }
+        if let Some(q) = self.host.cpu_quota_cores
+            && !(q.is_finite() && q > 0.0)
+        {
+            return bad(
+                "host.cpu_quota_cores".into(),
+                format!("must be > 0, got {q}"),
+            );
+        }
+        for (i, p) in self.processes.iter().enumerate() {
+            if p.cpus_allowed == Some(0) {
+                return bad(
+                    format!("process[{i}].cpus_allowed"),
+                    "must be at least 1".into(),
+                );
+            }
+        }
         for (i, g) in self.gpus.iter().enumerate() {
             if g.count == 0 {
                 return bad(format!("gpu[{i}].count"), "must be at least 1".into());

@@ -66,3 +66,11 @@ fn semantic_errors_name_the_field() {
     let e = err("[pricing]\nrate = \"12/week\"\n");
     assert!(e.contains("unknown unit `week`"), "{e}");
 }
+
+#[test]
+fn zero_affinity_and_non_positive_quota_are_rejected() {
+    let e = err("[[process]]\npid = 5\ncpus_allowed = 0\n");
+    assert!(e.contains("process[0].cpus_allowed"), "{e}");
+    let e = err("[host]\ncpu_quota_cores = 0\n");
+    assert!(e.contains("host.cpu_quota_cores"), "{e}");
+}

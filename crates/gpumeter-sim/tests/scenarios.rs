@@ -282,3 +282,17 @@ fn readings_stay_physical_over_an_hour() {
         }
     }
 }
+
+#[test]
+fn affinity_and_cgroup_quota_reach_the_snapshot_and_default_to_unknown() {
+    let text = "name = \"t\"\ndescription = \"d\"\n[host]\ncpu_count = 8\ncpu_quota_cores = 2.5\n\
+                [[process]]\npid = 10\ncpus_allowed = 4\nworkers = { count = 1 }\n";
+    let mut s = Simulator::new(Scenario::from_toml("t.toml", text).unwrap());
+    let snap = s.snapshot_at(0, T0);
+    assert_eq!(snap.host.cpu_quota_cores, Some(2.5));
+    assert_eq!(snap.processes.len(), 2);
+    assert!(snap.processes.iter().all(|p| p.cpus_allowed == Some(4)));
+    let snap = at(&mut sim("training"), 5);
+    assert_eq!(snap.host.cpu_quota_cores, None);
+    assert!(snap.processes.iter().all(|p| p.cpus_allowed.is_none()));
+}

@@ -44,6 +44,8 @@ pub(crate) struct FakeProc {
     /// The `NSpid` line's entries; empty means "just the pid".
     pub(crate) nspid: Vec<u32>,
     pub(crate) cgroup: String,
+    /// The `Cpus_allowed_list` line (its affinity).
+    pub(crate) cpus_allowed_list: String,
 }
 
 impl FakeProc {
@@ -62,6 +64,7 @@ impl FakeProc {
             uid: 1000,
             nspid: Vec::new(),
             cgroup: "0::/user.slice/user-1000.slice/session-1.scope\n".to_string(),
+            cpus_allowed_list: "0-1".to_string(),
         }
     }
 
@@ -95,10 +98,12 @@ impl FakeProc {
         format!(
             "Name:\tx\nUmask:\t0022\nState:\t{} (sleeping)\nTgid:\t{pid}\nNgid:\t0\nPid:\t{pid}\n\
              PPid:\t{}\nTracerPid:\t0\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nGid:\t0\t0\t0\t0\n\
-             FDSize:\t64\nGroups:\t\nNStgid:\t{nspid}\nNSpid:\t{nspid}\nThreads:\t{}\n",
+             FDSize:\t64\nGroups:\t\nNStgid:\t{nspid}\nNSpid:\t{nspid}\nThreads:\t{}\n\
+             Cpus_allowed_list:\t{}\n",
             self.state,
             self.ppid,
             self.threads,
+            self.cpus_allowed_list,
             pid = self.pid,
             uid = self.uid,
         )

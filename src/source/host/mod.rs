@@ -3,8 +3,8 @@
 //! dataloader workers).
 //!
 //! This room reads files under one proc root (`/proc`, or a fixture tree in tests) and, beside
-//! it, `../sys` (to tell physical disks and NICs from virtual ones) and `../etc` (`passwd` for
-//! user names, `hostname`). It never writes anything and never fails a whole sample: a file it
+//! it, `../sys` (to tell physical disks and NICs from virtual ones, and our cgroup's CPU quota)
+//! and `../etc` (`passwd` for user names, `hostname`). It never writes anything and never fails a whole sample: a file it
 //! cannot read leaves its fields `None` and adds one short warning.
 //!
 //! Rates (CPU %, iowait, disk and network bytes/s, per-process CPU %) need two samples: the
@@ -26,6 +26,7 @@
 //! - gpumeter inside a container without `--pid=host` cannot see host PIDs at all: those GPU
 //!   processes come back as [`ProcessReading::invisible`] with their GPU use, never dropped.
 
+mod cgroup;
 mod containers;
 mod cpu;
 mod io;
@@ -166,6 +167,7 @@ impl HostSampler {
             disk_write_bytes_per_s: io.disk_write_bytes_per_s,
             net_rx_bytes_per_s: io.net_rx_bytes_per_s,
             net_tx_bytes_per_s: io.net_tx_bytes_per_s,
+            cpu_quota_cores: cgroup::cpu_quota_cores(proc, &self.roots.sys),
         };
         let system = SystemInfo {
             hostname: system::hostname(&self.roots),

@@ -1,5 +1,6 @@
-//! The two lines of `/proc/<pid>/status` the sampler needs: `Uid` (the effective uid, the owner
-//! `ps` shows) and `NSpid` (the pid in each nested PID namespace, outermost first).
+//! The lines of `/proc/<pid>/status` the sampler needs: `Uid` (the effective uid, the owner
+//! `ps` shows), `NSpid` (the pid in each nested PID namespace, outermost first) and
+//! `Cpus_allowed_list` (its CPU affinity, counted: how many cores it may use).
 //!
 //! Hand-parsed rather than through `procfs::process::Status`: that parser insists on some
 //! thirty other fields and builds a map of all of them, and this runs for many processes.
@@ -10,6 +11,8 @@ pub(super) struct StatusInfo {
     pub(super) euid: Option<u32>,
     /// Outermost (this procfs's namespace) first; empty on kernels before 4.1.
     pub(super) nspid: Vec<u32>,
+    /// CPUs in `Cpus_allowed_list`.
+    pub(super) cpus_allowed: Option<u32>,
 }
 
 impl StatusInfo {
@@ -35,9 +38,27 @@ pub(super) fn parse_status(text: &[u8]) -> StatusInfo {
             let parsed: Option<Vec<u32>> =
                 rest.split_whitespace().map(|s| s.parse().ok()).collect();
             info.nspid = parsed.unwrap_or_default();
+        } else if let Some(rest) = line.strip_prefix("Cpus_allowed_list:") {
+            info.cpus_allowed = count_cpu_list(rest.trim());
         }
     }
     info
+}
+
+/// How many CPUs a kernel CPU list (`0-3,8,10-11`) names; `None` when malformed or empty.
+pub(super) fn count_cpu_list(list: &str) -> Option<u32> {
+    let mut n: u32 = 0;
+    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (lo, hi) = match part.split_once('-') {
+            Some((lo, hi)) => (lo.parse::<u32>().ok()?, hi.parse::<u32>().ok()?),
+            None => {
+                let one = part.parse::<u32>().ok()?;
+                (one, one)
+            }
+        };
+        n = n.checked_add(hi.checked_sub(lo)?.checked_add(1)?)?;
+    }
+    (n > 0).then_some(n)
 }
 
 #[cfg(test)]
@@ -59,6 +80,17 @@ mod tests {
         let s = parse_status(b"Uid:\t0\t0\t0\t0\nNSpid:\t1234\n");
         assert_eq!(s.ns_pid(1234), None);
         assert_eq!(s.euid, Some(0));
+    }
+
+    #[test]
+    fn affinity_counts_the_allowed_cpus() {
+        let s =
+            parse_status(b"Uid:\t0\t0\t0\t0\nCpus_allowed:\tff\nCpus_allowed_list:\t0-3,8,10-11\n");
+        assert_eq!(s.cpus_allowed, Some(7));
+        assert_eq!(count_cpu_list("5"), Some(1));
+        assert_eq!(count_cpu_list(""), None);
+        assert_eq!(count_cpu_list("3-1"), None);
+        assert_eq!(count_cpu_list("0-x"), None);
     }
 
     #[test]

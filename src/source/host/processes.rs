@@ -287,6 +287,7 @@ impl ProcessTracker {
             state: Some(stat.state),
             threads: stat.threads,
             gpu: Vec::new(),
+            cpus_allowed: statics.status.as_ref().and_then(|s| s.cpus_allowed),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! What does not change while a process lives: command line, container, user and PID-namespace
-//! ids. Read only for processes in the result, once per process lifetime, and cached by
+//! ids (and its CPU affinity, which can change but rarely does: a later `taskset -p` shows only
+//! once the process restarts). Read only for processes in the result, once per process lifetime, and cached by
 //! (pid, start time, comm): a reused pid starts later, and an `exec` renames comm, so either
 //! change drops the cached entry. A read that fails is retried on the next tick.
 

@@ -385,3 +385,19 @@ fn proc_root_siblings_are_sys_and_etc() {
     assert_eq!(live.roots.sys, std::path::Path::new("/sys"));
     assert_eq!(live.roots.etc, std::path::Path::new("/etc"));
 }
+
+#[test]
+fn affinity_and_cgroup_quota_reach_the_reading() {
+    let f = Fixture::new();
+    let mut p = FakeProc::new(100, 1, "python");
+    p.cpus_allowed_list = "1".to_string();
+    f.add_process(&p);
+    f.add_process(&FakeProc::new(101, 100, "pt_data_worker"));
+    f.write("proc/self/cgroup", "0::/job\n");
+    f.write("sys/fs/cgroup/cgroup.controllers", "cpu\n");
+    f.write("sys/fs/cgroup/job/cpu.max", "150000 100000\n");
+    let sample = f.sampler().sample(0, &gpu_procs(&[100]));
+    assert_eq!(find(&sample.processes, 100).cpus_allowed, Some(1));
+    assert_eq!(find(&sample.processes, 101).cpus_allowed, Some(2));
+    assert_eq!(sample.host.cpu_quota_cores, Some(1.5));
+}

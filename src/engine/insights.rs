@@ -1,0 +1,155 @@
+//! The engine's side of the insights: the alert rules and autostop fed by every
+//! [`Engine::ingest`], their transitions and events queued (bounded) for the notification
+//! channels, and the user's actions on them (acknowledge, snooze, cancel). Kept out of
+//! `engine/mod.rs` so the engine core stays small; `Engine` holds one [`Insights`].
+
+use gpumeter_model::Snapshot;
+
+use super::Engine;
+use super::autostop::{Autostop, AutostopConfig, AutostopEvent, AutostopStatus};
+use super::rules::{Alert, Rules, RulesConfig, Transition};
+
+/// Undrained transitions or events kept at most (oldest dropped): nobody may be listening.
+const MAX_PENDING: usize = 256;
+
+/// Rules, autostop and what they said since the last drain.
+#[derive(Debug, Clone)]
+pub struct Insights {
+    rules: Rules,
+    autostop: Autostop,
+    rate_micros_per_h: Option<i64>,
+    transitions: Vec<Transition>,
+    autostop_events: Vec<AutostopEvent>,
+}
+
+impl Default for Insights {
+    fn default() -> Self {
+        Self {
+            rules: Rules::default(),
+            autostop: Autostop::new(AutostopConfig::default()),
+            rate_micros_per_h: None,
+            transitions: Vec::new(),
+            autostop_events: Vec::new(),
+        }
+    }
+}
+
+fn bounded<T>(v: &mut Vec<T>) {
+    let excess = v.len().saturating_sub(MAX_PENDING);
+    v.drain(..excess);
+}
+
+impl Insights {
+    /// The meter's current burn per hour prices idle and wasted time (called by `ingest`).
+    pub(super) fn billing_rate(&mut self, micros_per_hour: i64, currency: &str) {
+        self.rate_micros_per_h = Some(micros_per_hour);
+        if self.rules.currency() != currency {
+            self.rules.set_currency(currency);
+        }
+    }
+
+    /// Billing's budget crossings join the alert path (called by `ingest`).
+    pub(super) fn budget_alerts(&mut self, events: &[crate::billing::BudgetEvent], currency: &str) {
+        for e in events {
+            let alert = Alert::from_budget(
+                e.threshold,
+                e.kind == crate::billing::BudgetEventKind::Forecast,
+                e.spent.micros(),
+                e.budget.micros(),
+                currency,
+                e.period,
+                &e.period_key,
+                e.at_unix_ms,
+            );
+            let t = self.rules.push_external(alert, e.at_unix_ms);
+            self.transitions.extend(t);
+        }
+        bounded(&mut self.transitions);
+    }
+
+    /// One tick (called by [`Engine::ingest`]).
+    pub(super) fn observe(&mut self, snap: &Snapshot) {
+        let now = snap.taken_at_unix_ms;
+        let t = self.rules.evaluate(snap, now, self.rate_micros_per_h);
+        self.transitions.extend(t);
+        bounded(&mut self.transitions);
+        let idle_cfg = self.rules.config().idle.clone();
+        let e = self.autostop.observe(snap, now, &idle_cfg);
+        self.autostop_events.extend(e);
+        bounded(&mut self.autostop_events);
+    }
+}
+
+impl Engine {
+    /// The same engine with these rule settings (fresh rule state).
+    pub fn with_rules(mut self, config: RulesConfig) -> Self {
+        let currency = self.insights.rules.currency().to_string();
+        self.insights.rules = Rules::new(config);
+        self.insights.rules.set_currency(&currency);
+        self
+    }
+
+    /// The same engine with autostop configured (off unless `config.enabled`).
+    pub fn with_autostop(mut self, config: AutostopConfig) -> Self {
+        self.insights.autostop = Autostop::new(config);
+        self
+    }
+
+    /// The machine's price per hour in micro-units, for idle and waste costs (`None`: unknown),
+    /// and the currency code the messages use.
+    pub fn set_rate(&mut self, micros_per_hour: Option<i64>, currency: &str) {
+        self.insights.rate_micros_per_h = micros_per_hour;
+        self.insights.rules.set_currency(currency);
+    }
+
+    pub fn rules(&self) -> &Rules {
+        &self.insights.rules
+    }
+
+    /// Every standing alert, most severe first.
+    pub fn alerts(&self) -> &[Alert] {
+        self.insights.rules.alerts()
+    }
+
+    /// Dismisses an alert (see [`Rules::acknowledge`]).
+    pub fn acknowledge(&mut self, id: &str, now_unix_ms: i64) -> bool {
+        self.insights.rules.acknowledge(id, now_unix_ms)
+    }
+
+    /// Hides an alert until `until_unix_ms` (see [`Rules::snooze`]).
+    pub fn snooze(&mut self, id: &str, until_unix_ms: i64, now_unix_ms: i64) -> bool {
+        self.insights.rules.snooze(id, until_unix_ms, now_unix_ms)
+    }
+
+    /// A budget alert from billing joins the alert path (see [`Alert::from_budget`]).
+    pub fn push_alert(&mut self, alert: Alert, now_unix_ms: i64) {
+        let t = self.insights.rules.push_external(alert, now_unix_ms);
+        self.insights.transitions.extend(t);
+        bounded(&mut self.insights.transitions);
+    }
+
+    /// Alert transitions since the last call, oldest first (for the notification channels).
+    pub fn drain_alert_transitions(&mut self) -> Vec<Transition> {
+        std::mem::take(&mut self.insights.transitions)
+    }
+
+    pub fn autostop(&self) -> AutostopStatus {
+        self.insights.autostop.status()
+    }
+
+    pub fn autostop_config(&self) -> &AutostopConfig {
+        self.insights.autostop.config()
+    }
+
+    /// Someone is at the keyboard: the autostop countdown starts over.
+    pub fn cancel_autostop(&mut self, now_unix_ms: i64) {
+        if let Some(e) = self.insights.autostop.cancel(now_unix_ms) {
+            self.insights.autostop_events.push(e);
+        }
+    }
+
+    /// Autostop events since the last call, oldest first (warnings to announce, the stop to run).
+    pub fn drain_autostop_events(&mut self) -> Vec<AutostopEvent> {
+        std::mem::take(&mut self.insights.autostop_events)
+    }
+}

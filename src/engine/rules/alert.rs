@@ -1,0 +1,302 @@
+//! What a rule says: an [`Alert`] (the verdict, its evidence, what it cost and what to try) and
+//! the [`Transition`]s the rule set returns each tick. Also money formatting for the messages
+//! and [`Alert::from_budget`], through which billing's budget events join the same path.
+
+use serde::Serialize;
+
+/// Which rule an alert comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertKind {
+    /// All GPUs idle while the meter runs.
+    IdlePaid,
+    /// A process holds VRAM without running kernels.
+    Forgotten,
+    /// A job holds the GPU but the GPU mostly waits.
+    Starved,
+    /// Clocks held down by temperature, power or a hardware signal.
+    Throttle,
+    /// A budget threshold crossed (from billing).
+    Budget,
+}
+
+impl AlertKind {
+    /// Stable lower-case name (config keys, hook environment, JSON).
+    pub fn name(self) -> &'static str {
+        match self {
+            AlertKind::IdlePaid => "idle",
+            AlertKind::Forgotten => "forgotten",
+            AlertKind::Starved => "starved",
+            AlertKind::Throttle => "throttle",
+            AlertKind::Budget => "budget",
+        }
+    }
+
+    pub const ALL: [AlertKind; 5] = [
+        AlertKind::IdlePaid,
+        AlertKind::Forgotten,
+        AlertKind::Starved,
+        AlertKind::Throttle,
+        AlertKind::Budget,
+    ];
+
+    /// The kind named `name` (as [`AlertKind::name`] writes it).
+    pub fn parse(name: &str) -> Option<AlertKind> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// How much an alert matters. Ordered: `High` is the greatest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Moderate,
+    High,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Moderate => "moderate",
+            Severity::High => "high",
+        }
+    }
+}
+
+/// One verdict with everything a reader needs: what is wrong, the numbers that say so, what it
+/// has cost and what to try.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Alert {
+    /// Stable while the verdict stands (`idle`, `starved:job:20488`, `forgotten:22817`).
+    pub id: String,
+    pub kind: AlertKind,
+    pub severity: Severity,
+    /// The GPU concerned, when exactly one is.
+    pub gpu: Option<u32>,
+    /// One line, fit for a notification.
+    pub title: String,
+    /// A sentence or two of explanation.
+    pub detail: String,
+    /// The numbers that fired it, as (label, value) pairs, in reading order.
+    pub evidence: Vec<(String, String)>,
+    /// What it has cost so far, in micro-units of the currency; `None` when unknown (no rate).
+    pub cost_micros: Option<i64>,
+    /// A concrete thing to try.
+    pub next_step: Option<String>,
+    /// When the condition began, ms since the Unix epoch.
+    pub since_unix_ms: i64,
+    /// ISO code of the currency of `cost_micros`.
+    pub currency: String,
+}
+
+impl Alert {
+    /// A billing budget crossing as an alert. `threshold_pct` is 50, 80 or 100; `forecast` is
+    /// true when the projection to the end of the period (not the spend) crossed it; `period`
+    /// is `day`, `month` or `run` and `period_key` names the period (`day:2026-05-01`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_budget(
+        threshold_pct: u8,
+        forecast: bool,
+        spent_micros: i64,
+        budget_micros: i64,
+        currency: &str,
+        period: &str,
+        period_key: &str,
+        at_unix_ms: i64,
+    ) -> Alert {
+        let spent = format_money(spent_micros, currency);
+        let budget = format_money(budget_micros, currency);
+        let scope = match period {
+            "day" => "today's budget",
+            "month" => "this month's budget",
+            _ => "the budget",
+        };
+        let (title, severity) = if forecast {
+            (
+                format!(
+                    "Spend will cross {scope} ({budget}) at the current burn: {spent} projected"
+                ),
+                Severity::Moderate,
+            )
+        } else {
+            let severity = match threshold_pct {
+                100.. => Severity::High,
+                80..=99 => Severity::Moderate,
+                _ => Severity::Info,
+            };
+            (
+                format!("{threshold_pct} % of {scope} spent: {spent} of {budget}"),
+                severity,
+            )
+        };
+        let which = if forecast { "forecast" } else { "actual" };
+        Alert {
+            id: format!("budget:{period_key}:{which}"),
+            kind: AlertKind::Budget,
+            severity,
+            gpu: None,
+            title,
+            detail: format!(
+                "Budget {budget} per {period}; {} {spent} ({which}).",
+                if forecast { "projected to the period's end:" } else { "spent so far:" }
+            ),
+            evidence: vec![
+                ("threshold".into(), format!("{threshold_pct} % ({which})")),
+                (if forecast { "projected" } else { "spent" }.into(), spent),
+                ("budget".into(), budget),
+                ("period".into(), period_key.to_string()),
+            ],
+            cost_micros: Some(spent_micros),
+            next_step: Some(
+                "Stop idle machines (gpumeter watch --autostop), or raise the budget in the config \
+                 ([pricing] budget) if the spend is planned."
+                    .into(),
+            ),
+            since_unix_ms: at_unix_ms,
+            currency: currency.to_string(),
+        }
+    }
+
+    /// The cost as text (`$21.70`), or `N/A`.
+    pub fn cost_text(&self) -> String {
+        self.cost_micros.map_or_else(
+            || crate::units::NA.to_string(),
+            |c| format_money(c, &self.currency),
+        )
+    }
+}
+
+/// What changed in the set of alerts this tick.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "transition", content = "alert", rename_all = "snake_case")]
+pub enum Transition {
+    /// A new verdict: notify.
+    Fired(Alert),
+    /// A standing verdict due for another reminder (idle paid time): notify again.
+    Reminded(Alert),
+    /// A standing verdict changed severity or cause: shown, notified only when it got worse.
+    Updated(Alert),
+    /// The cause went away.
+    Cleared(Alert),
+}
+
+impl Transition {
+    pub fn alert(&self) -> &Alert {
+        match self {
+            Transition::Fired(a)
+            | Transition::Reminded(a)
+            | Transition::Updated(a)
+            | Transition::Cleared(a) => a,
+        }
+    }
+
+    /// `fired`, `reminded`, `updated` or `cleared`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Transition::Fired(_) => "fired",
+            Transition::Reminded(_) => "reminded",
+            Transition::Updated(_) => "updated",
+            Transition::Cleared(_) => "cleared",
+        }
+    }
+}
+
+/// Money in micro-units as text: `$21.70`, `€3.10`, `CHF 12.50` (two decimals; the symbol for
+/// USD, EUR, GBP and JPY, else the code).
+pub fn format_money(micros: i64, currency: &str) -> String {
+    let sign = if micros < 0 { "-" } else { "" };
+    let cents = (i128::from(micros).abs() + 5_000) / 10_000;
+    let (units, cents) = (cents / 100, cents % 100);
+    let amount = format!("{units}.{cents:02}");
+    match currency {
+        "USD" | "" => format!("{sign}${amount}"),
+        "EUR" => format!("{sign}€{amount}"),
+        "GBP" => format!("{sign}£{amount}"),
+        "JPY" => format!("{sign}¥{amount}"),
+        other => format!("{sign}{other} {amount}"),
+    }
+}
+
+/// Cost of `ms` at `micros_per_hour`, exact to the micro-unit (rounded down).
+pub fn cost_of(ms: i64, micros_per_hour: i64) -> i64 {
+    let v = i128::from(ms) * i128::from(micros_per_hour) / 3_600_000;
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// Minutes as people read them: `42 min`, `3 h 07 min`.
+pub fn minutes_text(ms: i64) -> String {
+    let min = ms.max(0) / 60_000;
+    if min < 60 {
+        format!("{min} min")
+    } else {
+        format!("{} h {:02} min", min / 60, min % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    #[test]
+    fn money_rounds_to_cents_with_symbols() {
+        assert_eq!(format_money(21_704_999, "USD"), "$21.70");
+        assert_eq!(format_money(21_705_000, "USD"), "$21.71");
+        assert_eq!(format_money(3_100_000, "EUR"), "€3.10");
+        assert_eq!(format_money(12_500_000, "CHF"), "CHF 12.50");
+        assert_eq!(format_money(-1_000_000, "USD"), "-$1.00");
+    }
+
+    #[test]
+    fn cost_is_exact_over_long_spans() {
+        // 31.00/h for 42 minutes.
+        assert_eq!(cost_of(42 * 60_000, 31_000_000), 21_700_000);
+        // A week of seconds does not drift.
+        assert_eq!(cost_of(7 * 24 * 3_600_000, 31_000_000), 31_000_000 * 168);
+    }
+
+    #[test]
+    fn budget_alert_reads_well_and_has_stable_ids() {
+        let a = Alert::from_budget(
+            80,
+            false,
+            400_000_000,
+            500_000_000,
+            "USD",
+            "day",
+            "day:2026-05-01",
+            7,
+        );
+        assert_eq!(a.title, "80 % of today's budget spent: $400.00 of $500.00");
+        assert_eq!(a.severity, Severity::Moderate);
+        assert_eq!(a.id, "budget:day:2026-05-01:actual");
+        assert_eq!(a.cost_micros, Some(400_000_000));
+        let f = Alert::from_budget(
+            100,
+            true,
+            612_000_000,
+            500_000_000,
+            "EUR",
+            "month",
+            "month:2026-05",
+            7,
+        );
+        assert!(f.title.contains("€612.00 projected"), "{}", f.title);
+        assert_eq!(f.id, "budget:month:2026-05:forecast");
+        assert_eq!(
+            Alert::from_budget(100, false, 1, 1, "USD", "run", "run", 0).severity,
+            Severity::High
+        );
+    }
+
+    #[test]
+    fn kinds_round_trip_their_names() {
+        for k in AlertKind::ALL {
+            assert_eq!(AlertKind::parse(k.name()), Some(k));
+        }
+        assert_eq!(minutes_text(42 * 60_000 + 59_000), "42 min");
+        assert_eq!(minutes_text(187 * 60_000), "3 h 07 min");
+    }
+}

@@ -1,0 +1,154 @@
+//! The rules' settings: [`RulesConfig`] (resolved, every default from DESIGN.md "Alert rules")
+//! and [`ValueError`]. The raw `[alerts.<rule>]` tables and their resolution live in
+//! `config_raw.rs`, re-exported here.
+
+/// A config value that cannot be used; `field` is the dotted key (`alerts.idle.remind_after`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct ValueError {
+    pub field: String,
+    pub message: String,
+}
+
+impl ValueError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Idle paid time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdleConfig {
+    pub enabled: bool,
+    /// A GPU sample is idle when util ≤ this…
+    pub gpu_util_pct: f64,
+    /// …and memory-controller util ≤ this…
+    pub mem_util_pct: f64,
+    /// …and PCIe RX + TX < this (bytes/s; an unsupported PCIe reading does not count against).
+    pub pcie_bytes_per_s: f64,
+    /// Hysteresis window deciding "the machine is idle".
+    pub window_ms: i64,
+    /// First notification once idle this long.
+    pub remind_after_ms: i64,
+    /// Then again every this long.
+    pub remind_every_ms: i64,
+    /// Without GPU activity since gpumeter started, alerts wait until the host has been up this long.
+    pub arm_after_boot_ms: i64,
+}
+
+/// Forgotten allocation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForgottenConfig {
+    pub enabled: bool,
+    pub min_vram_bytes: u64,
+    /// "~0 SM": per-process SM util (or the GPU's util when unknown) at most this.
+    pub max_sm_pct: f64,
+    pub after_ms: i64,
+    pub window_ms: i64,
+}
+
+/// Starved GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StarvedConfig {
+    pub enabled: bool,
+    pub window_ms: i64,
+    /// Starved when the window's mean util is below this (and above the idle level).
+    pub util_below_pct: f64,
+    /// CPU-bound: the job's processes use at least this share of the cores they may use…
+    pub cpu_saturated_pct: f64,
+    /// …or its main process sits at this much of one core.
+    pub main_core_pct: f64,
+    /// I/O-bound: iowait at least this…
+    pub iowait_pct: f64,
+    /// …or a process of the job in D state this share of the window…
+    pub dstate_share: f64,
+    /// …or disk reads at this share of their observed peak (and at least `disk_min_bytes_per_s`).
+    pub disk_peak_share: f64,
+    pub disk_min_bytes_per_s: f64,
+    /// Host-to-device copies: PCIe RX at least this while util is below `h2d_util_below_pct`.
+    pub h2d_rx_bytes_per_s: f64,
+    pub h2d_util_below_pct: f64,
+    /// Severity by the starved share of the job's recent time.
+    pub moderate_share: f64,
+    pub high_share: f64,
+    /// How far back that share looks.
+    pub severity_horizon_ms: i64,
+}
+
+/// Clock throttling.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThrottleConfig {
+    pub enabled: bool,
+    pub window_ms: i64,
+}
+
+/// Everything the rules read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RulesConfig {
+    /// Share of a window a condition must hold to fire (0–1)…
+    pub fire_share: f64,
+    /// …and the share at or below which it clears.
+    pub clear_share: f64,
+    /// Alert transitions kept for the history view.
+    pub history_len: usize,
+    pub idle: IdleConfig,
+    pub forgotten: ForgottenConfig,
+    pub starved: StarvedConfig,
+    pub throttle: ThrottleConfig,
+}
+
+const MIN: i64 = 60_000;
+
+impl Default for RulesConfig {
+    fn default() -> Self {
+        Self {
+            fire_share: 0.8,
+            clear_share: 0.2,
+            history_len: 200,
+            idle: IdleConfig {
+                enabled: true,
+                gpu_util_pct: 5.0,
+                mem_util_pct: 5.0,
+                pcie_bytes_per_s: 10e6,
+                window_ms: 2 * MIN,
+                remind_after_ms: 10 * MIN,
+                remind_every_ms: 30 * MIN,
+                arm_after_boot_ms: 15 * MIN,
+            },
+            forgotten: ForgottenConfig {
+                enabled: true,
+                min_vram_bytes: 1 << 30,
+                max_sm_pct: 1.0,
+                after_ms: 15 * MIN,
+                window_ms: 2 * MIN,
+            },
+            starved: StarvedConfig {
+                enabled: true,
+                window_ms: MIN,
+                util_below_pct: 60.0,
+                cpu_saturated_pct: 85.0,
+                main_core_pct: 95.0,
+                iowait_pct: 15.0,
+                dstate_share: 0.5,
+                disk_peak_share: 0.9,
+                disk_min_bytes_per_s: 50e6,
+                h2d_rx_bytes_per_s: 1e9,
+                h2d_util_below_pct: 30.0,
+                moderate_share: 0.05,
+                high_share: 0.20,
+                severity_horizon_ms: 60 * MIN,
+            },
+            throttle: ThrottleConfig {
+                enabled: true,
+                window_ms: MIN,
+            },
+        }
+    }
+}
+
+pub use super::config_raw::{
+    RawForgotten, RawIdle, RawRules, RawStarved, RawThrottle, duration_ms, number,
+};

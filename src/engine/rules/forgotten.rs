@@ -1,0 +1,194 @@
+//! Forgotten allocation: a process holds at least 1 GiB of VRAM on a GPU and runs no kernels
+//! there (~0 % SM) for 15 minutes — typically a notebook kernel left open. One alert per
+//! process, naming it (pid, user, container, command), the VRAM held and the GPU-hours it has
+//! blocked since it went quiet, with their cost at the per-GPU share of the rate.
+//!
+//! The SM reading is the process's own (NVML per-process utilization); when the driver does not
+//! give one, the GPU's util stands in (a GPU at 0 % runs nobody's kernels). Graphics-only
+//! processes (display servers) are left alone. State is kept per (pid, start time, GPU) and
+//! dropped when the process goes, which clears its alert.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading, Snapshot};
+
+use super::alert::{Alert, AlertKind, Severity, cost_of, format_money, minutes_text};
+use super::config::ForgottenConfig;
+use super::window::Window;
+use super::{Ctx, RuleOutput};
+use crate::units;
+
+/// (pid, start time, GPU index): a reused pid is another process.
+type Key = (u32, Option<i64>, u32);
+
+#[derive(Debug, Clone)]
+pub struct ForgottenRule {
+    cfg: ForgottenConfig,
+    fire_share: f64,
+    clear_share: f64,
+    windows: BTreeMap<Key, Window>,
+}
+
+impl ForgottenRule {
+    pub fn new(cfg: ForgottenConfig, fire_share: f64, clear_share: f64) -> Self {
+        Self {
+            cfg,
+            fire_share,
+            clear_share,
+            windows: BTreeMap::new(),
+        }
+    }
+
+    /// Whether this use of a GPU looks forgotten right now (`None`: cannot say).
+    fn quiet(&self, snap: &Snapshot, u: &GpuUse) -> Option<bool> {
+        let vram = u.memory_bytes?;
+        if vram < self.cfg.min_vram_bytes {
+            return Some(false);
+        }
+        let sm = match u.sm_util_pct {
+            Some(sm) => f64::from(sm),
+            None => f64::from(snap.gpu(u.gpu_index)?.util_gpu_pct?),
+        };
+        Some(sm <= self.cfg.max_sm_pct)
+    }
+
+    pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
+        let snap = ctx.snap;
+        let now = ctx.now_ms;
+        let mut seen: BTreeSet<Key> = BTreeSet::new();
+        for p in &snap.processes {
+            for u in p.gpu.iter().filter(|u| u.kind != GpuProcessKind::Graphics) {
+                let key = (p.pid, p.start_time_unix_s, u.gpu_index);
+                seen.insert(key);
+                let value = self.quiet(snap, u);
+                let (span, fire, clear) = (self.cfg.window_ms, self.fire_share, self.clear_share);
+                self.windows
+                    .entry(key)
+                    .or_insert_with(|| Window::new(span, fire, clear))
+                    .push(now, value);
+            }
+        }
+        self.windows.retain(|k, _| seen.contains(k));
+
+        let mut out = RuleOutput::default();
+        if !self.cfg.enabled {
+            return out;
+        }
+        // The GPUs each process has held quietly for long enough, with the earliest start.
+        let mut by_pid: BTreeMap<u32, (i64, Vec<u32>)> = BTreeMap::new();
+        for (&(pid, _, gpu), w) in &self.windows {
+            let Some(since) = w.active_since().filter(|_| w.is_active()) else {
+                continue;
+            };
+            if now - since >= self.cfg.after_ms {
+                let entry = by_pid.entry(pid).or_insert((since, Vec::new()));
+                entry.0 = entry.0.min(since);
+                entry.1.push(gpu);
+            }
+        }
+        for (pid, (since, gpus)) in by_pid {
+            if let Some(p) = snap.processes.iter().find(|p| p.pid == pid) {
+                out.alerts.push(self.alert(ctx, p, since, &gpus));
+            }
+        }
+        out
+    }
+
+    fn alert(&self, ctx: &Ctx<'_>, p: &ProcessReading, since: i64, gpus: &[u32]) -> Alert {
+        let snap = ctx.snap;
+        let quiet_ms = ctx.now_ms - since;
+        let vram: u64 = p
+            .gpu
+            .iter()
+            .filter(|u| gpus.contains(&u.gpu_index))
+            .filter_map(|u| u.memory_bytes)
+            .sum();
+        let gpu_list = gpus
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let gpu_word = if gpus.len() == 1 { "GPU" } else { "GPUs" };
+        let name = p.name.clone().unwrap_or_else(|| "(not visible)".into());
+        let who = match (&p.user, &p.container) {
+            (Some(u), Some(c)) => format!("{u}, container {c}"),
+            (Some(u), None) => u.clone(),
+            (None, Some(c)) => format!("container {c}"),
+            (None, None) => "user unknown".into(),
+        };
+        let gpu_hours = quiet_ms as f64 * gpus.len() as f64 / 3_600_000.0;
+        let per_gpu_rate = ctx
+            .rate_micros_per_h
+            .map(|r| r / i64::try_from(snap.gpus.len().max(1)).unwrap_or(1));
+        let cost = per_gpu_rate.map(|r| cost_of(quiet_ms, r).saturating_mul(gpus.len() as i64));
+
+        let mut evidence = vec![
+            ("process".to_string(), format!("{name} (pid {})", p.pid)),
+            (
+                "user".to_string(),
+                p.user.clone().unwrap_or_else(|| units::NA.into()),
+            ),
+            (
+                "container".to_string(),
+                p.container.clone().unwrap_or_else(|| "none (host)".into()),
+            ),
+            (
+                "VRAM held".to_string(),
+                format!("{} on {gpu_word} {gpu_list}", units::bytes(vram)),
+            ),
+            (
+                "SM use".to_string(),
+                format!(
+                    "≤ {:.0} % for {}",
+                    self.cfg.max_sm_pct,
+                    minutes_text(quiet_ms)
+                ),
+            ),
+            ("GPU-hours blocked".to_string(), format!("{gpu_hours:.2}")),
+        ];
+        if let Some(cmd) = &p.command {
+            let short: String = cmd.chars().take(120).collect();
+            evidence.push(("command".into(), short));
+        }
+        if let Some(start) = p.start_time_unix_s {
+            let age_ms = ctx.now_ms - start.saturating_mul(1000);
+            evidence.push(("process age".into(), minutes_text(age_ms)));
+        }
+        if let (Some(c), Some(r)) = (cost, per_gpu_rate) {
+            evidence.push((
+                "cost while blocked".into(),
+                format!(
+                    "{} at {}/GPU-h",
+                    format_money(c, ctx.currency),
+                    format_money(r, ctx.currency)
+                ),
+            ));
+        }
+        Alert {
+            id: format!("forgotten:{}", p.pid),
+            kind: AlertKind::Forgotten,
+            severity: Severity::Moderate,
+            gpu: (gpus.len() == 1).then(|| gpus[0]),
+            title: format!(
+                "Forgotten allocation: {name} (pid {}, {who}) holds {} on {gpu_word} {gpu_list} with no kernels for {}",
+                p.pid,
+                units::bytes(vram),
+                minutes_text(quiet_ms)
+            ),
+            detail: format!(
+                "It holds memory but has run nothing for {} — {gpu_hours:.2} GPU-hours blocked. \
+                 Typically a notebook kernel or an interactive session left open.",
+                minutes_text(quiet_ms)
+            ),
+            evidence,
+            cost_micros: cost,
+            next_step: Some(format!(
+                "If it is done, shut the kernel down (Jupyter: Kernel → Shut Down) or `kill {}`; \
+                 to keep it, free the memory (del tensors; torch.cuda.empty_cache()).",
+                p.pid
+            )),
+            since_unix_ms: since,
+            currency: ctx.currency.to_string(),
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! Idle paid time: every GPU idle while the meter runs. Tallies idle time and idle cost per GPU
+//! and for the machine on every tick, and raises one alert once the machine has been idle for
+//! `remind_after` (default 10 min), reminding every `remind_every` (default 30 min) after that.
+//!
+//! A GPU sample is idle when util ≤ 5 %, memory-controller util ≤ 5 % and PCIe RX+TX < 10 MB/s;
+//! an unsupported memory-util or PCIe reading is no evidence against idle, an unsupported util
+//! is no evidence at all. A GPU that is lost or failing is not idle (something is wrong, and
+//! the machine is not safely idle). Arming: no alert before the first real GPU activity seen or
+//! until the host has been up `arm_after_boot` (default 15 min): a fresh box is being set up.
+
+use std::collections::BTreeMap;
+
+use gpumeter_model::{GpuReading, GpuState, Snapshot};
+
+use super::alert::{Alert, AlertKind, Severity, cost_of, format_money, minutes_text};
+use super::config::IdleConfig;
+use super::window::{DEFAULT_MAX_GAP_MS, Edge, Window};
+use super::{Ctx, RuleOutput};
+
+/// Whether one GPU's sample is idle; `None` when it cannot say (util unsupported).
+pub fn gpu_idle(g: &GpuReading, cfg: &IdleConfig) -> Option<bool> {
+    if g.state != GpuState::Ok {
+        return Some(false);
+    }
+    let util = f64::from(g.util_gpu_pct?);
+    let mem_ok = g
+        .util_memory_pct
+        .is_none_or(|m| f64::from(m) <= cfg.mem_util_pct);
+    let pcie = match (g.pcie_rx_bytes_per_s, g.pcie_tx_bytes_per_s) {
+        (None, None) => None,
+        (rx, tx) => Some(rx.unwrap_or(0).saturating_add(tx.unwrap_or(0)) as f64),
+    };
+    let pcie_ok = pcie.is_none_or(|p| p < cfg.pcie_bytes_per_s);
+    Some(util <= cfg.gpu_util_pct && mem_ok && pcie_ok)
+}
+
+/// Whether every GPU is idle; `None` without GPUs or when a GPU cannot say.
+pub fn machine_idle(snap: &Snapshot, cfg: &IdleConfig) -> Option<bool> {
+    if snap.gpus.is_empty() {
+        return None;
+    }
+    let mut all = Some(true);
+    for g in &snap.gpus {
+        match gpu_idle(g, cfg) {
+            Some(false) => return Some(false),
+            None => all = None,
+            Some(true) => {}
+        }
+    }
+    all
+}
+
+/// Idle time and what it cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IdleTally {
+    pub idle_ms: i64,
+    /// Sum of rate × ms (micro-units·ms per hour), divided only when read: no rounding drift.
+    cost_acc: i128,
+}
+
+impl IdleTally {
+    fn add(&mut self, dt_ms: i64, micros_per_hour: Option<i64>) {
+        self.idle_ms += dt_ms;
+        if let Some(rate) = micros_per_hour {
+            self.cost_acc += i128::from(dt_ms) * i128::from(rate);
+        }
+    }
+
+    /// Idle cost so far in micro-units.
+    pub fn cost_micros(&self) -> i64 {
+        i64::try_from(self.cost_acc / 3_600_000).unwrap_or(i64::MAX)
+    }
+}
+
+/// Idle totals since gpumeter started: the machine (all GPUs idle) and each GPU.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IdleTotals {
+    pub machine: IdleTally,
+    pub gpus: BTreeMap<u32, IdleTally>,
+}
+
+/// The idle stretch being reported.
+#[derive(Debug, Clone)]
+struct Episode {
+    since_ms: i64,
+    cost_micros: i64,
+    next_notice_ms: i64,
+    fired: bool,
+}
+
+/// The rule's state.
+#[derive(Debug, Clone)]
+pub struct IdleRule {
+    cfg: IdleConfig,
+    window: Window,
+    armed: bool,
+    last_t: Option<i64>,
+    totals: IdleTotals,
+    episode: Option<Episode>,
+}
+
+impl IdleRule {
+    pub fn new(cfg: IdleConfig, fire_share: f64, clear_share: f64) -> Self {
+        Self {
+            window: Window::new(cfg.window_ms, fire_share, clear_share),
+            cfg,
+            armed: false,
+            last_t: None,
+            totals: IdleTotals::default(),
+            episode: None,
+        }
+    }
+
+    pub fn totals(&self) -> &IdleTotals {
+        &self.totals
+    }
+
+    /// Whether idle alerts may fire yet.
+    pub fn is_armed(&self) -> bool {
+        self.armed
+    }
+
+    pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
+        let snap = ctx.snap;
+        let now = ctx.now_ms;
+        let dt = self
+            .last_t
+            .map_or(0, |last| (now - last).clamp(0, DEFAULT_MAX_GAP_MS));
+        self.last_t = Some(now);
+        let rate = ctx.rate_micros_per_h;
+
+        let per_gpu: Vec<(u32, Option<bool>)> = snap
+            .gpus
+            .iter()
+            .map(|g| (g.index, gpu_idle(g, &self.cfg)))
+            .collect();
+        // Real activity (a working GPU doing something; a lost one is not activity) arms the rule.
+        if snap
+            .gpus
+            .iter()
+            .zip(&per_gpu)
+            .any(|(g, (_, idle))| g.state == GpuState::Ok && *idle == Some(false))
+        {
+            self.armed = true;
+        }
+        let uptime_ms = snap
+            .system
+            .uptime_s
+            .map(|s| i64::try_from(s).unwrap_or(i64::MAX).saturating_mul(1000));
+        self.armed |= uptime_ms.is_none_or(|u| u >= self.cfg.arm_after_boot_ms);
+
+        let gpu_rate = rate.map(|r| r / i64::try_from(snap.gpus.len().max(1)).unwrap_or(1));
+        for (index, idle) in &per_gpu {
+            let tally = self.totals.gpus.entry(*index).or_default();
+            if *idle == Some(true) {
+                tally.add(dt, gpu_rate);
+            }
+        }
+        let all_idle = machine_idle(snap, &self.cfg);
+        if all_idle == Some(true) {
+            self.totals.machine.add(dt, rate);
+        }
+
+        match self.window.push(now, all_idle) {
+            Edge::Rose => {
+                let since = self.window.active_since().unwrap_or(now);
+                self.episode = Some(Episode {
+                    since_ms: since,
+                    cost_micros: rate.map_or(0, |r| cost_of(now - since, r)),
+                    next_notice_ms: since + self.cfg.remind_after_ms,
+                    fired: false,
+                });
+            }
+            Edge::Fell => self.episode = None,
+            Edge::Steady => {
+                if let (Some(e), Some(r)) = (&mut self.episode, rate) {
+                    e.cost_micros += cost_of(dt, r);
+                }
+            }
+        }
+
+        let mut out = RuleOutput::default();
+        if !self.cfg.enabled || !self.armed {
+            return out;
+        }
+        let Some(episode) = &mut self.episode else {
+            return out;
+        };
+        if now < episode.since_ms + self.cfg.remind_after_ms {
+            return out;
+        }
+        if now >= episode.next_notice_ms {
+            if episode.fired {
+                out.remind.push(IDLE_ID.to_string());
+            }
+            episode.fired = true;
+            // The next reminder: the first remind_every boundary after now.
+            while episode.next_notice_ms <= now {
+                episode.next_notice_ms += self.cfg.remind_every_ms.max(1);
+            }
+        }
+        let episode = episode.clone();
+        out.alerts.push(self.alert(ctx, &episode));
+        out
+    }
+
+    fn alert(&self, ctx: &Ctx<'_>, e: &Episode) -> Alert {
+        let snap = ctx.snap;
+        let idle_ms = ctx.now_ms - e.since_ms;
+        let minutes = minutes_text(idle_ms);
+        let n = snap.gpus.len();
+        let money = |m: i64| format_money(m, ctx.currency);
+        let title = match ctx.rate_micros_per_h {
+            Some(rate) => format!(
+                "GPUs idle {minutes} — {} so far, {}/h",
+                money(e.cost_micros),
+                money(rate)
+            ),
+            None => format!("GPUs idle {minutes} — no price set, cost unknown"),
+        };
+        let max_of = |f: fn(&GpuReading) -> Option<u32>| {
+            snap.gpus
+                .iter()
+                .filter_map(f)
+                .max()
+                .map_or_else(|| "N/A".into(), |v| format!("{v} %"))
+        };
+        let pcie: u64 = snap
+            .gpus
+            .iter()
+            .map(|g| {
+                g.pcie_rx_bytes_per_s
+                    .unwrap_or(0)
+                    .saturating_add(g.pcie_tx_bytes_per_s.unwrap_or(0))
+            })
+            .sum();
+        let mut evidence = vec![
+            ("idle for".to_string(), minutes.clone()),
+            ("GPUs idle".to_string(), format!("{n}/{n}")),
+            ("highest util".to_string(), max_of(|g| g.util_gpu_pct)),
+            (
+                "highest memory util".to_string(),
+                max_of(|g| g.util_memory_pct),
+            ),
+            (
+                "PCIe RX+TX (all GPUs)".to_string(),
+                crate::units::rate(pcie as f64),
+            ),
+        ];
+        if let Some(rate) = ctx.rate_micros_per_h {
+            evidence.push(("rate".into(), format!("{}/h", money(rate))));
+            evidence.push(("idle cost, this stretch".into(), money(e.cost_micros)));
+            evidence.push((
+                "idle cost since start".into(),
+                money(self.totals.machine.cost_micros()),
+            ));
+        }
+        Alert {
+            id: IDLE_ID.to_string(),
+            kind: AlertKind::IdlePaid,
+            severity: if idle_ms >= 60 * 60_000 {
+                Severity::High
+            } else {
+                Severity::Moderate
+            },
+            gpu: None,
+            title,
+            detail: format!(
+                "All {n} GPUs have been idle for {minutes} (util ≤ {:.0} %, memory util ≤ {:.0} %, \
+                 PCIe < {}) while the meter runs.",
+                self.cfg.gpu_util_pct,
+                self.cfg.mem_util_pct,
+                crate::units::rate(self.cfg.pcie_bytes_per_s),
+            ),
+            evidence,
+            cost_micros: ctx.rate_micros_per_h.map(|_| e.cost_micros),
+            next_step: Some(
+                "If the work is done, stop or release the machine (or let gpumeter do it: \
+                 [autostop] in the config, or `gpumeter watch --autostop 30m --stop-cmd '…'`); \
+                 otherwise start the next job."
+                    .into(),
+            ),
+            since_unix_ms: e.since_ms,
+            currency: ctx.currency.to_string(),
+        }
+    }
+}
+
+/// The idle alert's id (there is one machine).
+pub const IDLE_ID: &str = "idle";

@@ -1,0 +1,390 @@
+//! The alert rules: idle paid time, forgotten allocations, starved GPUs and throttling, each a
+//! pure state machine fed one [`Snapshot`] and "now" per tick (no I/O, no wall clock), plus the
+//! budget alerts billing hands in. [`Rules`] runs them, keeps the active alerts (with
+//! acknowledge and snooze) and a bounded history, and returns what changed as [`Transition`]s
+//! for the notification channels.
+//!
+//! Each rule reports the alerts that stand this tick; this module turns that into transitions:
+//! a new id fired, a missing id cleared, a worse severity or another verdict updated, a rule's
+//! reminder (idle paid time) reminded. Acknowledged alerts leave the panel and stay quiet until
+//! they clear (or get worse); snoozed ones come back, with a reminder, when the snooze ends.
+
+pub mod alert;
+pub mod config;
+mod config_raw;
+pub mod forgotten;
+pub mod idle;
+pub mod job;
+pub mod starved;
+mod starved_text;
+pub mod throttle;
+pub mod window;
+
+#[cfg(test)]
+mod lifecycle_tests;
+#[cfg(test)]
+mod live_tests;
+#[cfg(test)]
+mod scenario_tests;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use gpumeter_model::Snapshot;
+use serde::Serialize;
+
+pub use alert::{Alert, AlertKind, Severity, Transition, format_money};
+pub use config::RulesConfig;
+pub use idle::{IdleTally, IdleTotals};
+pub use starved_text::cause_label;
+
+/// What every rule sees on a tick.
+#[derive(Debug, Clone, Copy)]
+pub struct Ctx<'a> {
+    pub snap: &'a Snapshot,
+    pub now_ms: i64,
+    /// The machine's current price per hour in micro-units (from billing); `None`: no pricing.
+    pub rate_micros_per_h: Option<i64>,
+    /// ISO code of the currency, for the messages.
+    pub currency: &'a str,
+}
+
+/// What one rule says on a tick: the alerts that stand, and which are due a reminder.
+#[derive(Debug, Clone, Default)]
+pub struct RuleOutput {
+    pub alerts: Vec<Alert>,
+    pub remind: Vec<String>,
+}
+
+/// An alert that stands, with what the user did about it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ActiveAlert {
+    pub alert: Alert,
+    pub fired_at_unix_ms: i64,
+    pub acknowledged: bool,
+    pub snoozed_until_unix_ms: Option<i64>,
+}
+
+impl ActiveAlert {
+    /// Shown in the panel and allowed to notify: neither acknowledged nor snoozed at `now`.
+    pub fn is_live(&self, now_unix_ms: i64) -> bool {
+        !self.acknowledged && self.snoozed_until_unix_ms.is_none_or(|t| now_unix_ms >= t)
+    }
+}
+
+/// What happened, for the history view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryEvent {
+    Fired,
+    Reminded,
+    Updated,
+    Cleared,
+    Acknowledged,
+    Snoozed,
+}
+
+impl HistoryEvent {
+    pub fn name(self) -> &'static str {
+        match self {
+            HistoryEvent::Fired => "fired",
+            HistoryEvent::Reminded => "reminded",
+            HistoryEvent::Updated => "updated",
+            HistoryEvent::Cleared => "cleared",
+            HistoryEvent::Acknowledged => "acknowledged",
+            HistoryEvent::Snoozed => "snoozed",
+        }
+    }
+}
+
+/// One line of the history.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistoryEntry {
+    pub at_unix_ms: i64,
+    pub event: HistoryEvent,
+    pub alert: Alert,
+}
+
+/// Budget alerts kept at most (oldest dropped).
+const MAX_EXTERNAL: usize = 16;
+
+/// The rule set and the alerts it keeps.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    config: RulesConfig,
+    currency: String,
+    idle: idle::IdleRule,
+    forgotten: forgotten::ForgottenRule,
+    starved: starved::StarvedRule,
+    throttle: throttle::ThrottleRule,
+    active: BTreeMap<String, ActiveAlert>,
+    /// Alerts handed in from outside (budget), standing until acknowledged.
+    external: BTreeMap<String, Alert>,
+    /// Active alerts, most severe first, then oldest first.
+    sorted: Vec<Alert>,
+    history: VecDeque<HistoryEntry>,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Self::new(RulesConfig::default())
+    }
+}
+
+/// The verdict of an alert (starved: its cause), when it has one.
+fn verdict(a: &Alert) -> Option<&str> {
+    a.evidence
+        .iter()
+        .find(|(k, _)| k == "verdict")
+        .map(|(_, v)| v.as_str())
+}
+
+impl Rules {
+    pub fn new(config: RulesConfig) -> Self {
+        let (fire, clear) = (config.fire_share, config.clear_share);
+        Self {
+            idle: idle::IdleRule::new(config.idle.clone(), fire, clear),
+            forgotten: forgotten::ForgottenRule::new(config.forgotten.clone(), fire, clear),
+            starved: starved::StarvedRule::new(
+                config.starved.clone(),
+                config.idle.gpu_util_pct,
+                fire,
+                clear,
+            ),
+            throttle: throttle::ThrottleRule::new(config.throttle.clone(), fire, clear),
+            config,
+            currency: "USD".into(),
+            active: BTreeMap::new(),
+            external: BTreeMap::new(),
+            sorted: Vec::new(),
+            history: VecDeque::new(),
+        }
+    }
+
+    pub fn config(&self) -> &RulesConfig {
+        &self.config
+    }
+
+    /// The currency the messages use (ISO code, default USD).
+    pub fn set_currency(&mut self, code: &str) {
+        self.currency = code.to_string();
+    }
+
+    pub fn currency(&self) -> &str {
+        &self.currency
+    }
+
+    /// One tick: every rule sees the snapshot; returns what changed.
+    pub fn evaluate(
+        &mut self,
+        snap: &Snapshot,
+        now_ms: i64,
+        rate_micros_per_h: Option<i64>,
+    ) -> Vec<Transition> {
+        let currency = self.currency.clone();
+        let ctx = Ctx {
+            snap,
+            now_ms,
+            rate_micros_per_h,
+            currency: &currency,
+        };
+        let outputs = [
+            self.idle.evaluate(&ctx),
+            self.forgotten.evaluate(&ctx),
+            self.starved.evaluate(&ctx),
+            self.throttle.evaluate(&ctx),
+        ];
+        let mut standing: BTreeMap<String, Alert> = self.external.clone();
+        let mut remind: BTreeSet<String> = BTreeSet::new();
+        for out in outputs {
+            remind.extend(out.remind);
+            for a in out.alerts {
+                standing.insert(a.id.clone(), a);
+            }
+        }
+        self.apply(standing, &remind, now_ms)
+    }
+
+    /// A budget alert (see [`Alert::from_budget`]): fires now (again if its id already stands)
+    /// and stands until acknowledged.
+    pub fn push_external(&mut self, alert: Alert, now_ms: i64) -> Vec<Transition> {
+        let mut out = Vec::new();
+        if let Some(old) = self.active.remove(&alert.id) {
+            self.record(now_ms, HistoryEvent::Cleared, &old.alert);
+        }
+        self.external.insert(alert.id.clone(), alert.clone());
+        while self.external.len() > MAX_EXTERNAL {
+            let oldest = self
+                .external
+                .values()
+                .min_by_key(|a| a.since_unix_ms)
+                .map(|a| a.id.clone());
+            if let Some(id) = oldest {
+                self.external.remove(&id);
+                if let Some(gone) = self.active.remove(&id) {
+                    self.record(now_ms, HistoryEvent::Cleared, &gone.alert);
+                    out.push(Transition::Cleared(gone.alert));
+                }
+            }
+        }
+        self.record(now_ms, HistoryEvent::Fired, &alert);
+        self.active.insert(
+            alert.id.clone(),
+            ActiveAlert {
+                alert: alert.clone(),
+                fired_at_unix_ms: now_ms,
+                acknowledged: false,
+                snoozed_until_unix_ms: None,
+            },
+        );
+        out.push(Transition::Fired(alert));
+        self.resort();
+        out
+    }
+
+    fn apply(
+        &mut self,
+        standing: BTreeMap<String, Alert>,
+        remind: &BTreeSet<String>,
+        now: i64,
+    ) -> Vec<Transition> {
+        let mut out = Vec::new();
+        let gone: Vec<String> = self
+            .active
+            .keys()
+            .filter(|id| !standing.contains_key(*id))
+            .cloned()
+            .collect();
+        for id in gone {
+            if let Some(a) = self.active.remove(&id) {
+                self.record(now, HistoryEvent::Cleared, &a.alert);
+                out.push(Transition::Cleared(a.alert));
+            }
+        }
+        for (id, alert) in standing {
+            let Some(entry) = self.active.get_mut(&id) else {
+                self.history_push(now, HistoryEvent::Fired, &alert);
+                self.active.insert(
+                    id,
+                    ActiveAlert {
+                        alert: alert.clone(),
+                        fired_at_unix_ms: now,
+                        acknowledged: false,
+                        snoozed_until_unix_ms: None,
+                    },
+                );
+                out.push(Transition::Fired(alert));
+                continue;
+            };
+            let worse = alert.severity > entry.alert.severity;
+            // Worth saying: it got worse, or its cause changed. Easing off updates quietly.
+            let changed = worse || verdict(&alert) != verdict(&entry.alert);
+            let snooze_over = entry.snoozed_until_unix_ms.is_some_and(|t| now >= t);
+            if snooze_over {
+                entry.snoozed_until_unix_ms = None;
+            }
+            if worse {
+                // Getting worse brings an acknowledged alert back.
+                entry.acknowledged = false;
+            }
+            let live = entry.is_live(now);
+            entry.alert = alert.clone();
+            let event = if changed && live {
+                Some((HistoryEvent::Updated, Transition::Updated(alert)))
+            } else if live && (remind.contains(&id) || snooze_over) {
+                Some((HistoryEvent::Reminded, Transition::Reminded(alert)))
+            } else {
+                None
+            };
+            if let Some((h, t)) = event {
+                self.history_push(now, h, t.alert());
+                out.push(t);
+            }
+        }
+        self.resort();
+        out
+    }
+
+    fn resort(&mut self) {
+        let mut v: Vec<Alert> = self.active.values().map(|a| a.alert.clone()).collect();
+        v.sort_by(|a, b| {
+            b.severity
+                .cmp(&a.severity)
+                .then(a.since_unix_ms.cmp(&b.since_unix_ms))
+                .then(a.id.cmp(&b.id))
+        });
+        self.sorted = v;
+    }
+
+    fn record(&mut self, now: i64, event: HistoryEvent, alert: &Alert) {
+        self.history_push(now, event, alert);
+    }
+
+    fn history_push(&mut self, now: i64, event: HistoryEvent, alert: &Alert) {
+        if self.history.len() >= self.config.history_len {
+            self.history.pop_front();
+        }
+        self.history.push_back(HistoryEntry {
+            at_unix_ms: now,
+            event,
+            alert: alert.clone(),
+        });
+    }
+
+    /// Dismisses an alert: it leaves the panel and stays quiet until it clears or gets worse.
+    /// A budget alert is removed. Returns false for an unknown id.
+    pub fn acknowledge(&mut self, id: &str, now_ms: i64) -> bool {
+        let Some(entry) = self.active.get_mut(id) else {
+            return false;
+        };
+        entry.acknowledged = true;
+        let alert = entry.alert.clone();
+        self.record(now_ms, HistoryEvent::Acknowledged, &alert);
+        if self.external.remove(id).is_some() {
+            self.active.remove(id);
+            self.resort();
+        }
+        true
+    }
+
+    /// Hides an alert until `until_ms`; it comes back with a reminder if it still stands.
+    pub fn snooze(&mut self, id: &str, until_ms: i64, now_ms: i64) -> bool {
+        let Some(entry) = self.active.get_mut(id) else {
+            return false;
+        };
+        entry.snoozed_until_unix_ms = Some(until_ms);
+        let alert = entry.alert.clone();
+        self.record(now_ms, HistoryEvent::Snoozed, &alert);
+        true
+    }
+
+    /// Every standing alert, most severe first (acknowledged and snoozed ones included).
+    pub fn alerts(&self) -> &[Alert] {
+        &self.sorted
+    }
+
+    /// The alerts the panel shows at `now`: standing, not acknowledged, not snoozed.
+    pub fn visible(&self, now_ms: i64) -> Vec<Alert> {
+        self.sorted
+            .iter()
+            .filter(|a| self.active.get(&a.id).is_some_and(|s| s.is_live(now_ms)))
+            .cloned()
+            .collect()
+    }
+
+    /// The state of one standing alert.
+    pub fn get(&self, id: &str) -> Option<&ActiveAlert> {
+        self.active.get(id)
+    }
+
+    /// Past transitions, oldest first (bounded by `alerts.history`).
+    pub fn history(&self) -> &VecDeque<HistoryEntry> {
+        &self.history
+    }
+
+    /// Idle time and cost per GPU and for the machine since start.
+    pub fn idle_totals(&self) -> &IdleTotals {
+        self.idle.totals()
+    }
+}

@@ -1,0 +1,292 @@
+//! Starved GPU: a job holds the GPU, but over the window (default 60 s) the GPU's mean util
+//! stays below 60 % (and above the idle level: a GPU doing nothing is idle or forgotten, not
+//! starved). The verdict needs that for most of a window to start, and the opposite to end.
+//!
+//! The job's host numbers, averaged over the same window, then say what the GPU is waiting on:
+//! - CPU-bound input: the job's tree uses ≥ 85 % of the cores it may use (affinity, cgroup
+//!   quota), or its main process sits at ≥ 95 % of one core;
+//! - I/O-bound input: iowait ≥ 15 %, or a process of the tree in D state most of the window;
+//! - host-to-device copies: PCIe RX ≥ 1 GB/s while util < 30 %;
+//! - else I/O-bound when disk reads sit at their observed peak, else unclassified.
+//!
+//! One alert per job (torchrun ranks share one), worded "consistent with", with the evidence
+//! numbers, a severity from the starved share of the job's last hour (≥ 5 % moderate, ≥ 20 %
+//! high), the cost of the GPU time spent waiting, and a next step for that cause.
+
+use std::collections::BTreeMap;
+
+use super::alert::Severity;
+use super::config::StarvedConfig;
+use super::job::{self, Job, JobKey, JobSample};
+use super::starved_text;
+use super::window::{DEFAULT_MAX_GAP_MS, MeanWindow, Window};
+use super::{Ctx, RuleOutput};
+
+/// What the evidence is consistent with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    CpuBound,
+    IoBound,
+    HostToDevice,
+    /// Disk reads at their observed peak, without iowait or D state.
+    DiskThroughput,
+    Unclassified,
+}
+
+/// One GPU's starvation state.
+#[derive(Debug, Clone)]
+struct GpuState {
+    util: MeanWindow,
+    verdict: Window,
+    /// The starved condition over the severity horizon, while held.
+    history: Window,
+}
+
+/// A job's evidence, averaged over the window.
+#[derive(Debug, Clone)]
+pub(super) struct JobState {
+    pub(super) cores_used: MeanWindow,
+    pub(super) cores_allowed: MeanWindow,
+    pub(super) main_core_pct: MeanWindow,
+    pub(super) dstate: MeanWindow,
+    pub(super) pcie_rx: MeanWindow,
+    /// Waste since the alert began, rate × ms (micro-units·ms per hour).
+    waste_acc: i128,
+    since: Option<i64>,
+}
+
+impl JobState {
+    fn new(span: i64) -> Self {
+        Self {
+            cores_used: MeanWindow::new(span),
+            cores_allowed: MeanWindow::new(span),
+            main_core_pct: MeanWindow::new(span),
+            dstate: MeanWindow::new(span),
+            pcie_rx: MeanWindow::new(span),
+            waste_acc: 0,
+            since: None,
+        }
+    }
+
+    fn push(&mut self, t: i64, s: &JobSample) {
+        self.cores_used.push(t, s.cores_used);
+        self.cores_allowed.push(t, s.cores_allowed);
+        self.main_core_pct.push(t, s.main_core_pct);
+        self.dstate.push(t, s.dstate);
+        self.pcie_rx.push(t, s.pcie_rx);
+    }
+
+    pub(super) fn cpu_share(&self) -> Option<f64> {
+        Some(self.cores_used.mean()? / self.cores_allowed.mean()?)
+    }
+
+    pub(super) fn waste_micros(&self) -> i64 {
+        i64::try_from(self.waste_acc / 3_600_000).unwrap_or(i64::MAX)
+    }
+}
+
+/// Machine-wide numbers the verdicts share.
+#[derive(Debug, Clone)]
+pub(super) struct Host {
+    pub(super) iowait: MeanWindow,
+    pub(super) disk_read: MeanWindow,
+    /// Highest window mean of disk reads seen since start.
+    pub(super) disk_peak: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct StarvedRule {
+    cfg: StarvedConfig,
+    idle_util_pct: f64,
+    fire_share: f64,
+    clear_share: f64,
+    gpus: BTreeMap<u32, GpuState>,
+    jobs: BTreeMap<JobKey, JobState>,
+    host: Host,
+    last_t: Option<i64>,
+}
+
+impl StarvedRule {
+    /// `idle_util_pct`: at or below this mean util a GPU is idle, not starved.
+    pub fn new(cfg: StarvedConfig, idle_util_pct: f64, fire_share: f64, clear_share: f64) -> Self {
+        let span = cfg.window_ms;
+        Self {
+            host: Host {
+                iowait: MeanWindow::new(span),
+                disk_read: MeanWindow::new(span),
+                disk_peak: 0.0,
+            },
+            cfg,
+            idle_util_pct,
+            fire_share,
+            clear_share,
+            gpus: BTreeMap::new(),
+            jobs: BTreeMap::new(),
+            last_t: None,
+        }
+    }
+
+    /// Classifies a job's averaged evidence.
+    pub(super) fn cause(&self, js: &JobState, util_mean: f64) -> Cause {
+        let c = &self.cfg;
+        let cpu = js
+            .cpu_share()
+            .is_some_and(|s| s * 100.0 >= c.cpu_saturated_pct)
+            || js
+                .main_core_pct
+                .mean()
+                .is_some_and(|m| m >= c.main_core_pct);
+        let io = self.host.iowait.mean().is_some_and(|w| w >= c.iowait_pct)
+            || js.dstate.mean().is_some_and(|d| d >= c.dstate_share);
+        let h2d = js
+            .pcie_rx
+            .mean()
+            .is_some_and(|rx| rx >= c.h2d_rx_bytes_per_s)
+            && util_mean < c.h2d_util_below_pct;
+        let disk = self.host.disk_read.mean().is_some_and(|d| {
+            d >= c.disk_min_bytes_per_s && d >= c.disk_peak_share * self.host.disk_peak
+        });
+        if cpu {
+            Cause::CpuBound
+        } else if io {
+            Cause::IoBound
+        } else if h2d {
+            Cause::HostToDevice
+        } else if disk {
+            Cause::DiskThroughput
+        } else {
+            Cause::Unclassified
+        }
+    }
+
+    pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
+        let snap = ctx.snap;
+        let now = ctx.now_ms;
+        let dt = self
+            .last_t
+            .map_or(0, |l| (now - l).clamp(0, DEFAULT_MAX_GAP_MS));
+        self.last_t = Some(now);
+
+        self.host.iowait.push(now, snap.host.iowait_pct);
+        self.host
+            .disk_read
+            .push(now, snap.host.disk_read_bytes_per_s);
+        if self.host.disk_read.covered_ms() * 2 >= self.cfg.window_ms {
+            let m = self.host.disk_read.mean().unwrap_or(0.0);
+            self.host.disk_peak = self.host.disk_peak.max(m);
+        }
+
+        let (span, horizon) = (self.cfg.window_ms, self.cfg.severity_horizon_ms);
+        let (fire, clear) = (self.fire_share, self.clear_share);
+        for g in &snap.gpus {
+            let held = job::held(snap, g.index);
+            let st = self.gpus.entry(g.index).or_insert_with(|| GpuState {
+                util: MeanWindow::new(span),
+                verdict: Window::new(span, fire, clear),
+                history: Window::new(horizon, 0.5, 0.1),
+            });
+            let util = g.util_gpu_pct.map(f64::from).filter(|_| held);
+            st.util.push(now, util);
+            let starved = if held {
+                st.util
+                    .mean()
+                    .map(|m| m > self.idle_util_pct && m < self.cfg.util_below_pct)
+            } else {
+                Some(false)
+            };
+            st.verdict.push(now, starved);
+            st.history.push(now, if held { starved } else { None });
+        }
+        self.gpus.retain(|i, _| snap.gpu(*i).is_some());
+
+        let jobs = job::jobs(snap);
+        let rate_per_gpu = ctx
+            .rate_micros_per_h
+            .map(|r| r / i64::try_from(snap.gpus.len().max(1)).unwrap_or(1));
+        let mut out = RuleOutput::default();
+        for j in &jobs {
+            let js = self
+                .jobs
+                .entry(j.key)
+                .or_insert_with(|| JobState::new(span));
+            js.push(now, &job::sample(snap, j));
+            let starved: Vec<u32> = j
+                .gpus
+                .iter()
+                .copied()
+                .filter(|g| self.gpus.get(g).is_some_and(|s| s.verdict.is_active()))
+                .collect();
+            if starved.is_empty() {
+                js.since = None;
+                js.waste_acc = 0;
+                continue;
+            }
+            let utils: Vec<f64> = starved
+                .iter()
+                .filter_map(|g| self.gpus.get(g).and_then(|s| s.util.mean()))
+                .collect();
+            let util_mean = utils.iter().sum::<f64>() / utils.len().max(1) as f64;
+            let waiting = (1.0 - util_mean / 100.0).clamp(0.0, 1.0);
+            let since = starved
+                .iter()
+                .filter_map(|g| self.gpus.get(g).and_then(|s| s.verdict.active_since()))
+                .min()
+                .unwrap_or(now);
+            let step = match js.since {
+                // Backfill from when the starving began, then one tick at a time.
+                None => now - since,
+                Some(_) => dt,
+            };
+            js.since = Some(js.since.unwrap_or(since));
+            if let Some(r) = rate_per_gpu {
+                let ms = (step as f64 * waiting * starved.len() as f64).round() as i64;
+                js.waste_acc += i128::from(ms) * i128::from(r);
+            }
+            let share = starved
+                .iter()
+                .filter_map(|g| self.gpus.get(g).and_then(|s| s.history.observed_share()))
+                .fold(0.0, f64::max);
+            let severity = if share >= self.cfg.high_share {
+                Severity::High
+            } else if share >= self.cfg.moderate_share {
+                Severity::Moderate
+            } else {
+                Severity::Info
+            };
+            let js = &self.jobs[&j.key];
+            let verdict = Verdict {
+                job: j,
+                starved: &starved,
+                util_mean,
+                waiting,
+                share,
+                cause: self.cause(js, util_mean),
+                wasting_per_hour: rate_per_gpu
+                    .map(|r| (r as f64 * waiting * starved.len() as f64).round() as i64),
+            };
+            let mut alert = starved_text::alert(ctx, &self.cfg, &self.host, js, &verdict);
+            alert.severity = severity;
+            alert.since_unix_ms = js.since.unwrap_or(since);
+            alert.cost_micros = ctx.rate_micros_per_h.map(|_| js.waste_micros());
+            if self.cfg.enabled {
+                out.alerts.push(alert);
+            }
+        }
+        let live: Vec<JobKey> = jobs.iter().map(|j| j.key).collect();
+        self.jobs.retain(|k, _| live.contains(k));
+        out
+    }
+}
+
+/// What the text of a starved alert is made from.
+pub(super) struct Verdict<'a> {
+    pub(super) job: &'a Job,
+    pub(super) starved: &'a [u32],
+    pub(super) util_mean: f64,
+    /// Share of GPU time spent waiting (1 − util).
+    pub(super) waiting: f64,
+    /// Starved share of the job's recent time.
+    pub(super) share: f64,
+    pub(super) cause: Cause,
+    pub(super) wasting_per_hour: Option<i64>,
+}

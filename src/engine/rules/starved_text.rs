@@ -1,0 +1,233 @@
+//! The words and numbers of a starved-GPU alert: the title, the "consistent with" sentence, the
+//! evidence table and the next step for each cause. Pure formatting of what `starved.rs` found.
+
+use super::Ctx;
+use super::alert::{Alert, AlertKind, Severity, format_money};
+use super::config::StarvedConfig;
+use super::job::{busiest, gpu_ranges};
+use super::starved::{Cause, Host, JobState, Verdict};
+use crate::units;
+
+/// Processes named in the evidence, busiest first.
+const NAMED_PROCESSES: usize = 16;
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| units::NA.into(), |v| format!("{v:.0} %"))
+}
+
+fn cause_words(cause: Cause) -> &'static str {
+    match cause {
+        Cause::CpuBound => "a CPU-bound input pipeline",
+        Cause::IoBound => "an I/O-bound input pipeline",
+        Cause::HostToDevice => "host-to-device copies",
+        Cause::DiskThroughput => "disk read throughput at its limit",
+        Cause::Unclassified => {
+            "work too small or too synchronised to fill the GPU (no input bottleneck in the host numbers)"
+        }
+    }
+}
+
+/// A window length as people say it: `60 s`, `5 min`.
+pub(super) fn window_text(ms: i64) -> String {
+    if ms >= 120_000 && ms % 60_000 == 0 {
+        format!("{} min", ms / 60_000)
+    } else {
+        format!("{} s", ms / 1000)
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Short verdict label, also the `verdict` evidence value.
+pub fn cause_label(cause: Cause) -> &'static str {
+    match cause {
+        Cause::CpuBound => "CPU-bound input",
+        Cause::IoBound => "I/O-bound input",
+        Cause::HostToDevice => "host-to-device copy bound",
+        Cause::DiskThroughput => "disk-throughput bound",
+        Cause::Unclassified => "unclassified",
+    }
+}
+
+fn next_step(cfg: &StarvedConfig, js: &JobState, v: &Verdict<'_>, online: Option<f64>) -> String {
+    match v.cause {
+        Cause::CpuBound => {
+            let main_busy = js
+                .main_core_pct
+                .mean()
+                .is_some_and(|m| m >= cfg.main_core_pct);
+            let allowed = js.cores_allowed.mean();
+            let narrowed = matches!((allowed, online), (Some(a), Some(o)) if a + 0.5 < o);
+            if main_busy && v.job.tree.len() <= v.job.roots.len() {
+                "The main process loads the data itself: raise DataLoader num_workers (e.g. 4–8 per \
+                 GPU), with pin_memory=True, persistent_workers=True and prefetch_factor=4."
+                    .into()
+            } else if narrowed {
+                format!(
+                    "The job may use only {} of {} cores (CPU affinity or cgroup quota): widen it \
+                     (taskset, --cpus), then raise DataLoader num_workers; keep pin_memory=True.",
+                    allowed.map_or_else(|| "?".into(), |a| format!("{a:.1}")),
+                    online.map_or_else(|| "?".into(), |o| format!("{o:.0}"))
+                )
+            } else {
+                "The workers already use the cores they have, so more num_workers will not help: \
+                 make each batch cheaper (decode/augment on the GPU, e.g. DALI; pre-resize or \
+                 pre-tokenise the data once), keep pin_memory=True and prefetch_factor=2–4, or \
+                 rent more CPU per GPU."
+                    .into()
+            }
+        }
+        Cause::IoBound | Cause::DiskThroughput => {
+            "Move or cache the dataset on local NVMe (or in RAM, /dev/shm), pack small files into \
+             shards (WebDataset, tar), and raise DataLoader prefetch_factor and num_workers so \
+             reads overlap compute."
+                .into()
+        }
+        Cause::HostToDevice => {
+            "Copy from pinned memory (pin_memory=True) with .to(device, non_blocking=True), keep \
+             data that fits on the GPU, and overlap copies with compute (a prefetcher on a side \
+             CUDA stream)."
+                .into()
+        }
+        Cause::Unclassified => {
+            "Check the batch size (too small to fill the GPU), host syncs in the step (.item(), \
+             printing, per-step logging) and communication between GPUs; profile one step with \
+             torch.profiler."
+                .into()
+        }
+    }
+}
+
+/// The alert for one starved job (severity, since and cost are set by the caller).
+pub(super) fn alert(
+    ctx: &Ctx<'_>,
+    cfg: &StarvedConfig,
+    host: &Host,
+    js: &JobState,
+    v: &Verdict<'_>,
+) -> Alert {
+    let snap = ctx.snap;
+    let gpus = gpu_ranges(v.starved);
+    let gpu_word = if v.starved.len() == 1 { "GPU" } else { "GPUs" };
+    let window = window_text(cfg.window_ms);
+    let online = snap.host.cpu_count.map(f64::from);
+    let money = |m: i64| format_money(m, ctx.currency);
+
+    let used = js.cores_used.mean();
+    let allowed = js.cores_allowed.mean();
+    let cores = match (used, allowed) {
+        (Some(u), Some(a)) => format!("{u:.1} of {a:.1} cores ({:.0} %)", u / a * 100.0),
+        (Some(u), None) => format!("{u:.1} cores (cores allowed unknown)"),
+        _ => units::NA.into(),
+    };
+    let main_pid = v.job.main;
+    let main_name = snap
+        .processes
+        .iter()
+        .find(|p| p.pid == main_pid)
+        .and_then(|p| p.name.clone())
+        .unwrap_or_else(|| "(not visible in /proc)".into());
+    let named: Vec<String> = busiest(snap, v.job, NAMED_PROCESSES)
+        .into_iter()
+        .map(|(pid, name, cpu)| format!("{pid} {name} {}", pct(cpu)))
+        .collect();
+    let more = v.job.tree.len().saturating_sub(NAMED_PROCESSES);
+
+    let mut evidence: Vec<(String, String)> = vec![
+        ("verdict".into(), cause_label(v.cause).into()),
+        (
+            format!("GPU util ({window} mean)"),
+            format!("{:.0} % on {gpu_word} {gpus}", v.util_mean),
+        ),
+        (
+            "job".into(),
+            format!(
+                "{main_name} (pid {main_pid}), {}, {} in all",
+                plural(v.job.roots.len(), "GPU process", "GPU processes"),
+                plural(v.job.tree.len(), "process", "processes")
+            ),
+        ),
+        ("job CPU".into(), cores),
+        (
+            "main process CPU".into(),
+            js.main_core_pct
+                .mean()
+                .map_or_else(|| units::NA.into(), |m| format!("{m:.0} % of one core")),
+        ),
+        ("iowait".into(), pct(host.iowait.mean())),
+        (
+            "D state (uninterruptible I/O)".into(),
+            js.dstate.mean().map_or_else(
+                || units::NA.into(),
+                |d| format!("{:.0} % of the window", d * 100.0),
+            ),
+        ),
+        (
+            "disk reads".into(),
+            host.disk_read.mean().map_or_else(
+                || units::NA.into(),
+                |d| format!("{} (peak {})", units::rate(d), units::rate(host.disk_peak)),
+            ),
+        ),
+        (
+            "PCIe RX per GPU".into(),
+            js.pcie_rx
+                .mean()
+                .map_or_else(|| units::NA.into(), units::rate),
+        ),
+        (
+            "starved share (last hour)".into(),
+            format!("{:.0} %", v.share * 100.0),
+        ),
+        (
+            "processes (pid name CPU)".into(),
+            if more > 0 {
+                format!("{}, … {more} more", named.join(", "))
+            } else {
+                named.join(", ")
+            },
+        ),
+    ];
+    if let (Some(w), Some(rate)) = (v.wasting_per_hour, ctx.rate_micros_per_h) {
+        evidence.push((
+            "GPU time wasted".into(),
+            format!(
+                "{:.0} % waiting ≈ {}/h of {}/h",
+                v.waiting * 100.0,
+                money(w),
+                money(rate)
+            ),
+        ));
+    }
+    Alert {
+        id: format!("starved:{}", v.job.key.id()),
+        kind: AlertKind::Starved,
+        severity: Severity::Info,
+        gpu: (v.starved.len() == 1).then(|| v.starved[0]),
+        title: match v.cause {
+            Cause::Unclassified => format!(
+                "{gpu_word} {gpus} starved ({:.0} % util) — no input bottleneck in the host numbers",
+                v.util_mean
+            ),
+            c => format!(
+                "{gpu_word} {gpus} starved ({:.0} % util) — consistent with {}",
+                v.util_mean,
+                cause_words(c)
+            ),
+        },
+        detail: format!(
+            "The job holds {gpu_word} {gpus}, but {} ran kernels only {:.0} % of the last {window}; \
+             the host numbers are consistent with {}.",
+            if v.starved.len() == 1 { "it" } else { "they" },
+            v.util_mean,
+            cause_words(v.cause)
+        ),
+        evidence,
+        cost_micros: None,
+        next_step: Some(next_step(cfg, js, v, online)),
+        since_unix_ms: ctx.now_ms,
+        currency: ctx.currency.to_string(),
+    }
+}
