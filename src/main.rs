@@ -108,6 +108,7 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         source_label: label,
         billing,
         theme,
+        alerts: settings.alerts,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -27,7 +27,14 @@ pub enum Action {
     Redraw,
     /// Leave the dashboard.
     Quit,
+    /// Acknowledge the top visible alert (the loop owns the engine), then draw again.
+    Acknowledge,
+    /// Snooze the top visible alert for [`SNOOZE_MS`], then draw again.
+    Snooze,
 }
+
+/// How long `z` hides an alert.
+pub const SNOOZE_MS: i64 = 60 * 60 * 1000;
 
 /// The dashboard's view state.
 #[derive(Debug, Clone)]
@@ -41,10 +48,14 @@ pub struct App {
     pub(crate) filter_active: bool,
     pub(crate) tree: bool,
     pub(crate) help: bool,
+    /// The alert history overlay (`H`).
+    pub(crate) history: bool,
     /// The GPU the process table (and charts) are narrowed to; `None` = all.
     pub(crate) gpu_filter: Option<u32>,
     pub(crate) status: Option<String>,
     pub(crate) theme: Theme,
+    /// Draw without colours (the alert widgets take the flag rather than the theme).
+    pub(crate) no_color: bool,
     pub(crate) source_label: String,
     /// When the collector last reported a whole-source failure (for the retry countdown).
     pub(crate) last_failure_unix_ms: Option<i64>,
@@ -67,9 +78,11 @@ impl App {
             // Dataloader workers under their trainer is what a GPU renter wants to see first.
             tree: true,
             help: false,
+            history: false,
             gpu_filter: None,
             status: None,
             theme: Theme::for_options(options.no_color, &options.theme),
+            no_color: options.no_color,
             source_label: options.source_label.clone(),
             last_failure_unix_ms: None,
             row_pids: Vec::new(),
@@ -134,9 +147,10 @@ impl App {
             return Action::Quit;
         }
         let had_status = self.status.take().is_some();
-        let action = if self.help {
-            // Any key closes the help overlay.
+        let action = if self.help || self.history {
+            // Any key closes an overlay.
             self.help = false;
+            self.history = false;
             Action::Redraw
         } else if self.filter_active {
             self.filter_key(key)
@@ -177,6 +191,12 @@ impl App {
             }
             KeyCode::Char('t') => {
                 self.tree = !self.tree;
+                Action::Redraw
+            }
+            KeyCode::Char('a') => Action::Acknowledge,
+            KeyCode::Char('z') => Action::Snooze,
+            KeyCode::Char('H') => {
+                self.history = true;
                 Action::Redraw
             }
             KeyCode::Char('?') | KeyCode::F(1) => {
@@ -229,8 +249,9 @@ impl App {
         let pos = Position::new(ev.column, ev.row);
         match ev.kind {
             MouseEventKind::Down(MouseButton::Left) => {
-                if self.help {
+                if self.help || self.history {
                     self.help = false;
+                    self.history = false;
                     return Action::Redraw;
                 }
                 let body = layout.table_body();

@@ -300,3 +300,25 @@ mod any_keys {
         }
     }
 }
+
+#[test]
+fn a_and_z_ask_the_loop_to_acknowledge_and_snooze() {
+    let mut app = app_with_rows(3, 10);
+    assert_eq!(ch(&mut app, 'a'), Action::Acknowledge);
+    assert_eq!(ch(&mut app, 'z'), Action::Snooze);
+    // While typing a filter they are just letters.
+    ch(&mut app, '/');
+    assert_eq!(ch(&mut app, 'a'), Action::Redraw);
+    assert_eq!(app.filter(), "a");
+}
+
+#[test]
+fn h_opens_the_alert_history_and_any_key_closes_it() {
+    let mut app = app_with_rows(3, 10);
+    assert_eq!(ch(&mut app, 'H'), Action::Redraw);
+    assert!(app.history);
+    // The closing key does nothing else: q closes the overlay, it does not quit.
+    assert_eq!(ch(&mut app, 'q'), Action::Redraw);
+    assert!(!app.history);
+    assert_eq!(ch(&mut app, 'q'), Action::Quit);
+}

@@ -6,10 +6,10 @@
 //! minute, like a kill -9).
 
 use std::future::Future;
-use std::io::{self, IsTerminal};
+use std::io::{self, IsTerminal, Write};
 use std::time::Duration;
 
-use crossterm::event::{Event, EventStream};
+use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures_util::{FutureExt, Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
@@ -25,6 +25,7 @@ use crate::metering::{MeterStep, Metering};
 use crate::sanitize::sanitize;
 use crate::source::collector::CollectorEvent;
 
+use super::loop_alerts;
 use super::terminal::TerminalGuard;
 use super::{Action, App, UiError, UiOptions};
 
@@ -44,6 +45,8 @@ pub enum EndReason {
     Signal,
     /// The terminal's input closed.
     InputClosed,
+    /// Autostop fired: the stop command in [`Ended::stop`] runs once the terminal is back.
+    Autostop,
 }
 
 /// How the loop ended, and what to tell the user once the terminal is back.
@@ -52,6 +55,8 @@ pub struct Ended {
     pub reason: EndReason,
     /// Lines for stderr (a failed last ledger write).
     pub notes: Vec<String>,
+    /// The autostop command to run (argv, no shell), when autostop fired.
+    pub stop: Option<Vec<String>>,
 }
 
 /// Runs the dashboard until the user quits or a signal arrives, applying the collector's events
@@ -96,13 +101,15 @@ pub async fn run(
     let result = async {
         let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
         terminal.clear()?;
-        drive(
+        // Bell and OSC notifications go to the real terminal, between frames.
+        drive_with(
             &mut terminal,
             EventStream::new(),
             rx,
             clock.as_ref(),
             &options,
             shutdown,
+            Box::new(io::stdout()),
         )
         .await
     }
@@ -110,7 +117,11 @@ pub async fn run(
     let restored = guard.restore();
     let ended = result?;
     restored?;
-    Ok(ended.notes)
+    let mut notes = ended.notes;
+    if let Some(argv) = &ended.stop {
+        notes.extend(loop_alerts::run_stop(argv));
+    }
+    Ok(notes)
 }
 
 /// What the loop owns.
@@ -118,10 +129,16 @@ struct State {
     app: App,
     engine: Engine,
     metering: Metering,
+    notifier: crate::notify::Notifier,
+    /// Where bell and OSC sequences go (the terminal; a sink in tests).
+    term_out: Box<dyn Write>,
+    /// Set when autostop fired.
+    stop: Option<Vec<String>>,
 }
 
 /// The loop itself, over any backend and event stream (tests drive it with a `TestBackend`).
-/// The ledger's open minute is written however the loop ends.
+/// The ledger's open minute is written however the loop ends. Terminal notifications are
+/// dropped.
 pub(crate) async fn drive<B, S, F>(
     terminal: &mut Terminal<B>,
     events: S,
@@ -129,6 +146,33 @@ pub(crate) async fn drive<B, S, F>(
     clock: &dyn Clock,
     options: &UiOptions,
     shutdown: F,
+) -> Result<Ended, UiError>
+where
+    B: Backend,
+    S: Stream<Item = io::Result<Event>> + Unpin,
+    F: Future<Output = ()>,
+{
+    drive_with(
+        terminal,
+        events,
+        rx,
+        clock,
+        options,
+        shutdown,
+        Box::new(io::sink()),
+    )
+    .await
+}
+
+/// [`drive`], with bell and OSC sequences written to `term_out`.
+async fn drive_with<B, S, F>(
+    terminal: &mut Terminal<B>,
+    events: S,
+    rx: Receiver<CollectorEvent>,
+    clock: &dyn Clock,
+    options: &UiOptions,
+    shutdown: F,
+    term_out: Box<dyn Write>,
 ) -> Result<Ended, UiError>
 where
     B: Backend,
@@ -143,16 +187,25 @@ where
         ),
         None => Metering::new(None, None, 1_000),
     };
+    let (engine, note) = loop_alerts::engine_for(&options.alerts);
+    let mut app = App::new(options);
+    if let Some(n) = note {
+        app.set_status(n);
+    }
     let mut state = State {
-        app: App::new(options),
-        engine: Engine::new(),
+        app,
+        engine,
         metering,
+        notifier: loop_alerts::notifier_for(&options.alerts),
+        term_out,
+        stop: None,
     };
     let result = run_loop(terminal, events, rx, clock, shutdown, &mut state).await;
     let last = state.metering.finish();
     Ok(Ended {
         reason: result?,
         notes: last.notes,
+        stop: state.stop.take(),
     })
 }
 
@@ -195,8 +248,8 @@ where
             ev = events.next() => match ev {
                 Some(Ok(ev)) => match on_input(ev, state, terminal, clock)? {
                     Action::Quit => return Ok(EndReason::Quit),
-                    Action::Redraw => dirty = true,
                     Action::None => {}
+                    _ => dirty = true,
                 },
                 Some(Err(e)) => return Err(e.into()),
                 None => return Ok(EndReason::InputClosed),
@@ -236,12 +289,24 @@ where
             match next {
                 Some(Ok(ev)) => match on_input(ev, state, terminal, clock)? {
                     Action::Quit => return Ok(EndReason::Quit),
-                    Action::Redraw => dirty = true,
                     Action::None => {}
+                    _ => dirty = true,
                 },
                 Some(Err(e)) => return Err(e.into()),
                 None => return Ok(EndReason::InputClosed),
             }
+        }
+
+        let State {
+            app,
+            engine,
+            notifier,
+            term_out,
+            ..
+        } = state;
+        if let Some(argv) = loop_alerts::pump(notifier, engine, app, term_out.as_mut()) {
+            state.stop = Some(argv);
+            return Ok(EndReason::Autostop);
         }
     }
 }
@@ -290,12 +355,23 @@ fn on_input<B: Backend>(
     clock: &dyn Clock,
 ) -> Result<Action, UiError> {
     let area = area_of(terminal)?;
+    let now = clock.now_unix_ms();
     let State { app, engine, .. } = state;
     // Keys act on the rows as they would be drawn now (a filter edit changes them).
-    super::sync(app, engine, area, clock.now_unix_ms());
+    super::sync(app, engine, area, now);
     Ok(match ev {
+        Event::Key(key) if key.kind != KeyEventKind::Release => {
+            // Someone is here: any key cancels the autostop countdown, and still does its job.
+            engine.cancel_autostop(now);
+            let action = app.handle_key(key);
+            if loop_alerts::apply_action(action, app, engine, now) {
+                Action::Redraw
+            } else {
+                action
+            }
+        }
         Event::Key(key) => app.handle_key(key),
-        Event::Mouse(m) => app.handle_mouse(m, &super::screen_for(area, engine)),
+        Event::Mouse(m) => app.handle_mouse(m, &super::screen_for(area, engine, now)),
         Event::Resize(..) => Action::Redraw,
         _ => Action::None,
     })
@@ -313,3 +389,7 @@ fn backend_error<E: std::error::Error>(e: E) -> UiError {
 #[cfg(test)]
 #[path = "event_loop_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "event_loop_alert_tests.rs"]
+mod alert_tests;

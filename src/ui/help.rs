@@ -10,7 +10,7 @@ use super::layout::centered;
 use super::theme::Theme;
 
 /// (keys, what they do), in the order shown.
-pub const KEYS: [(&str, &str); 13] = [
+pub const KEYS: [(&str, &str); 17] = [
     ("q  Ctrl-C", "quit"),
     ("↑ ↓  j k", "move the selection"),
     ("PgUp PgDn", "move a page"),
@@ -20,6 +20,10 @@ pub const KEYS: [(&str, &str); 13] = [
     ("s", "next sort column"),
     ("S", "reverse the sort"),
     ("t", "tree view: workers under their trainer"),
+    ("a", "acknowledge the top alert (it stays in the history)"),
+    ("z", "snooze the top alert for 1 h"),
+    ("H", "alert history (any key closes)"),
+    ("any key", "cancels a running autostop countdown"),
     ("?  F1", "this help (any key closes)"),
     ("Esc", "close help / clear the filter"),
     ("click", "select a process; on a GPU: show its processes"),

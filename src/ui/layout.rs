@@ -34,6 +34,22 @@ pub const SPEND_PANEL_WIDTH: u16 = 60;
 const SPEND_PANEL_HEIGHT: u16 = 10;
 /// The one-line spend summary only on terminals at least this tall.
 const SPEND_LINE_MIN_HEIGHT: u16 = 12;
+/// The full alerts panel (evidence, cost, next step) from this size up; a one-line strip below.
+pub const ALERT_PANEL_MIN_WIDTH: u16 = 100;
+pub const ALERT_PANEL_MIN_HEIGHT: u16 = 30;
+/// The alerts panel's tallest (borders included).
+const ALERT_PANEL_MAX_HEIGHT: u16 = 12;
+/// The alert strip only on terminals at least this tall.
+const ALERT_STRIP_MIN_HEIGHT: u16 = 10;
+
+/// Where the standing alerts are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlertArea {
+    /// The bordered panel between the GPUs and the charts/table.
+    Panel(Rect),
+    /// One line under the header: the most severe alert and how many more.
+    Strip(Rect),
+}
 
 /// Where the money is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +95,8 @@ pub struct ScreenLayout {
     /// The process table, title line and column header included.
     pub table: Rect,
     pub status: Rect,
+    /// The alerts panel or strip; `None` when no alert is visible (or there is no room).
+    pub alerts: Option<AlertArea>,
 }
 
 impl ScreenLayout {
@@ -114,6 +132,18 @@ impl Screen {
 
 /// Lays out a terminal of `area` for `gpu_count` GPUs; `billing` when there is money to show.
 pub fn compute(area: Rect, gpu_count: usize, billing: bool) -> Screen {
+    compute_with_alerts(area, gpu_count, billing, 0)
+}
+
+/// [`compute`] with `alert_rows` lines of alerts to show (0: no alert is visible). Large
+/// terminals get the panel (as many rows as the table can spare, up to
+/// [`ALERT_PANEL_MAX_HEIGHT`]); smaller ones a one-line strip under the header.
+pub fn compute_with_alerts(
+    area: Rect,
+    gpu_count: usize,
+    billing: bool,
+    alert_rows: usize,
+) -> Screen {
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         return Screen::TooSmall(area);
     }
@@ -121,28 +151,54 @@ pub fn compute(area: Rect, gpu_count: usize, billing: bool) -> Screen {
     let header_h = if area.height >= 20 { 2 } else { 1 };
     let header = Rect::new(area.x, area.y, w, header_h);
     let status = Rect::new(area.x, area.bottom() - 1, w, 1);
-    let body = Rect::new(area.x, area.y + header_h, w, area.height - header_h - 1);
+    let mut body = Rect::new(area.x, area.y + header_h, w, area.height - header_h - 1);
+
+    let panel = alert_rows > 0
+        && w >= ALERT_PANEL_MIN_WIDTH
+        && area.height >= ALERT_PANEL_MIN_HEIGHT;
+    let mut strip = None;
+    if alert_rows > 0 && !panel && area.height >= ALERT_STRIP_MIN_HEIGHT {
+        strip = Some(AlertArea::Strip(Rect::new(body.x, body.y, w, 1)));
+        body = Rect::new(body.x, body.y + 1, w, body.height - 1);
+    }
+    let panel_rows = if panel { alert_rows } else { 0 };
 
     let wide = billing && w >= SPEND_PANEL_MIN_SCREEN_WIDTH;
-    let mut l = body_layout(body, gpu_count, wide);
+    let mut l = body_layout(body, gpu_count, wide, panel_rows);
     if billing && l.spend.is_none() && area.height >= SPEND_LINE_MIN_HEIGHT {
         // No room beside the charts: one summary line under the header instead.
         let line = Rect::new(body.x, body.y, w, 1);
         let rest = Rect::new(body.x, body.y + 1, w, body.height - 1);
-        l = body_layout(rest, gpu_count, false);
+        l = body_layout(rest, gpu_count, false, panel_rows);
         l.spend = Some(Spend::Line(line));
+    }
+    if strip.is_some() {
+        l.alerts = strip;
     }
     l.header = header;
     l.status = status;
     Screen::Dashboard(l)
 }
 
-/// GPUs, charts (with the spend panel when `spend_panel` and they fit) and the table in `body`.
-fn body_layout(body: Rect, gpu_count: usize, spend_panel: bool) -> ScreenLayout {
+/// GPUs, the alerts panel (`alert_rows` > 0), charts (with the spend panel when `spend_panel`
+/// and they fit) and the table in `body`.
+fn body_layout(body: Rect, gpu_count: usize, spend_panel: bool, alert_rows: usize) -> ScreenLayout {
     let w = body.width;
     let gpus = place_gpus(body, gpu_count);
-    let rest_top = body.y + gpus.height;
-    let rest_h = body.height - gpus.height;
+    let mut rest_top = body.y + gpus.height;
+    let mut rest_h = body.height - gpus.height;
+    let mut alerts = None;
+    if alert_rows > 0 {
+        // Never at the process table's expense: it keeps TABLE_MIN rows.
+        let want = u16::try_from(alert_rows.saturating_add(2)).unwrap_or(u16::MAX);
+        let cap = ALERT_PANEL_MAX_HEIGHT.min((rest_h / 3).max(5));
+        let h = want.min(cap).min(rest_h.saturating_sub(TABLE_MIN));
+        if h >= 3 {
+            alerts = Some(AlertArea::Panel(Rect::new(body.x, rest_top, w, h)));
+            rest_top += h;
+            rest_h -= h;
+        }
+    }
 
     let mut charts_h =
         if w >= CHARTS_MIN_TOTAL_WIDTH && rest_h >= CHART_MIN_HEIGHT + TABLE_MIN_WITH_CHARTS {
@@ -183,6 +239,7 @@ fn body_layout(body: Rect, gpu_count: usize, spend_panel: bool) -> ScreenLayout 
         spend,
         table,
         status: Rect::default(),
+        alerts,
     }
 }
 

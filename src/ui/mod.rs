@@ -5,6 +5,7 @@
 //! channel in [`run`].
 
 pub mod alert_history;
+mod alert_strip;
 pub mod alerts_panel;
 pub mod app;
 mod charts;
@@ -15,6 +16,7 @@ mod gpu_panel;
 mod header;
 mod help;
 pub mod layout;
+mod loop_alerts;
 mod process_table;
 mod rows;
 pub mod sort;
@@ -58,7 +60,7 @@ pub use layout::{Screen, Spend};
 pub use rows::{INVISIBLE_LABEL, ProcRow, build_rows};
 
 /// How the dashboard starts.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct UiOptions {
     /// Draw without colours (`--no-color`, or `NO_COLOR` set).
     pub no_color: bool,
@@ -68,6 +70,8 @@ pub struct UiOptions {
     pub billing: Option<BillingSetup>,
     /// The colours (`--theme`, `[ui] theme`); unused when `no_color` is set.
     pub theme: theme::Theme,
+    /// Alert rules, notification channels and autostop (`[alerts]`, `[autostop]`).
+    pub alerts: crate::config::AlertSettings,
 }
 
 /// The billing session the dashboard runs beside the readings.
@@ -97,16 +101,23 @@ pub enum UiError {
     },
 }
 
-/// The layout for a terminal of `area` showing what `engine` holds (money only when metered).
-pub fn screen_for(area: Rect, engine: &Engine) -> Screen {
+/// The layout for a terminal of `area` showing what `engine` holds at `now_unix_ms` (money only
+/// when metered, alerts only when one is visible).
+pub fn screen_for(area: Rect, engine: &Engine, now_unix_ms: i64) -> Screen {
     let gpus = engine.latest().map_or(0, |s| s.gpus.len());
-    layout::compute(area, gpus, engine.billing().is_some())
+    let visible = engine.rules().visible(now_unix_ms);
+    let alert_rows = if visible.is_empty() {
+        0
+    } else {
+        alerts_panel::lines(&visible, usize::MAX, now_unix_ms, true).len()
+    };
+    layout::compute_with_alerts(area, gpus, engine.billing().is_some(), alert_rows)
 }
 
 /// Tells `app` what the screen will list (rows, GPUs, visible rows) so keys and mouse act on
 /// what is shown. The event loop calls it before each frame.
 pub fn sync(app: &mut App, engine: &Engine, area: Rect, now_unix_ms: i64) {
-    let screen = screen_for(area, engine);
+    let screen = screen_for(area, engine, now_unix_ms);
     let (pids, gpus) = match engine.latest() {
         Some(s) => (
             build_rows(s, app, now_unix_ms)
@@ -124,7 +135,7 @@ pub fn sync(app: &mut App, engine: &Engine, area: Rect, now_unix_ms: i64) {
 pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
     let area = frame.area();
     let theme = &app.theme;
-    let layout = match screen_for(area, engine) {
+    let layout = match screen_for(area, engine, now_unix_ms) {
         Screen::TooSmall(r) => {
             too_small(frame, r, app);
             return;
@@ -184,7 +195,22 @@ pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
         .map(|s| build_rows(s, app, now_unix_ms))
         .unwrap_or_default();
     process_table::render(frame, layout.table, &rows, app, snap.is_some(), now_unix_ms);
-    status_line::render(frame, layout.status, app);
+    if let Some(place) = layout.alerts {
+        let visible = engine.rules().visible(now_unix_ms);
+        match place {
+            layout::AlertArea::Panel(r) => {
+                alerts_panel::render(r, frame.buffer_mut(), &visible, now_unix_ms, app.no_color);
+            }
+            layout::AlertArea::Strip(r) => {
+                alert_strip::render(frame, r, &visible, app.no_color);
+            }
+        }
+    }
+    let countdown = loop_alerts::countdown(engine);
+    status_line::render(frame, layout.status, app, countdown.as_deref());
+    if app.history {
+        alert_strip::render_history(frame, area, engine, now_unix_ms, app.no_color);
+    }
     if app.help {
         help::render(frame, area, theme);
     }

@@ -37,14 +37,65 @@ fn every_scenario_survives_a_sweep_of_sizes() {
     widths.extend([1, 39, 40, 79, 80, 119, 120, 121, 159, 160, 199, 200]);
     let mut heights: Vec<u16> = (0..=70).step_by(7).collect();
     heights.extend([1, 7, 8, 11, 12, 19, 20, 23, 24, 39, 40, 59, 60]);
-    for name in names() {
-        let engine = played(name);
+    // The scenarios at two minutes, and `idle` once its alert has fired (the panel and strip).
+    let mut engines: Vec<(Engine, i64)> = names().into_iter().map(|n| (played(n), NOW)).collect();
+    engines.push((played_for("idle", IDLE_SECONDS), IDLE_NOW));
+    for (engine, now) in &engines {
         for &w in &widths {
             for &h in &heights {
                 let mut app = App::new(&testing::options());
-                let buf = render_at(&mut app, &engine, w, h, NOW);
+                let buf = render_at(&mut app, engine, w, h, *now);
                 assert_eq!(buf.area, ratatui::layout::Rect::new(0, 0, w, h));
             }
+        }
+    }
+}
+
+/// `idle` played long enough for its reminder (10 min by default) to fire.
+const IDLE_SECONDS: i64 = 15 * 60;
+const IDLE_NOW: i64 = super::demo_testing::START + IDLE_SECONDS * 1_000 + 400;
+
+#[test]
+fn idle_after_fifteen_minutes_shows_its_alert_at_the_three_sizes() {
+    let engine = played_for("idle", IDLE_SECONDS);
+    assert!(!engine.rules().visible(IDLE_NOW).is_empty());
+    for (w, h) in SIZES {
+        let mut app = App::new(&testing::options());
+        let text = buffer_to_string(&render_at(&mut app, &engine, w, h, IDLE_NOW));
+        // The process table is never pushed off the screen by the alert.
+        assert!(text.contains("PID"), "{w}x{h}:\n{text}");
+        if (w, h) == (80, 24) {
+            assert!(text.contains("a ack"), "{w}x{h}:\n{text}");
+        } else {
+            assert!(text.contains("Alerts (1)"), "{w}x{h}:\n{text}");
+        }
+        insta::assert_snapshot!(format!("idle_15min_{w}x{h}"), text);
+    }
+}
+
+#[test]
+fn one_to_eight_gpus_fit_beside_an_alert() {
+    let alerted = played_for("idle", IDLE_SECONDS);
+    let alerts = alerted.rules().visible(IDLE_NOW).len();
+    assert!(alerts > 0);
+    for n in [1usize, 2, 4, 8] {
+        for (w, h) in SIZES {
+            let rows = super::alerts_panel::lines(
+                &alerted.rules().visible(IDLE_NOW),
+                usize::MAX,
+                IDLE_NOW,
+                true,
+            )
+            .len();
+            let Screen::Dashboard(l) =
+                layout::compute_with_alerts(ratatui::layout::Rect::new(0, 0, w, h), n, true, rows)
+            else {
+                panic!("{w}x{h} too small");
+            };
+            assert!(l.alerts.is_some(), "{n} GPUs {w}x{h}: no alert area");
+            assert!(l.table.height >= 3, "{n} GPUs {w}x{h}: table {:?}", l.table);
+            let shown = l.gpu_cells.len() + l.gpu_overflow.map_or(0, |(_, k)| k);
+            assert_eq!(shown, n, "{n} GPUs {w}x{h}");
         }
     }
 }

@@ -8,16 +8,17 @@
 use std::path::{Path, PathBuf};
 
 use super::App;
-use super::demo_testing::{NOW, played};
+use super::demo_testing::{START, played_for};
 use super::svg::to_svg;
 use super::testing::{self, render_at};
 
-/// What is shot: scenario, width, height. The file is `screenshots/<scenario>.svg`.
-const SHOTS: [(&str, u16, u16); 4] = [
-    ("cpu-starved", 120, 40),
-    ("training", 200, 60),
-    ("gpu-lost", 120, 40),
-    ("idle", 120, 40),
+/// What is shot: scenario, width, height, simulated seconds played (`idle` long enough for its
+/// alert to fire). The file is `screenshots/<scenario>.svg`.
+const SHOTS: [(&str, u16, u16, i64); 4] = [
+    ("cpu-starved", 120, 40, 120),
+    ("training", 200, 60, 120),
+    ("gpu-lost", 120, 40, 120),
+    ("idle", 120, 40, 900),
 ];
 
 const UPDATE_VAR: &str = "GPUMETER_UPDATE_SCREENSHOTS";
@@ -27,10 +28,10 @@ fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("screenshots")
 }
 
-fn shot(name: &str, w: u16, h: u16) -> String {
-    let engine = played(name);
+fn shot(name: &str, w: u16, h: u16, seconds: i64) -> String {
+    let engine = played_for(name, seconds);
     let mut app = App::new(&testing::options());
-    let buf = render_at(&mut app, &engine, w, h, NOW);
+    let buf = render_at(&mut app, &engine, w, h, START + seconds * 1_000 + 400);
     to_svg(&buf, &format!("gpumeter --demo {name} ({w}×{h})"))
 }
 
@@ -38,10 +39,10 @@ fn shot(name: &str, w: u16, h: u16) -> String {
 fn screenshots_are_current() {
     let update = std::env::var_os(UPDATE_VAR).is_some_and(|v| v == "1");
     let mut stale = Vec::new();
-    for (name, w, h) in SHOTS {
-        let svg = shot(name, w, h);
+    for (name, w, h, seconds) in SHOTS {
+        let svg = shot(name, w, h, seconds);
         // The same input draws the same picture (no clock, no machine, no hash order).
-        assert_eq!(svg, shot(name, w, h), "{name} is not deterministic");
+        assert_eq!(svg, shot(name, w, h, seconds), "{name} is not deterministic");
         let path = dir().join(format!("{name}.svg"));
         if update {
             std::fs::create_dir_all(dir()).unwrap();
@@ -55,7 +56,7 @@ fn screenshots_are_current() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|f| f.ends_with(".svg"))
-        .filter(|f| !SHOTS.iter().any(|(n, _, _)| *f == format!("{n}.svg")))
+        .filter(|f| !SHOTS.iter().any(|(n, ..)| *f == format!("{n}.svg")))
         .collect();
     extra.sort();
     assert!(
@@ -67,7 +68,7 @@ fn screenshots_are_current() {
 
 #[test]
 fn screenshots_carry_the_themes_colours() {
-    let svg = shot("gpu-lost", 120, 40);
+    let svg = shot("gpu-lost", 120, 40, 120);
     // The lost GPU's alarm (white on red, bold) and the process table header (black on green).
     assert!(svg.contains("LOST"), "no LOST in the picture");
     assert!(

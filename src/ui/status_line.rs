@@ -13,7 +13,7 @@ use super::app::App;
 use super::fmt::{self, styled};
 
 /// (key, action) hints, most useful first.
-const HINTS: [(&str, &str); 8] = [
+const HINTS: [(&str, &str); 9] = [
     ("q", "quit"),
     ("?", "help"),
     ("/", "filter"),
@@ -22,6 +22,7 @@ const HINTS: [(&str, &str); 8] = [
     ("t", "tree"),
     ("Tab", "GPU"),
     ("↑↓", "select"),
+    ("H", "alert history"),
 ];
 
 /// A budget crossing as the status line says it, with the clock time it happened.
@@ -47,7 +48,8 @@ pub fn budget_message(e: &BudgetEvent, c: Currency) -> String {
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+/// Draws the line; a running autostop `countdown` takes it over (only the filter input wins).
+pub fn render(frame: &mut Frame, area: Rect, app: &App, countdown: Option<&str>) {
     if area.width == 0 || area.height == 0 {
         return;
     }
@@ -68,6 +70,12 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         ];
         let hints = vec![vec![styled("   Enter keeps · Esc clears", theme.dim)]];
         fmt::fit(fixed, hints, width)
+    } else if let Some(c) = countdown {
+        fmt::fit(
+            vec![styled(fmt::truncate(c, width), theme.hot)],
+            Vec::new(),
+            width,
+        )
     } else if let Some(msg) = &app.status {
         fmt::fit(
             vec![styled(fmt::truncate(msg, width), theme.warm)],

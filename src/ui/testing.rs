@@ -262,6 +262,7 @@ pub fn options() -> UiOptions {
         source_label: "demo:fixture".into(),
         billing: None,
         theme: crate::ui::theme::Theme::default(),
+        alerts: crate::config::AlertSettings::default(),
     }
 }
 
