@@ -139,6 +139,7 @@ struct State {
 /// The loop itself, over any backend and event stream (tests drive it with a `TestBackend`).
 /// The ledger's open minute is written however the loop ends. Terminal notifications are
 /// dropped.
+#[cfg(test)]
 pub(crate) async fn drive<B, S, F>(
     terminal: &mut Terminal<B>,
     events: S,

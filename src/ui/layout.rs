@@ -153,9 +153,8 @@ pub fn compute_with_alerts(
     let status = Rect::new(area.x, area.bottom() - 1, w, 1);
     let mut body = Rect::new(area.x, area.y + header_h, w, area.height - header_h - 1);
 
-    let panel = alert_rows > 0
-        && w >= ALERT_PANEL_MIN_WIDTH
-        && area.height >= ALERT_PANEL_MIN_HEIGHT;
+    let panel =
+        alert_rows > 0 && w >= ALERT_PANEL_MIN_WIDTH && area.height >= ALERT_PANEL_MIN_HEIGHT;
     let mut strip = None;
     if alert_rows > 0 && !panel && area.height >= ALERT_STRIP_MIN_HEIGHT {
         strip = Some(AlertArea::Strip(Rect::new(body.x, body.y, w, 1)));

@@ -110,7 +110,9 @@ pub fn countdown(engine: &Engine) -> Option<String> {
         .copied()
         .max()
         .unwrap_or(0);
-    let remaining = s.remaining_ms.filter(|r| s.enabled && !s.fired && *r <= warn)?;
+    let remaining = s
+        .remaining_ms
+        .filter(|r| s.enabled && !s.fired && *r <= warn)?;
     let secs = remaining / 1000;
     Some(format!(
         "autostop in {}m{:02}s — any key cancels",

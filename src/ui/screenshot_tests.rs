@@ -42,7 +42,11 @@ fn screenshots_are_current() {
     for (name, w, h, seconds) in SHOTS {
         let svg = shot(name, w, h, seconds);
         // The same input draws the same picture (no clock, no machine, no hash order).
-        assert_eq!(svg, shot(name, w, h, seconds), "{name} is not deterministic");
+        assert_eq!(
+            svg,
+            shot(name, w, h, seconds),
+            "{name} is not deterministic"
+        );
         let path = dir().join(format!("{name}.svg"));
         if update {
             std::fs::create_dir_all(dir()).unwrap();

