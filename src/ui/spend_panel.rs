@@ -192,44 +192,10 @@ pub fn render(area: Rect, buf: &mut Buffer, view: &BillingView, theme: &Theme) {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::billing::{Granularity, Rate};
-    use crate::money::Money;
     use ratatui::style::Color;
 
     fn view() -> BillingView {
-        let m = |s: &str| Money::parse(s).unwrap();
-        BillingView {
-            currency: Currency::USD,
-            at_unix_ms: 1_767_258_000_000, // 2026-01-01T09:00Z
-            rate: Rate::parse("31/h").unwrap(),
-            granularity: Granularity::PerSecondMin60,
-            clock_start_unix_ms: Some(1_767_225_600_000),
-            paid_ms: 9 * 3_600_000,
-            spent: m("279"),
-            spent_today: m("279"),
-            burn_per_hour: m("31"),
-            list_per_gpu_hour: Some(m("3.875")),
-            idle_share: Some(0.78),
-            idle_cost: m("217.62"),
-            busy_gpu_hours: 15.8,
-            cost_per_busy_gpu_hour: Some(m("17.66")),
-            projected_end_of_day: Some(m("744")),
-            projected_end_of_month: Some(m("23064")),
-            budget: Some(BudgetView {
-                amount: m("500"),
-                period: "day",
-                spent: m("279"),
-                share: 0.558,
-                ceiling_in_ms: Some(25_664_516),
-                ceiling_at_unix_ms: Some(1_767_283_664_516),
-                forecast: Some(m("744")),
-            }),
-            energy_kwh: Some(41.25),
-            energy_cost: None,
-            egress_bytes: 0,
-            gpus: 8,
-            busy_gpus: 2,
-        }
+        crate::ui::testing::billing_view()
     }
 
     fn text(buf: &Buffer) -> String {
