@@ -1,6 +1,5 @@
 //! One dashboard tick at full size: a simulated 8-GPU machine with ~500 processes is sampled,
 //! folded into the engine's history, and drawn into a 200×60 frame.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpumeter::engine::Engine;
@@ -9,7 +8,7 @@ use gpumeter_sim::{Scenario, Simulator};
 use ratatui::{Terminal, backend::TestBackend, layout::Rect};
 
 /// The `training` machine plus extra GPU jobs with dataloader workers, to ~500 processes.
-fn big_scenario() -> Scenario {
+fn big_scenario() -> Result<Scenario, gpumeter_sim::ScenarioError> {
     let mut text = String::from(include_str!(
         "../crates/gpumeter-sim/scenarios/training.toml"
     ));
@@ -23,11 +22,18 @@ fn big_scenario() -> Scenario {
              workers = {{ count = 7, name = \"pt_data_worker\", cpu_pct = {{ const = 90 }} }}\n"
         ));
     }
-    Scenario::from_toml("bench", &text).expect("bench scenario parses")
+    Scenario::from_toml("bench", &text)
 }
 
 fn tick(c: &mut Criterion) {
-    let mut sim = Simulator::new(big_scenario());
+    let scenario = match big_scenario() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("bench scenario does not parse: {e}");
+            std::process::exit(1);
+        }
+    };
+    let mut sim = Simulator::new(scenario);
     let probe = sim.snapshot_at(0, 0);
     eprintln!(
         "bench machine: {} GPUs, {} processes",

@@ -205,7 +205,6 @@ fn parse_currency(s: &str) -> Result<Currency, String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use clap::CommandFactory;
 

@@ -168,7 +168,6 @@ impl Metering {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
     use crate::billing::{Budget, ClockStart, Rate};
     use crate::money::Money;

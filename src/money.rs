@@ -305,7 +305,6 @@ impl fmt::Display for Currency {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use proptest::prelude::*;
 

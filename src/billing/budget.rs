@@ -129,7 +129,6 @@ impl BudgetTracker {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn budget(period: BudgetPeriod) -> Budget {

@@ -1,7 +1,5 @@
 //! Meter behaviour: exact spend, rounding, clock jumps, idle share, energy, budgets.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use gpumeter_model::{GpuReading, GpuState, Snapshot};
 use proptest::prelude::*;
 

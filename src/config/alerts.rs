@@ -84,7 +84,6 @@ pub fn alert_settings(layers: &[Layer]) -> Result<AlertSettings, ConfigError> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     #[test]

@@ -1,7 +1,5 @@
 //! The shipped default parses; invalid fixtures fail with the asserted message; layers stack.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::path::{Path, PathBuf};
 
 use super::*;

@@ -227,7 +227,6 @@ impl Autostop {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
     use crate::clock::{Clock, FakeClock};
     use crate::engine::rules::RulesConfig;

@@ -48,7 +48,6 @@ impl History {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use gpumeter_model::GpuReading;
 

@@ -180,7 +180,6 @@ impl Series {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     const SMALL: [TierSpec; 2] = [

@@ -12,7 +12,6 @@ pub fn to_json(snap: &Snapshot) -> Result<String, serde_json::Error> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use gpumeter_model::{GpuReading, SCHEMA_VERSION};
 

@@ -45,7 +45,6 @@ impl LedgerLock {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

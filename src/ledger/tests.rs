@@ -1,7 +1,5 @@
 //! Ledger behaviour: identity checks, setting aside, one writer, resume without double counting.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::path::Path;
 
 use gpumeter_model::{GpuReading, Snapshot};

@@ -247,7 +247,6 @@ impl Default for NotifyConfig {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     fn parse(text: &str) -> RawAlerts {

@@ -223,7 +223,6 @@ pub fn headless_alerts(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use std::sync::Arc;
 
     use super::*;

@@ -153,7 +153,6 @@ impl HookRunner {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
     use crate::engine::rules::Alert;
     use std::sync::mpsc;

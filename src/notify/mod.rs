@@ -246,7 +246,6 @@ pub fn run_stop_command(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
     use crate::engine::rules::Alert;
     use std::os::unix::fs::PermissionsExt;

@@ -100,7 +100,6 @@ pub fn split_command(line: &str) -> Option<Vec<String>> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     fn argv(v: &[&str]) -> Vec<String> {

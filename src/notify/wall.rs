@@ -41,7 +41,6 @@ pub fn wall(message: &str) -> Result<(), RunError> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     #[test]

@@ -149,7 +149,6 @@ fn worker(url: &str, timeout: Duration, rx: &Receiver<String>, stats: &Mutex<Web
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
     use std::io::{BufRead, BufReader, Read, Write};
     use std::net::TcpListener;

@@ -99,7 +99,6 @@ fn run(source: &mut dyn Source, interval: Duration, tx: &Sender<CollectorEvent>)
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use crate::source::SourceError;
 

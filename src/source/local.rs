@@ -79,7 +79,6 @@ fn assemble(now_unix_ms: i64, gpus: NvmlSample, host: HostSample) -> Snapshot {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use std::collections::BTreeMap;
 
     use gpumeter_model::{

@@ -90,7 +90,6 @@ fn sanitize_snapshot(snap: &mut Snapshot) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use std::sync::Arc;
 
     use super::*;

@@ -98,7 +98,6 @@ pub fn render(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
     use crate::engine::rules::Alert;
 

@@ -150,7 +150,6 @@ pub fn render(area: Rect, buf: &mut Buffer, alerts: &[Alert], now_unix_ms: i64, 
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
     use crate::engine::rules::AlertKind;
 

@@ -1,7 +1,5 @@
 //! Key and mouse transitions of [`App`].
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use crossterm::event::MouseEventKind;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent};
 use ratatui::layout::Rect;

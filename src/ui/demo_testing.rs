@@ -4,8 +4,6 @@
 //! this machine (the scenario names its own), no config file. Shared by the scenario snapshots
 //! and the screenshots.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::sync::Arc;
 
 use gpumeter_sim::Scenario;

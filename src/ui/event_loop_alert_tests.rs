@@ -3,8 +3,6 @@
 //! from the panel, kept in the history), and autostop runs a harmless stop command unless a key
 //! is pressed.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::sync::Arc;
 use std::time::Duration;
 

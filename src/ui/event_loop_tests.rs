@@ -1,7 +1,5 @@
 //! The loop driven with a `TestBackend`, a scripted event stream and a fake clock.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

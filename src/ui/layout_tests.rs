@@ -1,7 +1,5 @@
 //! Layout decisions at the sizes that matter, with and without billing.
 
-#![allow(clippy::panic)]
-
 use super::*;
 
 fn dash(w: u16, h: u16, n: usize) -> ScreenLayout {

@@ -2,8 +2,6 @@
 //! sweep of sizes and GPU counts (with and without billing) that must never panic, `LOST`/`N/A`
 //! instead of zeros, no money without pricing, and the hot colour on a busy GPU.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

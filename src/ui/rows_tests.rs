@@ -1,7 +1,5 @@
 //! Row building: filters, every sort column both ways, tree order and glyphs, invisible PIDs.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading, Snapshot};
 
 use super::*;

@@ -4,8 +4,6 @@
 //! no host name from this machine (the scenario names its own), no config file. Beside the
 //! snapshots, assertions on what each scenario must show, and a size sweep that must not panic.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use super::demo_testing::{NOW, SECONDS, names, played, played_for};
 use super::testing::{buffer_to_string, render_at};
 use super::*;

@@ -3,8 +3,6 @@
 //! `screenshots/`. Checked to be current on every test run;
 //! `GPUMETER_UPDATE_SCREENSHOTS=1 cargo test screenshots` rewrites them.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::path::{Path, PathBuf};
 
 use super::App;

@@ -101,7 +101,6 @@ pub fn render(frame: &mut Frame, area: Rect, view: &BillingView, theme: &Theme) 
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn view() -> BillingView {

@@ -190,7 +190,6 @@ pub fn render(area: Rect, buf: &mut Buffer, view: &BillingView, theme: &Theme) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use ratatui::style::Color;
 

@@ -308,7 +308,6 @@ pub fn to_svg(buf: &Buffer, title: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use ratatui::layout::Rect;
     use ratatui::style::Style;

@@ -112,7 +112,6 @@ pub fn install_panic_hook() {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use std::cell::RefCell;
     use std::rc::Rc;

@@ -3,8 +3,6 @@
 //! (sanitized) command line, and engines fed a few minutes of history so charts have lines.
 //! Deterministic: fixed times, no randomness.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use gpumeter_model::{
     GpuProcessKind, GpuReading, GpuState, GpuUse, HostReading, ProcessReading, Snapshot,
     SystemInfo, ThrottleReason,
@@ -306,7 +304,6 @@ pub fn buffer_to_string(buf: &Buffer) -> String {
 }
 
 /// A priced machine nine hours in, most of it idle, with a daily budget: the spend widgets' fixture.
-#[allow(clippy::unwrap_used)]
 pub fn billing_view() -> crate::billing::BillingView {
     use crate::billing::{BillingView, BudgetView, Granularity, Rate};
     use crate::money::{Currency, Money};

@@ -96,7 +96,6 @@ pub fn parse_modifier(text: &str) -> Result<Modifier, String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

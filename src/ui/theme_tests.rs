@@ -2,8 +2,6 @@
 //! is `--no-color`; partial themes patch the default; invalid fixtures fail with their asserted
 //! message; a theme reaches the screen, and `--no-color` still wins over it.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::path::{Path, PathBuf};
 
 use ratatui::buffer::Buffer;

@@ -256,7 +256,6 @@ impl ProcessReading {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

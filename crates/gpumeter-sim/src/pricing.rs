@@ -104,7 +104,6 @@ pub(crate) fn parse_micros(text: &str) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     #[derive(Deserialize)]

@@ -220,7 +220,6 @@ fn check_period(period_s: f64, what: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
     use proptest::prelude::*;
 

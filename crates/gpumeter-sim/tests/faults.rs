@@ -1,5 +1,6 @@
 //! Scripted faults: `fault()` answers call by call; `snapshot_at` shows their effect.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// Always true in a test crate; it lets clippy.toml's allow-*-in-tests cover helpers, not only #[test] fns.
+#![cfg(test)]
 
 use gpumeter_model::GpuState;
 use gpumeter_sim::{Fault, Scenario, Simulator};

@@ -1,6 +1,7 @@
 //! `pid_env` (a process whose pid comes from the environment, for the fake NVML) and thousands
 //! of processes on one GPU through `count` + `gpu_stride = 0`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// Always true in a test crate; it lets clippy.toml's allow-*-in-tests cover helpers, not only #[test] fns.
+#![cfg(test)]
 
 use gpumeter_sim::{Scenario, Simulator};
 

@@ -1,6 +1,7 @@
 //! The built-in scenarios: they parse, they are deterministic, and each shows the pattern it
 //! is named for.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// Always true in a test crate; it lets clippy.toml's allow-*-in-tests cover helpers, not only #[test] fns.
+#![cfg(test)]
 
 use gpumeter_model::{GpuState, Snapshot};
 use gpumeter_sim::{Scenario, Simulator, builtin_scenarios};

@@ -268,7 +268,6 @@ pub fn gpu_ranges(gpus: &[u32]) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
     use gpumeter_model::{GpuReading, GpuUse};
 

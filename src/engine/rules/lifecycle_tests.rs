@@ -1,6 +1,5 @@
 //! The alert lifecycle on scripted timelines: acknowledge, snooze, budget alerts, bounded
 //! history.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::tests::{T0, drive, machine, names};
 use super::{Alert, AlertKind, Rules, RulesConfig};

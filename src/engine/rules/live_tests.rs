@@ -4,7 +4,6 @@
 //! those PIDs. The burners are many, pinned to one CPU when `taskset` exists and a little
 //! favoured by `nice` where allowed, so that other work on a shared machine cannot dilute them
 //! below the saturation threshold.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};

@@ -1,6 +1,5 @@
 //! Each built-in demo scenario gives its verdict within its window: the simulator feeds an
 //! [`Engine`] once a (fake) second, as `--demo --fast` would.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use gpumeter_sim::{RateUnit, Scenario, Simulator};
 

@@ -1,7 +1,6 @@
 //! Scripted timelines for each rule on a [`FakeClock`]: it fires when it should, keeps quiet
 //! when it should, does not flap on a sawtooth, and clears when the cause goes away. The alert
 //! lifecycle (acknowledge, snooze, budget alerts, history) is in `lifecycle_tests.rs`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use gpumeter_model::{
     GpuProcessKind, GpuReading, GpuState, GpuUse, ProcessReading, Snapshot, ThrottleReason,

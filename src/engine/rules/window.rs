@@ -238,7 +238,6 @@ impl MeanWindow {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     /// Feeds `f(t)` once a second for `secs` seconds from `t0`; returns the edges with times.

@@ -100,7 +100,6 @@ fn cores(quota: f64, period: f64) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
     use crate::source::host::fixture::Fixture;
 

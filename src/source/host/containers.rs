@@ -57,7 +57,6 @@ fn is_container_id(s: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
     use procfs::prelude::*;
 

@@ -128,7 +128,6 @@ impl CpuTracker {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     fn j(total: u64, idle: u64, iowait: u64) -> Jiffies {

@@ -1,6 +1,5 @@
 //! Test-only builder of small fake proc trees (`<tmp>/proc`, `<tmp>/sys`, `<tmp>/etc`) in the
 //! formats the kernel writes, so the sampler can be checked without a real machine.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -206,7 +206,6 @@ fn is_virtual_nic_name(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     fn counters(items: &[(&str, u64, u64)]) -> Option<Counters> {

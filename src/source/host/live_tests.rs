@@ -1,5 +1,4 @@
 //! One test against the real /proc of the machine running the tests.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
 use std::process::{Child, Command};

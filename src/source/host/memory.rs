@@ -34,7 +34,6 @@ fn from_meminfo(m: &Meminfo) -> Memory {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
     use crate::source::host::fixture::meminfo_text;
 

@@ -63,7 +63,6 @@ pub(super) fn count_cpu_list(list: &str) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     #[test]

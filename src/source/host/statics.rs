@@ -167,7 +167,6 @@ pub(super) fn command_line(raw: &[u8], comm: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     #[test]

@@ -1,5 +1,4 @@
 //! Fixture-based tests of the whole sampler: fake proc trees, two samples, checked readings.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
 

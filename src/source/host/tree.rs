@@ -48,7 +48,6 @@ pub(super) fn descendants(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     fn sorted(mut v: Vec<u32>) -> Vec<u32> {

@@ -77,7 +77,6 @@ fn parse_passwd(text: &str) -> HashMap<u32, String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     #[test]

@@ -136,7 +136,6 @@ pub(crate) fn whole_failure(what: &str, error: &NvmlError) -> SourceError {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     fn text(e: SourceError) -> String {

@@ -1,5 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use super::*;
 
 fn info(pid: u32, memory: Option<u64>) -> ProcessInfo {

@@ -175,7 +175,6 @@ impl DeviceSlot {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
     fn slot() -> DeviceSlot {

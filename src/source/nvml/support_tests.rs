@@ -1,5 +1,4 @@
 //! Tests of `support`: the memo of refused readings, standing warnings, and one tick's `Ask`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::cell::Cell;
 

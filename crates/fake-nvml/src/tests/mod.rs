@@ -1,7 +1,6 @@
 //! Protocol tests: the exported functions called directly, as a C caller would, against
 //! scenarios installed through a test-only reset of the global state (tests share that state,
 //! so each takes the `serial` lock first).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod counts;
 mod lifecycle;
