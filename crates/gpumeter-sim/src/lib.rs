@@ -28,7 +28,7 @@ pub use faults::{Fault, NvmlError, nvml_error_code, nvml_error_name};
 pub use pricing::{Pricing, RateUnit};
 pub use scenario::{
     FaultSpec, GpuSignal, GpuSpec, HostSpec, ProcessGpuSpec, ProcessKind, ProcessSpec, Scenario,
-    ThrottleRule, WorkersSpec,
+    ThreadSpec, ThrottleRule, WorkersSpec,
 };
 pub use signal::{Range, Signal, Wave};
 pub use simulate::Simulator;

@@ -42,7 +42,8 @@ fn all_seven_builtins_parse_and_are_listed_in_order() {
             "idle",
             "forgotten",
             "gpu-lost",
-            "mixed"
+            "mixed",
+            "container"
         ]
     );
     for (name, desc) in list {
