@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::billing::{Budget, Rate};
 use crate::money::Currency;
+use crate::units::parse_duration;
 
 /// Watch rented GPUs: utilization, memory, power and processes, with the bill beside them.
 #[derive(Debug, Parser)]
@@ -152,35 +153,6 @@ pub struct SnapshotArgs {
     pub at: Duration,
 }
 
-/// A duration such as `250ms`, `90s`, `5m`, `2h`, `1d` (a bare number means seconds).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a duration (examples: 500ms, 90s, 5m, 2h)"))?;
-    let factor_ms = match unit.trim() {
-        "ms" => 1.0,
-        "" | "s" => 1_000.0,
-        "m" | "min" => 60_000.0,
-        "h" => 3_600_000.0,
-        "d" => 86_400_000.0,
-        other => {
-            return Err(format!(
-                "unknown unit '{other}' in '{s}' (use ms, s, m, h or d)"
-            ));
-        }
-    };
-    let ms = value * factor_ms;
-    if !ms.is_finite() || ms > 1e15 {
-        return Err(format!("'{s}' is too long"));
-    }
-    Ok(Duration::from_millis(ms.round() as u64))
-}
-
 fn parse_interval(s: &str) -> Result<Duration, String> {
     let d = parse_duration(s)?;
     if d < Duration::from_millis(100) {
@@ -214,21 +186,7 @@ mod tests {
     }
 
     #[test]
-    fn durations_parse_with_units() {
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("1.5m").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
-        assert!(
-            parse_duration("5 fortnights")
-                .unwrap_err()
-                .contains("unknown unit")
-        );
-        assert!(
-            parse_duration("abc")
-                .unwrap_err()
-                .contains("not a duration")
-        );
+    fn intervals_have_a_floor() {
         assert!(
             parse_interval("10ms")
                 .unwrap_err()

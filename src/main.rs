@@ -181,8 +181,19 @@ fn report_cmd(cli: &Cli, args: &ReportArgs) -> anyhow::Result<()> {
         .ledger
         .path
         .context("no ledger location: pass --ledger PATH (or set HOME / XDG_STATE_HOME)")?;
+    let format = if args.json {
+        report::ReportFormat::Json
+    } else if args.csv {
+        report::ReportFormat::Csv
+    } else {
+        report::ReportFormat::Table
+    };
+    let opts = report::ReportOptions {
+        since: args.since,
+        format,
+    };
     report::run_report(
-        args,
+        &opts,
         &path,
         SystemClock.now_unix_ms(),
         &mut std::io::stdout().lock(),

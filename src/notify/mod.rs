@@ -5,10 +5,10 @@
 //! for autostop. Consumes the engine's transitions and autostop events; never blocks the caller
 //! on the network or a child process except the stop command, which the caller runs.
 
-pub mod config;
 pub mod headless;
 pub mod hook;
 pub mod run;
+pub mod settings;
 pub mod terminal;
 pub mod wall;
 pub mod webhook;
@@ -17,7 +17,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-pub use config::{NotifyConfig, RawAlerts, RawAutostop};
+pub use settings::NotifyConfig;
 
 use crate::engine::Engine;
 use crate::engine::autostop::{AutostopConfig, AutostopEvent};
