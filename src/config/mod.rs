@@ -139,19 +139,5 @@ pub fn load(opts: &LoadOptions) -> Result<Settings, ConfigError> {
     resolve::resolve(&layers, opts.demo.as_ref(), &opts.cli, &opts.env)
 }
 
-/// [`load`] for the binary: the flags in `global`, this process's environment, and a demo
-/// scenario's prices when one runs.
-pub fn load_for(
-    global: &crate::cli::GlobalArgs,
-    demo: Option<DemoPricing>,
-) -> Result<Settings, ConfigError> {
-    load(&LoadOptions {
-        config_path: global.config.clone(),
-        env: Env::from_process(),
-        demo,
-        cli: CliPricing::from(global),
-    })
-}
-
 #[cfg(test)]
 mod tests;
