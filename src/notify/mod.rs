@@ -6,7 +6,6 @@
 //! on the network or a child process except the stop command, which the caller runs.
 
 pub mod config;
-pub mod headless;
 pub mod hook;
 pub mod run;
 pub mod terminal;

@@ -21,8 +21,8 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::clock::{Clock, SharedClock};
 use crate::engine::Engine;
-use crate::metering::{MeterStep, Metering};
 use crate::sanitize::sanitize;
+use crate::session::metering::{MeterStep, Metering};
 use crate::source::collector::CollectorEvent;
 
 use super::loop_alerts;

@@ -7,7 +7,8 @@ use std::io::Write;
 
 use crate::config::AlertSettings;
 use crate::engine::Engine;
-use crate::notify::{Notifier, headless::STOP_TIMEOUT, run_stop_command};
+use crate::notify::{Notifier, run_stop_command};
+use crate::session::STOP_TIMEOUT;
 
 use super::app::{Action, App, SNOOZE_MS};
 
