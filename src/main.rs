@@ -171,18 +171,21 @@ fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
         for_ms: args.for_.map(millis),
         interval_ms: millis(g.interval()),
     };
-    let alerts = gpumeter::notify::headless::headless_alerts(
-        &settings.alerts,
-        args.autostop.map(millis),
-        args.stop_cmd.as_ref().map(|c| c.0.clone()),
-    )?;
+    let session = gpumeter::session::SessionConfig {
+        pricing: settings.pricing,
+        ledger_path: ledger,
+        alerts: settings.alerts,
+        autostop_flags: gpumeter::session::AutostopFlags {
+            after_ms: args.autostop.map(millis),
+            command: args.stop_cmd.as_ref().map(|c| c.0.clone()),
+        },
+        ..Default::default()
+    };
     watch::run_watch_with(
         source.as_mut(),
         &clock,
-        settings.pricing.as_ref(),
-        ledger.as_deref(),
+        session,
         opts,
-        alerts,
         &mut std::io::stdout().lock(),
         &mut std::io::stderr(),
     )?;
