@@ -7,21 +7,13 @@ use std::collections::VecDeque;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
-use super::alerts_panel::severity_style;
+use super::theme::Theme;
 use crate::engine::rules::alert::minutes_text;
 use crate::engine::rules::{HistoryEntry, HistoryEvent};
-
-fn dim(no_color: bool) -> Style {
-    if no_color {
-        Style::default()
-    } else {
-        Style::default().fg(Color::DarkGray)
-    }
-}
 
 fn hhmm_utc(unix_ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(unix_ms)
@@ -29,22 +21,22 @@ fn hhmm_utc(unix_ms: i64) -> String {
 }
 
 /// One history entry as a line.
-pub fn line(e: &HistoryEntry, now_unix_ms: i64, no_color: bool) -> Line<'static> {
+pub fn line(e: &HistoryEntry, now_unix_ms: i64, theme: &Theme) -> Line<'static> {
     let event_style = match e.event {
         HistoryEvent::Fired | HistoryEvent::Reminded | HistoryEvent::Updated => {
-            severity_style(e.alert.severity, no_color)
+            theme.severity(e.alert.severity)
         }
-        HistoryEvent::Cleared => Style::default().add_modifier(Modifier::BOLD),
-        HistoryEvent::Acknowledged | HistoryEvent::Snoozed => dim(no_color),
+        HistoryEvent::Cleared => theme.text.add_modifier(Modifier::BOLD),
+        HistoryEvent::Acknowledged | HistoryEvent::Snoozed => theme.dim,
     };
     Line::from(vec![
-        Span::styled(format!("{} ", hhmm_utc(e.at_unix_ms)), dim(no_color)),
+        Span::styled(format!("{} ", hhmm_utc(e.at_unix_ms)), theme.dim),
         Span::styled(
             format!(
                 "{:>11} ",
                 format!("{} ago", minutes_text(now_unix_ms - e.at_unix_ms))
             ),
-            dim(no_color),
+            theme.dim,
         ),
         Span::styled(format!("{:<12} ", e.event.name()), event_style),
         Span::raw(format!(
@@ -62,7 +54,7 @@ pub fn render(
     buf: &mut Buffer,
     history: &VecDeque<HistoryEntry>,
     now_unix_ms: i64,
-    no_color: bool,
+    theme: &Theme,
 ) {
     let area = area.intersection(buf.area);
     if area.width == 0 || area.height == 0 {
@@ -75,20 +67,20 @@ pub fn render(
         area.height
     });
     let lines: Vec<Line<'static>> = if history.is_empty() {
-        vec![Line::styled("No alerts yet.", dim(no_color))]
+        vec![Line::styled("No alerts yet.", theme.dim)]
     } else {
         history
             .iter()
             .rev()
             .take(rows)
-            .map(|e| line(e, now_unix_ms, no_color))
+            .map(|e| line(e, now_unix_ms, theme))
             .collect()
     };
     let body = Paragraph::new(lines);
     if bordered {
         let block = Block::default()
             .borders(Borders::ALL)
-            .border_style(dim(no_color))
+            .border_style(theme.border)
             .title(format!(" Alert history ({}) ", history.len()));
         body.block(block).render(area, buf);
     } else {
@@ -100,6 +92,7 @@ pub fn render(
 mod tests {
     use super::*;
     use crate::engine::rules::Alert;
+    use ratatui::style::Color;
 
     const NOW: i64 = 1_750_000_000_000;
 
@@ -132,7 +125,7 @@ mod tests {
         ]
         .into();
         let mut buf = Buffer::empty(Rect::new(0, 0, 120, 6));
-        render(buf.area, &mut buf, &h, NOW, false);
+        render(buf.area, &mut buf, &h, NOW, &Theme::colour());
         let t = text(&buf);
         let lines: Vec<&str> = t.lines().collect();
         assert!(lines[0].contains("Alert history (3)"), "{t}");
@@ -155,12 +148,12 @@ mod tests {
         for w in 0..60 {
             for ht in 0..12 {
                 let mut buf = Buffer::empty(Rect::new(0, 0, w, ht));
-                render(buf.area, &mut buf, &h, NOW, ht % 2 == 0);
-                render(buf.area, &mut buf, &VecDeque::new(), NOW, false);
+                render(buf.area, &mut buf, &h, NOW, &Theme::monochrome());
+                render(buf.area, &mut buf, &VecDeque::new(), NOW, &Theme::colour());
             }
         }
         let mut buf = Buffer::empty(Rect::new(0, 0, 30, 3));
-        render(buf.area, &mut buf, &VecDeque::new(), NOW, false);
+        render(buf.area, &mut buf, &VecDeque::new(), NOW, &Theme::colour());
         assert!(text(&buf).contains("No alerts yet."));
     }
 }

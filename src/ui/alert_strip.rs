@@ -10,15 +10,15 @@ use ratatui::widgets::{Clear, Paragraph};
 use crate::engine::Engine;
 use crate::engine::rules::Alert;
 
-use super::alerts_panel::severity_style;
 use super::layout::centered;
+use super::theme::Theme;
 
 /// Draws the strip for `visible` (most severe first) into `area`.
-pub fn render(frame: &mut Frame, area: Rect, visible: &[Alert], no_color: bool) {
+pub fn render(frame: &mut Frame, area: Rect, visible: &[Alert], theme: &Theme) {
     let Some(top) = visible.first() else {
         return;
     };
-    let style = severity_style(top.severity, no_color);
+    let style = theme.severity(top.severity);
     let mut spans = vec![
         Span::styled(format!(" {} ", top.severity.name().to_uppercase()), style),
         Span::raw(" "),
@@ -32,7 +32,7 @@ pub fn render(frame: &mut Frame, area: Rect, visible: &[Alert], no_color: bool) 
 }
 
 /// The history overlay, centred over `area`.
-pub fn render_history(frame: &mut Frame, area: Rect, engine: &Engine, now: i64, no_color: bool) {
+pub fn render_history(frame: &mut Frame, area: Rect, engine: &Engine, now: i64, theme: &Theme) {
     let width = area.width.saturating_sub(4).min(110);
     let height = area.height.saturating_sub(2).min(30);
     let rect = centered(area, width, height);
@@ -45,6 +45,6 @@ pub fn render_history(frame: &mut Frame, area: Rect, engine: &Engine, now: i64, 
         frame.buffer_mut(),
         engine.rules().history(),
         now,
-        no_color,
+        theme,
     );
 }

@@ -10,7 +10,7 @@ use super::layout::centered;
 use super::theme::Theme;
 
 /// (keys, what they do), in the order shown.
-pub const KEYS: [(&str, &str); 17] = [
+pub const KEYS: [(&str, &str); 18] = [
     ("q  Ctrl-C", "quit"),
     ("↑ ↓  j k", "move the selection"),
     ("PgUp PgDn", "move a page"),
@@ -22,6 +22,7 @@ pub const KEYS: [(&str, &str); 17] = [
     ("t", "tree view: workers under their trainer"),
     ("a", "acknowledge the top alert (it stays in the history)"),
     ("z", "snooze the top alert for 1 h"),
+    ("[  ]", "scroll the alerts panel up / down"),
     ("H", "alert history (any key closes)"),
     ("any key", "cancels a running autostop countdown"),
     ("?  F1", "this help (any key closes)"),

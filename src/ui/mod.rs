@@ -31,6 +31,8 @@ mod theme_style;
 #[cfg(test)]
 mod demo_testing;
 #[cfg(test)]
+mod no_colour_tests;
+#[cfg(test)]
 mod render_tests;
 #[cfg(test)]
 mod scenario_render_tests;
@@ -109,7 +111,9 @@ pub fn screen_for(area: Rect, engine: &Engine, now_unix_ms: i64) -> Screen {
     let alert_rows = if visible.is_empty() {
         0
     } else {
-        alerts_panel::lines(&visible, usize::MAX, now_unix_ms, true).len()
+        // The panel spans the width, inside its border.
+        let cols = usize::from(area.width.saturating_sub(2));
+        alerts_panel::all_lines(&visible, cols, now_unix_ms, &theme::Theme::monochrome()).len()
     };
     layout::compute_with_alerts(area, gpus, engine.billing().is_some(), alert_rows)
 }
@@ -129,6 +133,16 @@ pub fn sync(app: &mut App, engine: &Engine, area: Rect, now_unix_ms: i64) {
         None => (Vec::new(), Vec::new()),
     };
     app.sync(pids, gpus, screen.page_rows());
+    app.alert_scroll_max = match &screen {
+        Screen::Dashboard(l) => match l.alerts {
+            Some(layout::AlertArea::Panel(r)) => {
+                alerts_panel::max_scroll(r, &engine.rules().visible(now_unix_ms), now_unix_ms)
+            }
+            _ => 0,
+        },
+        Screen::TooSmall(_) => 0,
+    };
+    app.alert_scroll = app.alert_scroll.min(app.alert_scroll_max);
 }
 
 /// Renders one frame from borrowed state.
@@ -199,17 +213,18 @@ pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
         let visible = engine.rules().visible(now_unix_ms);
         match place {
             layout::AlertArea::Panel(r) => {
-                alerts_panel::render(r, frame.buffer_mut(), &visible, now_unix_ms, app.no_color);
+                let scroll = app.alert_scroll;
+                alerts_panel::render(r, frame.buffer_mut(), &visible, now_unix_ms, theme, scroll);
             }
             layout::AlertArea::Strip(r) => {
-                alert_strip::render(frame, r, &visible, app.no_color);
+                alert_strip::render(frame, r, &visible, theme);
             }
         }
     }
     let countdown = loop_alerts::countdown(engine);
     status_line::render(frame, layout.status, app, countdown.as_deref());
     if app.history {
-        alert_strip::render_history(frame, area, engine, now_unix_ms, app.no_color);
+        alert_strip::render_history(frame, area, engine, now_unix_ms, theme);
     }
     if app.help {
         help::render(frame, area, theme);

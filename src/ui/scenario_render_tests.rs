@@ -78,11 +78,11 @@ fn one_to_eight_gpus_fit_beside_an_alert() {
     assert!(alerts > 0);
     for n in [1usize, 2, 4, 8] {
         for (w, h) in SIZES {
-            let rows = super::alerts_panel::lines(
+            let rows = super::alerts_panel::all_lines(
                 &alerted.rules().visible(IDLE_NOW),
-                usize::MAX,
+                usize::from(w - 2),
                 IDLE_NOW,
-                true,
+                &super::theme::Theme::monochrome(),
             )
             .len();
             let Screen::Dashboard(l) =

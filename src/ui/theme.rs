@@ -5,6 +5,8 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
+use crate::engine::rules::Severity;
+
 /// Util (and VRAM, temperature) at or above this share is "warm" (yellow).
 pub const WARM_PCT: f64 = 50.0;
 /// Util at or above this share is "hot" (red).
@@ -46,6 +48,10 @@ pub struct Theme {
     pub key: Style,
     /// The filter input while it is being edited.
     pub input: Style,
+    /// Alert severities: the label, the arrow before the next step, the panel's border.
+    pub alert_high: Style,
+    pub alert_moderate: Style,
+    pub alert_info: Style,
     /// One colour per GPU in the charts (index modulo the length).
     pub series: Vec<Style>,
 }
@@ -97,6 +103,9 @@ impl Theme {
             selected_row: Style::new().bg(Color::Blue).add_modifier(Modifier::BOLD),
             key: Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
             input: Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            alert_high: Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+            alert_moderate: Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            alert_info: Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
             series,
         }
     }
@@ -126,6 +135,9 @@ impl Theme {
             selected_row: reverse.add_modifier(Modifier::BOLD),
             key: bold,
             input: bold,
+            alert_high: reverse.add_modifier(Modifier::BOLD),
+            alert_moderate: bold,
+            alert_info: bold,
             series: vec![plain],
         }
     }
@@ -159,6 +171,15 @@ impl Theme {
             self.warm
         } else {
             self.text
+        }
+    }
+
+    /// The style of an alert's severity.
+    pub fn severity(&self, s: Severity) -> Style {
+        match s {
+            Severity::High => self.alert_high,
+            Severity::Moderate => self.alert_moderate,
+            Severity::Info => self.alert_info,
         }
     }
 
@@ -205,6 +226,9 @@ mod tests {
             t.sort_column,
             t.selected_row,
             t.series_style(3),
+            t.alert_high,
+            t.alert_moderate,
+            t.alert_info,
         ];
         assert!(styles.iter().all(|s| s.fg.is_none() && s.bg.is_none()));
         // Emphasis survives without colour.

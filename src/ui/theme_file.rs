@@ -92,6 +92,9 @@ struct RawTheme {
     selected_row: Option<RawStyle>,
     key: Option<RawStyle>,
     input: Option<RawStyle>,
+    alert_high: Option<RawStyle>,
+    alert_moderate: Option<RawStyle>,
+    alert_info: Option<RawStyle>,
     series: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
@@ -164,7 +167,7 @@ pub fn parse(name: &str, text: &str) -> Result<Theme, ThemeError> {
     if let Some(m) = raw.monochrome {
         theme.monochrome = m;
     }
-    let roles: [(&str, &Option<RawStyle>, &mut Style); 17] = [
+    let roles: [(&str, &Option<RawStyle>, &mut Style); 20] = [
         ("text", &raw.text, &mut theme.text),
         ("dim", &raw.dim, &mut theme.dim),
         ("label", &raw.label, &mut theme.label),
@@ -186,6 +189,13 @@ pub fn parse(name: &str, text: &str) -> Result<Theme, ThemeError> {
         ("selected_row", &raw.selected_row, &mut theme.selected_row),
         ("key", &raw.key, &mut theme.key),
         ("input", &raw.input, &mut theme.input),
+        ("alert_high", &raw.alert_high, &mut theme.alert_high),
+        (
+            "alert_moderate",
+            &raw.alert_moderate,
+            &mut theme.alert_moderate,
+        ),
+        ("alert_info", &raw.alert_info, &mut theme.alert_info),
     ];
     for (role, raw_style, slot) in roles {
         if let Some(r) = raw_style {
