@@ -26,19 +26,6 @@ pub struct CliPricing {
     pub theme: Option<String>,
 }
 
-impl From<&crate::cli::GlobalArgs> for CliPricing {
-    fn from(g: &crate::cli::GlobalArgs) -> CliPricing {
-        CliPricing {
-            rate: g.rate,
-            budget: g.budget,
-            currency: g.currency,
-            ledger: g.ledger.clone(),
-            no_ledger: g.no_ledger,
-            theme: g.theme.clone(),
-        }
-    }
-}
-
 /// A demo scenario's `[pricing]` table, as the simulator parsed it.
 #[derive(Debug, Clone)]
 pub struct DemoPricing {
@@ -58,7 +45,7 @@ pub struct LedgerSettings {
 }
 
 /// The dashboard's theme as chosen (a built-in name or a path, `~/` expanded) and where it was
-/// chosen; the UI loads it (see `ui::theme_file`).
+/// chosen; the UI loads it (see `ui::theme::file`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThemeSetting {
     pub name: String,

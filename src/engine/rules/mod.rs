@@ -12,7 +12,6 @@
 pub mod alert;
 mod budget_text;
 pub mod config;
-mod config_raw;
 pub mod forgotten;
 pub mod idle;
 pub mod job;

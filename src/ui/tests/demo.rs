@@ -1,0 +1,59 @@
+//! The built-in demo scenarios played into an [`Engine`] for tests: each one driven through a
+//! [`SimSource`] on a fake clock for a fixed time, metered at its own price (no ledger), the
+//! way `gpumeter --demo` runs it. Deterministic: a fixed start, no wall time, no host name from
+//! this machine (the scenario names its own), no config file. Shared by the scenario snapshots
+//! and the screenshots.
+
+use std::sync::Arc;
+
+use gpumeter_sim::Scenario;
+
+use crate::clock::FakeClock;
+use crate::config::{Env, LoadOptions};
+use crate::engine::Engine;
+use crate::session::Metering;
+use crate::source::Source;
+use crate::source::sim::SimSource;
+
+/// 2026-01-05T09:00:00Z, a Monday.
+pub const START: i64 = 1_767_603_600_000;
+/// Simulated seconds played before drawing.
+pub const SECONDS: i64 = 120;
+/// "Now" when drawing: 400 ms after the last reading.
+pub const NOW: i64 = START + SECONDS * 1_000 + 400;
+
+/// The scenario's engine after `seconds` of one-second readings, metered at its own price
+/// resolved the way `gpumeter --demo` resolves it (defaults, then the scenario; no user file).
+pub fn played_for(name: &str, seconds: i64) -> Engine {
+    let scenario = Scenario::builtin(name).unwrap();
+    let settings = crate::config::load(&LoadOptions {
+        env: Env::default(),
+        demo: crate::launch::demo_pricing(&scenario),
+        ..Default::default()
+    })
+    .unwrap();
+    assert!(settings.pricing.is_some(), "{name} carries no price");
+    let clock = FakeClock::new(START);
+    let mut source = SimSource::new(scenario, Arc::new(clock.clone()));
+    let mut engine = Engine::new();
+    let mut metering = Metering::new(settings.pricing, None, 1_000);
+    for _ in 0..=seconds {
+        let step = metering.ingest(&mut engine, source.sample().unwrap());
+        assert!(step.notes.is_empty(), "{name}: {:?}", step.notes);
+        clock.advance_ms(1_000);
+    }
+    engine
+}
+
+/// The scenario's engine after [`SECONDS`].
+pub fn played(name: &str) -> Engine {
+    played_for(name, SECONDS)
+}
+
+/// The built-in scenario names, in display order.
+pub fn names() -> Vec<&'static str> {
+    gpumeter_sim::builtin_scenarios()
+        .iter()
+        .map(|(n, _)| *n)
+        .collect()
+}
