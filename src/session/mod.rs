@@ -167,12 +167,7 @@ impl Session {
             ..Step::default()
         };
         step.notes.extend(meter.notes);
-        fanout::pump(
-            &mut self.notifier,
-            &mut self.engine,
-            self.currency,
-            &mut step,
-        );
+        fanout::pump(&mut self.notifier, &mut self.engine, &mut step);
         step
     }
 
@@ -216,12 +211,7 @@ impl Session {
     pub fn cancel_autostop(&mut self, now_unix_ms: i64) -> Step {
         self.engine.cancel_autostop(now_unix_ms);
         let mut step = Step::default();
-        fanout::pump(
-            &mut self.notifier,
-            &mut self.engine,
-            self.currency,
-            &mut step,
-        );
+        fanout::pump(&mut self.notifier, &mut self.engine, &mut step);
         step
     }
 
@@ -258,5 +248,7 @@ pub fn run_stop(argv: &[String], inherit_output: bool) -> Result<(), String> {
     crate::notify::run_stop_command(argv, inherit_output, STOP_TIMEOUT).map_err(|e| e.to_string())
 }
 
+#[cfg(test)]
+mod money_tests;
 #[cfg(test)]
 mod tests;

@@ -23,7 +23,7 @@ use crate::money::Money;
 use crate::session::{AutostopSetupError, Session, SessionConfig, Step};
 use crate::source::Source;
 
-mod lines;
+pub(crate) mod lines;
 
 /// How long to run and how fast.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
