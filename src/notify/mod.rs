@@ -5,9 +5,9 @@
 //! for autostop. Consumes the engine's transitions and autostop events; never blocks the caller
 //! on the network or a child process except the stop command, which the caller runs.
 
-pub mod config;
 pub mod hook;
 pub mod run;
+pub mod settings;
 pub mod terminal;
 pub mod wall;
 pub mod webhook;
@@ -16,7 +16,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-pub use config::{NotifyConfig, RawAlerts, RawAutostop};
+pub use settings::NotifyConfig;
 
 use crate::engine::autostop::{AutostopConfig, AutostopEvent};
 use crate::engine::rules::{Severity, Transition};
