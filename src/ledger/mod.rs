@@ -16,6 +16,8 @@ pub mod session;
 pub mod writer;
 
 #[cfg(test)]
+mod sums_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod writer_tests;

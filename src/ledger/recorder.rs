@@ -17,8 +17,10 @@ use super::writer::{Handed, MinuteWrite, Writer};
 use super::{Ledger, LedgerMode};
 use crate::billing::{BudgetEvent, Meter, MeterTotals};
 
-/// Minutes kept here while the writer's channel is full (a day); older ones are dropped.
-const MAX_BACKLOG: usize = 1_440;
+/// Minutes kept here while the writer's channel is full (a week); older ones are dropped.
+const MAX_BACKLOG: usize = 7 * 1_440;
+/// Longest a lock-step recorder waits for one minute to reach the disk.
+const LOCKSTEP_WAIT: Duration = Duration::from_secs(10);
 
 /// Ledger sums, cumulative over a session (all `i64` as SQLite stores them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -106,6 +108,8 @@ pub struct Recorder {
     writer: Option<Writer>,
     backlog: VecDeque<MinuteWrite>,
     notes: Vec<String>,
+    /// Wait for each minute to reach the disk (simulated clocks only; see [`Recorder::lockstep`]).
+    lockstep: bool,
     session_id: i64,
     flushed: Recorded,
     pending: Recorded,
@@ -136,6 +140,7 @@ impl Recorder {
             writer,
             backlog: VecDeque::new(),
             notes,
+            lockstep: false,
             session_id,
             flushed,
             pending: flushed,
@@ -150,6 +155,14 @@ impl Recorder {
     /// Whether minutes reach the disk.
     pub fn writes(&self) -> bool {
         self.writer.is_some()
+    }
+
+    /// Each closed minute waits (bounded) until it is on disk. For runs on a simulated clock
+    /// (`watch --fast`), which would otherwise close minutes faster than any disk takes them;
+    /// there a printed minute is a written minute, as a kill -9 test needs.
+    pub fn lockstep(mut self, on: bool) -> Recorder {
+        self.lockstep = on;
+        self
     }
 
     /// Notes since the last call: write failures and recoveries, a backlog that overflowed.
@@ -236,7 +249,7 @@ impl Recorder {
 
     /// Moves the backlog into the writer's channel until it is full; never waits.
     fn hand_over(&mut self) {
-        let Some(writer) = &self.writer else {
+        let Some(writer) = &mut self.writer else {
             return;
         };
         while let Some(w) = self.backlog.pop_front() {
@@ -255,6 +268,12 @@ impl Recorder {
                     return;
                 }
             }
+        }
+        if self.lockstep && !writer.wait_written(LOCKSTEP_WAIT) {
+            self.notes.push(format!(
+                "ledger: a minute took over {} s to write",
+                LOCKSTEP_WAIT.as_secs()
+            ));
         }
         let excess = self.backlog.len().saturating_sub(MAX_BACKLOG);
         if excess > 0 {

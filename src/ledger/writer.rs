@@ -18,8 +18,8 @@ use crate::billing::BudgetEvent;
 
 /// Minutes the channel holds before the recorder keeps them itself.
 pub const CHANNEL_MINUTES: usize = 8;
-/// Failed minutes kept for another try (a day); older ones are dropped, and that is said.
-const MAX_RETRY: usize = 1_440;
+/// Failed minutes kept for another try (a week); older ones are dropped, and that is said.
+const MAX_RETRY: usize = 7 * 1_440;
 /// Longest [`Writer::finish`] waits for the queue by default.
 pub const FINISH_WAIT: Duration = Duration::from_secs(5);
 
@@ -51,11 +51,18 @@ pub enum Handed {
 /// Shared between the thread and its owner: notes for the next step.
 type Notes = Arc<Mutex<Vec<String>>>;
 
-fn push(notes: &Notes, line: String) {
-    let mut n = match notes.lock() {
+/// Minutes the thread has put on disk, for [`Writer::wait_written`].
+type Written = Arc<(Mutex<u64>, std::sync::Condvar)>;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
         Ok(g) => g,
         Err(p) => p.into_inner(),
-    };
+    }
+}
+
+fn push(notes: &Notes, line: String) {
+    let mut n = lock(notes);
     if n.len() < 16 {
         n.push(line);
     }
@@ -68,6 +75,9 @@ pub struct Writer {
     done: Option<Receiver<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
     notes: Notes,
+    written: Written,
+    /// Minutes handed over so far.
+    sent: u64,
 }
 
 impl Writer {
@@ -76,11 +86,12 @@ impl Writer {
         let (tx, rx) = std::sync::mpsc::sync_channel(CHANNEL_MINUTES);
         let (done_tx, done) = std::sync::mpsc::channel();
         let notes: Notes = Arc::default();
-        let thread_notes = Arc::clone(&notes);
+        let written: Written = Arc::default();
+        let (thread_notes, thread_written) = (Arc::clone(&notes), Arc::clone(&written));
         let thread = std::thread::Builder::new()
             .name("gpumeter-ledger".into())
             .spawn(move || {
-                run(ledger, &rx, &thread_notes);
+                run(ledger, &rx, &thread_notes, &thread_written);
                 let _ = done_tx.send(());
             })?;
         Ok(Writer {
@@ -88,16 +99,21 @@ impl Writer {
             done: Some(done),
             thread: Some(thread),
             notes,
+            written,
+            sent: 0,
         })
     }
 
     /// Hands a minute over without waiting; gives it back when the channel is full.
-    pub fn try_send(&self, w: MinuteWrite) -> Handed {
+    pub fn try_send(&mut self, w: MinuteWrite) -> Handed {
         let Some(tx) = &self.tx else {
             return Handed::Gone;
         };
         match tx.try_send(w) {
-            Ok(()) => Handed::Queued,
+            Ok(()) => {
+                self.sent += 1;
+                Handed::Queued
+            }
             Err(TrySendError::Full(w)) => Handed::Full(w),
             Err(TrySendError::Disconnected(_)) => Handed::Gone,
         }
@@ -105,11 +121,26 @@ impl Writer {
 
     /// What the thread had to say since the last call.
     pub fn drain_notes(&self) -> Vec<String> {
-        let mut n = match self.notes.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        std::mem::take(&mut *n)
+        std::mem::take(&mut *lock(&self.notes))
+    }
+
+    /// Waits, `wait` at most, until every minute handed over is on disk; whether it is.
+    /// Only for runs on a simulated clock (`watch --fast`), which must not outrun the disk.
+    pub fn wait_written(&self, wait: Duration) -> bool {
+        let (count, cv) = &*self.written;
+        let deadline = std::time::Instant::now() + wait;
+        let mut done = lock(count);
+        while *done < self.sent {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            done = match cv.wait_timeout(done, left) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+        true
     }
 
     /// Sends `rest`, closes the channel and waits, `wait` at most in all, for everything to
@@ -171,7 +202,7 @@ impl Drop for Writer {
 }
 
 /// The thread: each minute in order, failed ones tried again before the next.
-fn run(mut ledger: Ledger, rx: &Receiver<MinuteWrite>, notes: &Notes) {
+fn run(mut ledger: Ledger, rx: &Receiver<MinuteWrite>, notes: &Notes, written: &Written) {
     let mut queue: VecDeque<MinuteWrite> = VecDeque::new();
     let mut failing = false;
     while let Ok(w) = rx.recv() {
@@ -180,11 +211,11 @@ fn run(mut ledger: Ledger, rx: &Receiver<MinuteWrite>, notes: &Notes) {
         while let Ok(more) = rx.try_recv() {
             queue.push_back(more);
         }
-        drain(&mut ledger, &mut queue, &mut failing, notes);
+        drain(&mut ledger, &mut queue, &mut failing, notes, written);
     }
     // The channel closed: one last try for what failed before.
     if !queue.is_empty() {
-        drain(&mut ledger, &mut queue, &mut failing, notes);
+        drain(&mut ledger, &mut queue, &mut failing, notes, written);
         if !queue.is_empty() {
             push(
                 notes,
@@ -199,11 +230,15 @@ fn drain(
     queue: &mut VecDeque<MinuteWrite>,
     failing: &mut bool,
     notes: &Notes,
+    written: &Written,
 ) {
     while let Some(w) = queue.front() {
         match write(ledger, w) {
             Ok(()) => {
                 queue.pop_front();
+                let (count, cv) = &**written;
+                *lock(count) += 1;
+                cv.notify_all();
                 if std::mem::replace(failing, false) {
                     push(notes, "ledger writes work again".into());
                 }
@@ -224,7 +259,7 @@ fn drain(
         queue.drain(..excess);
         push(
             notes,
-            format!("ledger: {excess} old minute(s) dropped after failing for a day"),
+            format!("ledger: {excess} old minute(s) dropped after failing for a week"),
         );
     }
 }

@@ -38,6 +38,8 @@ pub struct Metering {
     interval_ms: i64,
     recorder: Option<Recorder>,
     started: bool,
+    /// Wait for each minute to reach the disk (a simulated clock: `watch --fast`).
+    lockstep: bool,
 }
 
 impl Metering {
@@ -51,7 +53,15 @@ impl Metering {
             interval_ms: interval_ms.max(1),
             recorder: None,
             started: false,
+            lockstep: false,
         }
+    }
+
+    /// Each minute waits until it is on disk: for a simulated clock, which would otherwise
+    /// close minutes faster than a disk takes them (see [`Recorder::lockstep`]).
+    pub fn lockstep(mut self, on: bool) -> Self {
+        self.lockstep = on;
+        self
     }
 
     /// Whether pricing is configured (money will be shown).
@@ -116,7 +126,7 @@ impl Metering {
                 notes.push(format!("resuming billing session {} from the ledger", s.id));
             }
         }
-        self.recorder = Some(Recorder::new(ledger, start.as_ref()));
+        self.recorder = Some(Recorder::new(ledger, start.as_ref()).lockstep(self.lockstep));
         *engine = std::mem::take(engine).with_meter(meter);
         notes
     }

@@ -64,6 +64,10 @@ pub struct SessionConfig {
     pub terminal_channels: bool,
     /// Wrap terminal sequences for tmux (`$TMUX` set).
     pub in_tmux: bool,
+    /// The clock is simulated (`watch --fast`): each minute waits until it is on disk, so
+    /// simulated days cannot outrun the disk and a printed minute is a written one. Real-time
+    /// front-ends leave this off: their ticks never wait on the disk.
+    pub ledger_lockstep: bool,
 }
 
 /// What one call produced, for the front-end to show.
@@ -125,7 +129,8 @@ impl Session {
             .with_autostop(autostop);
         Ok(Session {
             engine,
-            metering: Metering::new(cfg.pricing, cfg.ledger_path, cfg.interval_ms),
+            metering: Metering::new(cfg.pricing, cfg.ledger_path, cfg.interval_ms)
+                .lockstep(cfg.ledger_lockstep),
             notifier,
             currency,
             pending_notes: note.into_iter().collect(),

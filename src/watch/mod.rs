@@ -224,6 +224,7 @@ pub fn run_watch_with(
     let session = Session::new(SessionConfig {
         interval_ms,
         terminal_channels: false,
+        ledger_lockstep: matches!(clock, WatchClock::Fast(_)),
         ..cfg
     })?;
     let mut run = Run {
