@@ -90,7 +90,7 @@ fn alert_text_spend_panel_watch_and_report_print_money_alike() {
         );
         // The spend panel: the same rate, and the spend.
         let theme = crate::ui::theme::Theme::monochrome();
-        let panel = text_of(&crate::ui::spend_panel::lines(&view, &theme));
+        let panel = text_of(&crate::ui::widgets::spend_panel::lines(&view, &theme));
         assert!(
             panel.contains(&format!("{spent_text}  (today")),
             "{code}: {panel}"
