@@ -2,7 +2,7 @@
 //! evidence table and the next step for each cause. Pure formatting of what `starved.rs` found.
 
 use super::Ctx;
-use super::alert::{Alert, AlertKind, Severity, format_money};
+use super::alert::{Alert, AlertKind, Severity};
 use super::budget_text::{
     budget_sentence, cgroup_budget, cgroup_evidence, cores_text, job_main_text, thread_sentence,
 };
@@ -136,7 +136,7 @@ pub(super) fn alert(
     let gpus = gpu_ranges(v.starved);
     let gpu_word = if v.starved.len() == 1 { "GPU" } else { "GPUs" };
     let window = window_text(cfg.window_ms);
-    let money = |m: i64| format_money(m, ctx.currency);
+    let money = |m: i64| ctx.money(m);
 
     let used = js.cores_used.mean();
     let allowed = js.cores_allowed.mean();
@@ -220,7 +220,7 @@ pub(super) fn alert(
         ),
     ];
     evidence.extend(cgroup_evidence(snap, host, &window));
-    if let (Some(w), Some(rate)) = (v.wasting_per_hour, ctx.rate_micros_per_h) {
+    if let (Some(w), Some(rate)) = (v.wasting_per_hour, ctx.rate_micros_per_h()) {
         evidence.push((
             "GPU time wasted".into(),
             format!(
@@ -271,6 +271,6 @@ pub(super) fn alert(
         cost_micros: None,
         next_step: Some(next_step(snap, cfg, js, v)),
         since_unix_ms: ctx.now_ms,
-        currency: ctx.currency.to_string(),
+        currency: ctx.currency,
     }
 }
