@@ -18,6 +18,7 @@ pub mod money;
 pub mod notify;
 pub mod report;
 pub mod sanitize;
+pub mod serve;
 pub mod source;
 pub mod ui;
 pub mod units;

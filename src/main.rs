@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
-use gpumeter::cli::{Cli, Command, GlobalArgs, ReportArgs, SnapshotArgs, WatchArgs};
+use gpumeter::cli::{Cli, Command, GlobalArgs, ReportArgs, ServeArgs, SnapshotArgs, WatchArgs};
 use gpumeter::clock::{Clock, FakeClock, SharedClock, SystemClock};
 use gpumeter::launch::{self, LaunchError};
 use gpumeter::source::collector;
@@ -51,6 +51,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Snapshot(args)) => snapshot(&cli, args),
         Some(Command::Watch(args)) => watch_cmd(&cli, args),
         Some(Command::Report(args)) => report_cmd(&cli, args),
+        Some(Command::Serve(args)) => serve_cmd(&cli, args),
         None => dashboard(&cli),
     }
 }
@@ -187,5 +188,44 @@ fn report_cmd(cli: &Cli, args: &ReportArgs) -> anyhow::Result<()> {
         SystemClock.now_unix_ms(),
         &mut std::io::stdout().lock(),
     )?;
+    Ok(())
+}
+
+fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
+    use gpumeter::serve::{self, auth, metrics::MetricsOptions, sampler::SamplerSetup};
+    let g = &cli.global;
+    let token = auth::load_token(
+        args.token_file.as_deref(),
+        std::env::var(auth::TOKEN_ENV).ok(),
+        &mut |w| eprintln!("gpumeter: {w}"),
+    )?;
+    // Refuse a bad address before opening anything.
+    auth::check_listen(args.listen, token.as_ref())?;
+    let settings = config::load_for(g, demo_pricing(g)?)?;
+    for n in &settings.notes {
+        eprintln!("gpumeter: {n}");
+    }
+    let clock: SharedClock = Arc::new(SystemClock);
+    let source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock.clone())?;
+    let alerts = gpumeter::notify::headless::headless_alerts(
+        &settings.alerts,
+        args.autostop.map(millis),
+        args.stop_cmd.as_ref().map(|c| c.0.clone()),
+    )?;
+    let setup = SamplerSetup {
+        source,
+        clock,
+        interval: g.interval,
+        pricing: settings.pricing,
+        ledger: ledger_path(&settings.ledger),
+        alerts,
+        metrics: MetricsOptions {
+            process_limit: args.process_metrics.then_some(args.process_limit),
+            dcgm: args.compat == Some(gpumeter::cli::Compat::Dcgm),
+        },
+    };
+    serve::run(args.listen, token, setup, &mut |addr| {
+        eprintln!("gpumeter: serving on http://{addr}/metrics");
+    })?;
     Ok(())
 }

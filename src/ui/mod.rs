@@ -29,7 +29,7 @@ pub mod theme_file;
 mod theme_style;
 
 #[cfg(test)]
-mod demo_testing;
+pub(crate) mod demo_testing;
 #[cfg(test)]
 mod render_tests;
 #[cfg(test)]

@@ -1,0 +1,60 @@
+//! What the HTTP side serves: the latest state, rendered once per tick by the sampler (scrape
+//! texts, snapshot JSON, readiness) and handed over whole as an `Arc`. A request clones the
+//! `Arc` and writes bytes: no NVML call, no engine lock, no work that grows with the number of
+//! clients; a slow client holds only its copy of one published state.
+
+use bytes::Bytes;
+
+use super::metrics::{self, Health, MetricsOptions, Roster};
+use crate::engine::{Engine, SourceHealth};
+use crate::export::json;
+
+/// One published state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Published {
+    /// `/metrics` as OpenMetrics text.
+    pub openmetrics: Bytes,
+    /// `/metrics` as Prometheus text 0.0.4.
+    pub classic: Bytes,
+    /// `/api/v1/snapshot` (None before the first reading).
+    pub snapshot: Option<Bytes>,
+    /// `/-/ready`: Ok once a reading arrived and while readings succeed, else why not.
+    pub ready: Result<(), String>,
+}
+
+impl Published {
+    /// Before the sampler has published anything.
+    pub fn starting() -> Published {
+        Published {
+            openmetrics: Bytes::from_static(b"# EOF\n"),
+            classic: Bytes::new(),
+            snapshot: None,
+            ready: Err("no reading yet".into()),
+        }
+    }
+}
+
+/// Renders the engine's latest state.
+pub fn render(
+    engine: &Engine,
+    roster: &Roster,
+    health: &Health,
+    opts: &MetricsOptions,
+) -> Published {
+    let scrape = metrics::render(engine, roster, health, opts);
+    let snapshot = engine.latest().and_then(|snap| {
+        let doc = json::document(snap, engine.billing(), engine.alerts());
+        json::to_json_document(&doc).ok().map(Bytes::from)
+    });
+    let ready = match engine.health() {
+        SourceHealth::Ok => Ok(()),
+        SourceHealth::Starting => Err("no reading yet".into()),
+        SourceHealth::Failing { message, .. } => Err(format!("the source is failing: {message}")),
+    };
+    Published {
+        openmetrics: Bytes::from(scrape.openmetrics),
+        classic: Bytes::from(scrape.classic),
+        snapshot,
+        ready,
+    }
+}
