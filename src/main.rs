@@ -58,24 +58,53 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 
 fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
     let g = &cli.global;
-    let snap = if let Some(demo) = g.demo.as_deref() {
-        // Read the scenario `--at` into its run on a private clock: no waiting.
+    // With --json and pricing, the readings run through a meter (no ledger) so the document
+    // carries the bill; the table stays a plain reading.
+    let settings = if args.json {
+        Some(config::load_for(g, demo_pricing(g)?)?)
+    } else {
+        None
+    };
+    let mut engine = gpumeter::engine::Engine::new();
+    if let Some(s) = &settings {
+        engine = engine.with_rules(s.alerts.rules.clone());
+    }
+    let pricing = settings.as_ref().and_then(|s| s.pricing.clone());
+    let mut metering = gpumeter::metering::Metering::new(pricing, None, millis(g.interval));
+    if let Some(demo) = g.demo.as_deref() {
+        // Play the scenario up to `--at` on a private clock: no waiting. At most ~10 000
+        // readings, however long `--at` is.
         let clock = FakeClock::new(SystemClock.now_unix_ms());
         let mut source = launch::open_source(Some(demo), None, Arc::new(clock.clone()))?;
-        clock.advance_ms(i64::try_from(args.at.as_millis()).unwrap_or(i64::MAX));
-        source.sample()?
+        let at = millis(args.at);
+        let step = if args.json {
+            millis(g.interval).max(at / 10_000).max(1)
+        } else {
+            at.max(1)
+        };
+        let mut t = 0;
+        while t < at {
+            let snap = source.sample()?;
+            metering.ingest(&mut engine, snap);
+            let dt = step.min(at - t);
+            clock.advance_ms(dt);
+            t += dt;
+        }
+        metering.ingest(&mut engine, source.sample()?);
     } else {
         let clock: SharedClock = Arc::new(SystemClock);
         let mut source = launch::open_source(None, g.nvml_lib.as_deref(), clock)?;
         // Rates (CPU %, disk, PCIe) need two readings; one short interval apart, like top -n 1.
-        source.sample()?;
+        metering.ingest(&mut engine, source.sample()?);
         std::thread::sleep(g.interval.min(Duration::from_secs(1)));
-        source.sample()?
-    };
+        metering.ingest(&mut engine, source.sample()?);
+    }
+    let snap = engine.latest().context("no reading")?;
     let text = if args.json {
-        export::json::to_json(&snap)?
+        let doc = export::json::document(snap, engine.billing(), engine.alerts());
+        export::json::to_json_document(&doc)?
     } else {
-        export::table::to_table(&snap)
+        export::table::to_table(snap)
     };
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a message.

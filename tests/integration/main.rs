@@ -11,6 +11,8 @@ mod fake_nvml_faults;
 mod fake_nvml_tui;
 mod insights;
 mod pynvml;
+mod serve;
+mod serve_prometheus;
 mod support;
 mod themes;
 mod tui;
