@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
-use gpumeter::cli::{Cli, Command, GlobalArgs, ReportArgs, ServeArgs, SnapshotArgs, WatchArgs};
+use gpumeter::cli::{
+    self, Cli, Command, ReportArgs, ServeArgs, SnapshotArgs, SourceArgs, WatchArgs,
+};
 use gpumeter::clock::{Clock, FakeClock, SharedClock, SystemClock};
 use gpumeter::launch::{self, LaunchError};
 use gpumeter::source::collector;
@@ -31,8 +33,13 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    let g = &cli.global;
-    if g.list {
+    let list = match &cli.command {
+        Some(Command::Snapshot(a)) => a.source.or(&cli.source).list,
+        Some(Command::Watch(a)) => a.source.or(&cli.source).list,
+        Some(Command::Serve(a)) => a.source.or(&cli.source).list,
+        _ => cli.source.list,
+    };
+    if list {
         print!("{}", launch::scenario_list());
         return Ok(());
     }
@@ -57,48 +64,59 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
-    let g = &cli.global;
-    // With --json and pricing, the readings run through a meter (no ledger) so the document
-    // carries the bill; the table stays a plain reading.
-    let settings = if args.json {
-        Some(config::load_for(g, demo_pricing(g)?)?)
+    let g = &args.source.or(&cli.source);
+    // With --json the readings run through a session (no ledger, no channels) so the document
+    // carries the bill and the standing alerts; the table stays a plain reading.
+    let cfg = if args.json {
+        let settings = config::load(&cli::load_options(
+            &args.files.or(&cli.files),
+            &args.pricing.or(&cli.pricing),
+            None,
+            demo_pricing(g)?,
+        ))?;
+        let mut alerts = settings.alerts;
+        // A one-shot reading notifies no one and stops nothing: webhooks, hooks and autostop off.
+        alerts.notify.webhook = None;
+        alerts.notify.hooks.clear();
+        alerts.autostop.enabled = false;
+        gpumeter::session::SessionConfig {
+            pricing: settings.pricing,
+            interval_ms: millis(g.interval()),
+            alerts,
+            ..Default::default()
+        }
     } else {
-        None
+        gpumeter::session::SessionConfig::default()
     };
-    let mut engine = gpumeter::engine::Engine::new();
-    if let Some(s) = &settings {
-        engine = engine.with_rules(s.alerts.rules.clone());
-    }
-    let pricing = settings.as_ref().and_then(|s| s.pricing.clone());
-    let mut metering = gpumeter::metering::Metering::new(pricing, None, millis(g.interval));
+    let mut session = gpumeter::session::Session::new(cfg)?;
     if let Some(demo) = g.demo.as_deref() {
-        // Play the scenario up to `--at` on a private clock: no waiting. At most ~10 000
-        // readings, however long `--at` is.
+        // Play the scenario up to `--at` on a private clock: no waiting, at most ~10 000
+        // readings however long `--at` is (the table needs only the last).
         let clock = FakeClock::new(SystemClock.now_unix_ms());
         let mut source = launch::open_source(Some(demo), None, Arc::new(clock.clone()))?;
         let at = millis(args.at);
         let step = if args.json {
-            millis(g.interval).max(at / 10_000).max(1)
+            millis(g.interval()).max(at / 10_000).max(1)
         } else {
             at.max(1)
         };
         let mut t = 0;
         while t < at {
-            let snap = source.sample()?;
-            metering.ingest(&mut engine, snap);
+            session.ingest(source.sample()?);
             let dt = step.min(at - t);
             clock.advance_ms(dt);
             t += dt;
         }
-        metering.ingest(&mut engine, source.sample()?);
+        session.ingest(source.sample()?);
     } else {
         let clock: SharedClock = Arc::new(SystemClock);
         let mut source = launch::open_source(None, g.nvml_lib.as_deref(), clock)?;
         // Rates (CPU %, disk, PCIe) need two readings; one short interval apart, like top -n 1.
-        metering.ingest(&mut engine, source.sample()?);
-        std::thread::sleep(g.interval.min(Duration::from_secs(1)));
-        metering.ingest(&mut engine, source.sample()?);
+        session.ingest(source.sample()?);
+        std::thread::sleep(g.interval().min(Duration::from_secs(1)));
+        session.ingest(source.sample()?);
     }
+    let engine = session.engine();
     let snap = engine.latest().context("no reading")?;
     let text = if args.json {
         let doc = export::json::document(snap, engine.billing(), engine.alerts());
@@ -115,8 +133,13 @@ fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
 }
 
 fn dashboard(cli: &Cli) -> anyhow::Result<()> {
-    let g = &cli.global;
-    let settings = config::load_for(g, demo_pricing(g)?)?;
+    let g = &cli.source;
+    let settings = config::load(&cli::load_options(
+        &cli.files,
+        &cli.pricing,
+        Some(&cli.ui),
+        demo_pricing(g)?,
+    ))?;
     for n in &settings.notes {
         eprintln!("gpumeter: {n}");
     }
@@ -127,14 +150,14 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
     let source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock.clone())?;
     let label = source.label();
     let (tx, rx) = tokio::sync::mpsc::channel(16);
-    collector::spawn(source, g.interval, tx).context("starting the collector thread")?;
+    collector::spawn(source, g.interval(), tx).context("starting the collector thread")?;
     let billing = settings.pricing.map(|pricing| ui::BillingSetup {
         pricing,
         ledger_path: ledger_path(&settings.ledger),
-        interval_ms: millis(g.interval),
+        interval_ms: millis(g.interval()),
     });
     let options = ui::UiOptions {
-        no_color: g.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+        no_color: cli.ui.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         source_label: label,
         billing,
         theme,
@@ -156,7 +179,7 @@ fn ledger_path(ledger: &config::LedgerSettings) -> Option<std::path::PathBuf> {
 }
 
 /// The demo scenario's own price, so `--demo` shows money moving without a config file.
-fn demo_pricing(g: &GlobalArgs) -> anyhow::Result<Option<config::DemoPricing>> {
+fn demo_pricing(g: &SourceArgs) -> anyhow::Result<Option<config::DemoPricing>> {
     let Some(name) = g.demo.as_deref() else {
         return Ok(None);
     };
@@ -168,9 +191,14 @@ fn millis(d: Duration) -> i64 {
 }
 
 fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
-    let g = &cli.global;
+    let g = &args.source.or(&cli.source);
     watch::check_fast(args.fast, g.demo.is_some())?;
-    let settings = config::load_for(g, demo_pricing(g)?)?;
+    let settings = config::load(&cli::load_options(
+        &args.files.or(&cli.files),
+        &args.pricing.or(&cli.pricing),
+        None,
+        demo_pricing(g)?,
+    ))?;
     for n in &settings.notes {
         eprintln!("gpumeter: {n}");
     }
@@ -185,20 +213,23 @@ fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
     let ledger = ledger_path(&settings.ledger);
     let opts = WatchOptions {
         for_ms: args.for_.map(millis),
-        interval_ms: millis(g.interval),
+        interval_ms: millis(g.interval()),
     };
-    let alerts = gpumeter::notify::headless::headless_alerts(
-        &settings.alerts,
-        args.autostop.map(millis),
-        args.stop_cmd.as_ref().map(|c| c.0.clone()),
-    )?;
+    let session = gpumeter::session::SessionConfig {
+        pricing: settings.pricing,
+        ledger_path: ledger,
+        alerts: settings.alerts,
+        autostop_flags: gpumeter::session::AutostopFlags {
+            after_ms: args.autostop.map(millis),
+            command: args.stop_cmd.as_ref().map(|c| c.0.clone()),
+        },
+        ..Default::default()
+    };
     watch::run_watch_with(
         source.as_mut(),
         &clock,
-        settings.pricing.as_ref(),
-        ledger.as_deref(),
+        session,
         opts,
-        alerts,
         &mut std::io::stdout().lock(),
         &mut std::io::stderr(),
     )?;
@@ -206,13 +237,25 @@ fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
 }
 
 fn report_cmd(cli: &Cli, args: &ReportArgs) -> anyhow::Result<()> {
-    let settings = config::load_for(&cli.global, None)?;
+    let files = args.files.or(&cli.files);
+    let settings = config::load(&cli::load_options(&files, &Default::default(), None, None))?;
     let path = settings
         .ledger
         .path
         .context("no ledger location: pass --ledger PATH (or set HOME / XDG_STATE_HOME)")?;
+    let format = if args.json {
+        report::ReportFormat::Json
+    } else if args.csv {
+        report::ReportFormat::Csv
+    } else {
+        report::ReportFormat::Table
+    };
+    let opts = report::ReportOptions {
+        since: args.since,
+        format,
+    };
     report::run_report(
-        args,
+        &opts,
         &path,
         SystemClock.now_unix_ms(),
         &mut std::io::stdout().lock(),
@@ -222,7 +265,7 @@ fn report_cmd(cli: &Cli, args: &ReportArgs) -> anyhow::Result<()> {
 
 fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
     use gpumeter::serve::{self, auth, metrics::MetricsOptions, sampler::SamplerSetup};
-    let g = &cli.global;
+    let g = &args.source.or(&cli.source);
     let token = auth::load_token(
         args.token_file.as_deref(),
         std::env::var(auth::TOKEN_ENV).ok(),
@@ -230,27 +273,39 @@ fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
     )?;
     // Refuse a bad address before opening anything.
     auth::check_listen(args.listen, token.as_ref())?;
-    let settings = config::load_for(g, demo_pricing(g)?)?;
+    let settings = config::load(&cli::load_options(
+        &args.files.or(&cli.files),
+        &args.pricing.or(&cli.pricing),
+        None,
+        demo_pricing(g)?,
+    ))?;
     for n in &settings.notes {
         eprintln!("gpumeter: {n}");
     }
+    if settings.pricing.is_none() {
+        eprintln!("gpumeter: no pricing configured (pricing.rate or --rate): no spend to export");
+    }
     let clock: SharedClock = Arc::new(SystemClock);
     let source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock.clone())?;
-    let alerts = gpumeter::notify::headless::headless_alerts(
-        &settings.alerts,
-        args.autostop.map(millis),
-        args.stop_cmd.as_ref().map(|c| c.0.clone()),
-    )?;
+    let session = gpumeter::session::Session::new(gpumeter::session::SessionConfig {
+        pricing: settings.pricing,
+        ledger_path: ledger_path(&settings.ledger),
+        interval_ms: millis(g.interval()),
+        alerts: settings.alerts,
+        autostop_flags: gpumeter::session::AutostopFlags {
+            after_ms: args.autostop.map(millis),
+            command: args.stop_cmd.as_ref().map(|c| c.0.clone()),
+        },
+        ..Default::default()
+    })?;
     let setup = SamplerSetup {
         source,
         clock,
-        interval: g.interval,
-        pricing: settings.pricing,
-        ledger: ledger_path(&settings.ledger),
-        alerts,
+        interval: g.interval(),
+        session,
         metrics: MetricsOptions {
             process_limit: args.process_metrics.then_some(args.process_limit),
-            dcgm: args.compat == Some(gpumeter::cli::Compat::Dcgm),
+            dcgm: args.compat == Some(cli::Compat::Dcgm),
         },
     };
     serve::run(args.listen, token, setup, &mut |addr| {

@@ -1,8 +1,10 @@
-//! The sampling side of `serve`, on its own thread: source → engine (+ meter, ledger, rules,
-//! notify channels, autostop, as `watch` runs them) → one rendered [`Published`] state per tick,
-//! handed to the HTTP side through a `watch` channel. The HTTP side never calls into this
-//! thread, so slow or many clients cannot delay a reading; a slow source delays only the next
-//! reading. Alert lines go to stdout, notes to stderr (the journal, under systemd).
+//! The sampling side of `serve`, on its own thread and the [`Session`]'s only owner: source →
+//! session (meter, ledger, rules, notify channels, autostop, as `watch` runs them) → one
+//! rendered [`Published`] state per tick, handed to the HTTP side through a `watch` channel.
+//! The HTTP side never calls into this thread, so slow or many clients cannot delay a reading;
+//! a slow source delays only the next reading. Each step is printed as `watch` prints it
+//! (alert and budget lines to stdout, notes to stderr: the journal, under systemd), and the
+//! stop command runs when autostop asks.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -13,21 +15,18 @@ use tokio::sync::watch;
 
 use super::metrics::{self, MetricsOptions, Roster};
 use super::published::{self, Published};
-use crate::billing::Pricing;
 use crate::clock::SharedClock;
-use crate::engine::Engine;
-use crate::metering::Metering;
-use crate::notify::headless::HeadlessAlerts;
+use crate::engine::rules::AlertKind;
+use crate::session::{Session, Step};
 use crate::source::Source;
+use crate::watch::lines;
 
 /// What the sampler runs with.
 pub struct SamplerSetup {
     pub source: Box<dyn Source>,
     pub clock: SharedClock,
     pub interval: Duration,
-    pub pricing: Option<Pricing>,
-    pub ledger: Option<std::path::PathBuf>,
-    pub alerts: HeadlessAlerts,
+    pub session: Session,
     pub metrics: MetricsOptions,
 }
 
@@ -35,9 +34,7 @@ pub struct SamplerSetup {
 struct Sampler {
     source: Box<dyn Source>,
     clock: SharedClock,
-    engine: Engine,
-    metering: Metering,
-    alerts: HeadlessAlerts,
+    session: Session,
     roster: Roster,
     errors: u64,
     opts: MetricsOptions,
@@ -47,19 +44,19 @@ impl Sampler {
     fn tick(&mut self, out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<()> {
         match self.source.sample() {
             Ok(snap) => {
+                let at = snap.taken_at_unix_ms;
                 self.roster.observe(&snap);
-                let step = self.metering.ingest(&mut self.engine, snap);
-                self.alerts.after_tick(&mut self.engine, out, err)?;
-                for n in &step.notes {
-                    writeln!(err, "gpumeter: {n}")?;
-                }
+                let step = self.session.ingest(snap);
+                self.show(&step, at, out, err)?;
             }
             Err(e) => {
                 self.errors += 1;
                 let now = self.clock.now_unix_ms();
-                self.engine.source_failed(e.to_string(), now, 0);
-                // Said once per failing stretch, not once per interval.
-                if self.errors == 1 || self.engine.ticks() > 0 && self.errors % 60 == 1 {
+                let message =
+                    crate::sanitize::sanitize(&e.to_string(), crate::sanitize::MAX_COMMAND_CHARS);
+                self.session.source_failed(message, now, 0);
+                // Said on the first failure and then once a minute-ish, not every interval.
+                if self.errors % 60 == 1 {
                     writeln!(err, "gpumeter: {}: {e}", self.source.label())?;
                 }
             }
@@ -67,9 +64,47 @@ impl Sampler {
         Ok(())
     }
 
+    /// Prints a step the way `watch` does; runs the stop command when autostop asks.
+    fn show(
+        &self,
+        step: &Step,
+        now: i64,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        for e in &step.budget {
+            writeln!(out, "{}", lines::budget(e, self.session.currency()))?;
+        }
+        for t in step
+            .transitions
+            .iter()
+            .filter(|t| t.alert().kind != AlertKind::Budget)
+        {
+            lines::transition(out, t, now)?;
+        }
+        let cfg = self.session.autostop_config();
+        for e in &step.autostop {
+            writeln!(out, "{}", lines::autostop(e, cfg, now))?;
+        }
+        if let (Some(m), Some(view)) = (&step.flushed, self.session.engine().billing()) {
+            writeln!(out, "{}", lines::minute(m, view))?;
+        }
+        for n in &step.notes {
+            writeln!(err, "gpumeter: {n}")?;
+        }
+        if let Some(argv) = &step.stop {
+            out.flush()?;
+            if let Err(e) = crate::session::run_stop(argv, true) {
+                writeln!(err, "gpumeter: autostop: {e}")?;
+            }
+        }
+        Ok(())
+    }
+
     fn publish(&self) -> Published {
-        let health = metrics::health(&self.engine, self.errors);
-        published::render(&self.engine, &self.roster, &health, &self.opts)
+        let engine = self.session.engine();
+        let health = metrics::health(engine, self.errors);
+        published::render(engine, &self.roster, &health, &self.opts)
     }
 }
 
@@ -82,13 +117,10 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let interval_ms = i64::try_from(setup.interval.as_millis()).unwrap_or(i64::MAX);
     let mut s = Sampler {
-        engine: setup.alerts.engine(),
-        metering: Metering::new(setup.pricing, setup.ledger, interval_ms),
         source: setup.source,
         clock: setup.clock,
-        alerts: setup.alerts,
+        session: setup.session,
         roster: Roster::default(),
         errors: 0,
         opts: setup.metrics,
@@ -103,9 +135,7 @@ pub fn run(
             Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
         }
     }
-    let last = s.metering.finish();
-    for n in &last.notes {
-        writeln!(err, "gpumeter: {n}")?;
-    }
-    Ok(())
+    let last = s.session.finish();
+    let now = s.clock.now_unix_ms();
+    s.show(&last, now, out, err)
 }
