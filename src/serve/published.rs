@@ -43,8 +43,9 @@ pub fn render(
 ) -> Published {
     let scrape = metrics::render(engine, roster, health, opts);
     let snapshot = engine.latest().and_then(|snap| {
+        // Compact, not pretty: machines read this one, and it is rendered every tick.
         let doc = json::document(snap, engine.billing(), engine.alerts());
-        json::to_json_document(&doc).ok().map(Bytes::from)
+        serde_json::to_vec(&doc).ok().map(Bytes::from)
     });
     let ready = match engine.health() {
         SourceHealth::Ok => Ok(()),

@@ -13,6 +13,7 @@ mod fake_nvml_tui;
 mod insights;
 mod pynvml;
 mod serve;
+mod serve_load;
 mod serve_prometheus;
 mod support;
 mod themes;

@@ -93,6 +93,10 @@ impl Served {
         served
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
     /// Waits until `/-/ready` answers 200 (the first reading is in).
     pub fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
