@@ -81,7 +81,7 @@ pub fn run(
     listener.set_nonblocking(true)?;
     bound(listener.local_addr()?);
 
-    let (tx, rx) = watch::channel(Arc::new(Published::starting()));
+    let (tx, rx) = watch::channel(Arc::new(Published::starting(&setup.metrics)));
     let (stop_tx, stop_rx) = std::sync::mpsc::channel();
     let sampler = std::thread::Builder::new()
         .name("gpumeter-sampler".into())

@@ -23,14 +23,16 @@ pub struct Published {
 }
 
 impl Published {
-    /// Before the sampler has published anything.
-    pub fn starting() -> Published {
-        Published {
-            openmetrics: Bytes::from_static(b"# EOF\n"),
-            classic: Bytes::new(),
-            snapshot: None,
-            ready: Err("no reading yet".into()),
-        }
+    /// Before the first reading (NVML may take seconds to start): `gpumeter_up 0` and the
+    /// build, so a scrape already says who answers and that nothing was read yet.
+    pub fn starting(opts: &MetricsOptions) -> Published {
+        let engine = Engine::new();
+        render(
+            &engine,
+            &Roster::default(),
+            &metrics::health(&engine, 0),
+            opts,
+        )
     }
 }
 

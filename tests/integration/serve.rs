@@ -385,3 +385,87 @@ fn promtool_passes_every_scenario_with_process_metrics_and_flags_dcgm_names() {
         "the DCGM names are not Prometheus-style: {said}"
     );
 }
+
+/// `sample_value` for a series whose labels contain `labels`.
+fn series_value(text: &str, name: &str, labels: &str) -> Option<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")) && l.contains(labels))
+        .find_map(|l| l.rsplit_once(' ')?.1.parse().ok())
+}
+
+#[test]
+fn on_the_real_nvml_path_a_lost_gpu_keeps_its_series_and_a_failing_driver_is_not_ready() {
+    use crate::support::fake_nvml::{FULL, library, scenario_file};
+    // GPU 1 falls off the bus at 1 s; at 4 s NVML cannot even count the GPUs.
+    let scenario = scenario_file(&format!(
+        "{FULL}\n[[fault]]\ngpu = 1\nfunction = \"*\"\nerror = \"GPU_IS_LOST\"\nfrom_s = 1\n\
+         \n[[fault]]\nfunction = \"nvmlDeviceGetCount_v2\"\nerror = \"UNKNOWN\"\nfrom_s = 4\n"
+    ));
+    let lib = library().to_str().unwrap().to_string();
+    let path = scenario.path.to_str().unwrap().to_string();
+    let s = Served::start(
+        &["--no-ledger", "--interval", "200ms", "--rate", "12/h"],
+        &[
+            ("GPUMETER_NVML_LIB", lib.as_str()),
+            ("GPUMETER_FAKE_NVML_SCENARIO", path.as_str()),
+        ],
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut lost_seen = false;
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "lost_seen {lost_seen}: {}",
+            s.get("/metrics").body
+        );
+        std::thread::sleep(Duration::from_millis(150));
+        let m = s.get("/metrics").body;
+        if !lost_seen && series_value(&m, "gpumeter_gpu_lost", "gpu=\"1\"") == Some(1.0) {
+            assert_eq!(
+                series_value(&m, "gpumeter_gpu_lost", "gpu=\"0\""),
+                Some(0.0)
+            );
+            assert!(series_value(&m, "gpumeter_gpu_info", "gpu=\"1\"").is_some());
+            assert!(series_value(&m, "gpumeter_gpu_utilization_ratio", "gpu=\"1\"").is_none());
+            assert!(series_value(&m, "gpumeter_gpu_utilization_ratio", "gpu=\"0\"").is_some());
+            assert_eq!(s.get("/-/ready").status, 200, "the other GPUs go on");
+            lost_seen = true;
+        }
+        if lost_seen && sample_value(&m, "gpumeter_up") == Some(0.0) {
+            assert!(sample_value(&m, "gpumeter_sample_errors_total").unwrap() >= 1.0);
+            // The last good reading stays exported, lost GPU included.
+            assert_eq!(
+                series_value(&m, "gpumeter_gpu_lost", "gpu=\"1\""),
+                Some(1.0)
+            );
+            let ready = s.get("/-/ready");
+            assert_eq!(ready.status, 503);
+            assert!(ready.body.contains("failing"), "{}", ready.body);
+            break;
+        }
+    }
+    assert_eq!(s.get("/healthz").status, 200);
+}
+
+#[test]
+fn without_nvml_serve_exits_3_before_listening() {
+    let home = tempfile::tempdir().unwrap();
+    let out = command(home.path())
+        .args([
+            "serve",
+            "--no-ledger",
+            "--listen",
+            "127.0.0.1:0",
+            "--nvml-lib",
+        ])
+        .arg(home.path().join("no-such-libnvidia-ml.so.1"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("serving on"));
+}

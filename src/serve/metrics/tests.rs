@@ -284,3 +284,14 @@ fn before_the_first_reading_only_health_and_the_zeroed_verdicts_are_exported() {
     assert!(!text.contains("gpumeter_last_sample_timestamp_seconds"));
     assert!(!text.contains("gpumeter_gpu_"));
 }
+
+#[test]
+fn the_state_published_before_the_first_reading_is_a_valid_scrape_and_not_ready() {
+    let p = crate::serve::published::Published::starting(&MetricsOptions::default());
+    let text = std::str::from_utf8(&p.classic).unwrap();
+    assert_eq!(value(text, "gpumeter_up", ""), Some(0.0));
+    assert!(text.contains("gpumeter_build_info"));
+    assert!(p.openmetrics.ends_with(b"# EOF\n"));
+    assert!(p.snapshot.is_none());
+    assert_eq!(p.ready, Err("no reading yet".to_string()));
+}
