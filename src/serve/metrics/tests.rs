@@ -3,7 +3,7 @@
 use gpumeter_model::{GpuReading, Snapshot};
 
 use super::*;
-use crate::ui::demo_testing::{names, played_for};
+use crate::ui::tests::demo::{names, played_for};
 
 /// The value of every sample of `name`, with its label text (`{gpu="0",…}` or ``).
 fn samples(text: &str, name: &str) -> Vec<(String, f64)> {
