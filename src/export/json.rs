@@ -83,7 +83,7 @@ pub fn alert_summary(a: &Alert) -> AlertSummary {
             })
             .collect(),
         cost_micros: a.cost_micros,
-        currency: a.currency.clone(),
+        currency: a.currency.code().to_string(),
         next_step: a.next_step.clone(),
         since_unix_ms: a.since_unix_ms,
     }
