@@ -12,18 +12,21 @@
 
 use serde::{Deserialize, Serialize};
 
+mod document;
 mod throttle;
 
+pub use document::{AlertSummary, BillingSummary, BudgetSummary, Document, Evidence};
 pub use throttle::ThrottleReason;
 
 /// Version of the [`Snapshot`] schema. Bump on any change a reader would misread.
 ///
 /// - 1: the first schema.
-/// - 2: where gpumeter runs (`system.runs_in`), the cgroup's budget and throttling
+/// - 2: the JSON document may carry `billing` and `alerts` beside the reading ([`Document`]).
+/// - 3: where gpumeter runs (`system.runs_in`), the cgroup's budget and throttling
 ///   (`host.cgroup`), pressure stall (`host.*_pressure_pct`), disk busy time, and per process the
 ///   host PID seen from a container (`host_pid`, `pid_match`), the busiest thread and the CPU
-///   affinity set. Every new field defaults to absent, so schema-1 files still parse.
-pub const SCHEMA_VERSION: u32 = 2;
+///   affinity set. Every new field defaults to absent, so schema-1 and -2 files still parse.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// One reading of the whole machine at one instant.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
