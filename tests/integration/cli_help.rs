@@ -60,13 +60,26 @@ fn check(args: &[&str], groups: &[&[&str]], own: &[&str]) {
 #[test]
 fn each_command_lists_only_the_options_it_uses() {
     check(&[], &[SOURCE, FILES, PRICING, DISPLAY], &[]);
-    check(&["snapshot"], &[SOURCE], &["json", "at"]);
+    check(&["snapshot"], &[SOURCE, FILES, PRICING], &["json", "at"]);
     check(
         &["watch"],
         &[SOURCE, FILES, PRICING],
         &["for", "fast", "autostop", "stop-cmd"],
     );
     check(&["report"], &[FILES], &["since", "json", "csv"]);
+    check(
+        &["serve"],
+        &[SOURCE, FILES, PRICING],
+        &[
+            "listen",
+            "token-file",
+            "process-metrics",
+            "process-limit",
+            "compat",
+            "autostop",
+            "stop-cmd",
+        ],
+    );
     check(&["completions"], &[], &[]);
     check(&["man"], &[], &[]);
 }
