@@ -156,8 +156,9 @@ impl Cli {
     pub fn misplaced_option(&self) -> Option<(&'static str, &'static str)> {
         let (name, source, files, pricing, ui) = match &self.command {
             None | Some(Command::Completions { .. } | Command::Man) => return None,
-            Some(Command::Snapshot(_)) => ("snapshot", true, false, false, false),
+            Some(Command::Snapshot(_)) => ("snapshot", true, true, true, false),
             Some(Command::Watch(_)) => ("watch", true, true, true, false),
+            Some(Command::Serve(_)) => ("serve", true, true, true, false),
             Some(Command::Report(_)) => ("report", false, true, false, false),
         };
         let s = &self.source;
@@ -499,8 +500,8 @@ mod tests {
             Some(("--theme", "report"))
         );
         assert_eq!(
-            before(&["gpumeter", "--rate", "2/h", "snapshot"]),
-            Some(("--rate", "snapshot"))
+            before(&["gpumeter", "--no-color", "snapshot"]),
+            Some(("--no-color", "snapshot"))
         );
         assert_eq!(before(&["gpumeter", "--demo", "idle", "watch"]), None);
         assert_eq!(before(&["gpumeter", "--theme", "mono"]), None);
