@@ -297,7 +297,11 @@ fn the_idle_alert_and_the_minute_lines_write_yen_alike() {
         .args(["watch", "--fast", "--for", "40m", "--no-ledger"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     // 10 idle minutes at ¥480,000/h: one formatter, no decimals for yen, thousands grouped.
     assert!(
@@ -305,5 +309,8 @@ fn the_idle_alert_and_the_minute_lines_write_yen_alike() {
         "{text}"
     );
     assert!(text.contains("burn ¥480,000/h"), "{text}");
-    assert!(!text.contains("¥80000") && !text.contains("¥480000"), "{text}");
+    assert!(
+        !text.contains("¥80000") && !text.contains("¥480000"),
+        "{text}"
+    );
 }
