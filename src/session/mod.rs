@@ -234,6 +234,12 @@ impl Session {
         }
     }
 
+    /// The engine, once the run is over (its open minute written): for fixtures that draw it.
+    pub fn into_engine(mut self) -> Engine {
+        self.finish();
+        self.engine
+    }
+
     /// Writes the open minute (at exit; harmless to call twice).
     pub fn finish(&mut self) -> Step {
         let meter = self.metering.finish();
