@@ -1,7 +1,7 @@
 //! Derived state, one tick at a time: the latest snapshot, the metric history, the health of
 //! the source, the billing meter (when priced) and the insights (alert rules and autostop, in
 //! `insights.rs`), whose transitions and events wait in bounded queues for the session core
-//! ([`crate::session`]) to fan out. No terminal code and no wall clock here: time is the
+//! (`src/session/`) to fan out. No terminal code and no wall clock here: time is the
 //! snapshot's, or "now" passed in from a [`crate::clock::Clock`]. Imports neither the CLI, the
 //! config, the channels nor any front-end.
 

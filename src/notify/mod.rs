@@ -3,7 +3,7 @@
 //! (Slack-compatible JSON, rate-limited, never retried), optional command hooks per alert kind
 //! (argv, timeout, refused from a config file others can write), and `wall` plus the stop command
 //! for autostop. Fed one transition or autostop event at a time by the session core's fan-out
-//! ([`crate::session`]); every alert carries its own currency, so the channels print money as
+//! (`src/session/`); every alert carries its own currency, so the channels print money as
 //! the alert text does. Never blocks the caller on the network or a child process except the
 //! stop command, which the front-end runs ([`run_stop_command`]).
 

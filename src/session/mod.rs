@@ -1,7 +1,7 @@
 //! The session core: the one heart of a metering run, behind every front-end (the dashboard,
 //! `gpumeter watch`, and `gpumeter serve`). A [`Session`] owns the [`Engine`] (history, rules,
 //! autostop), the billing session ([`metering`]: meter + ledger), the alert fan-out to the
-//! notification channels ([`fanout`]) and the autostop guard ([`autostop`]). No terminal, HTTP
+//! notification channels (`fanout.rs`) and the autostop guard ([`autostop`]). No terminal, HTTP
 //! or clap code here.
 //!
 //! One call per reading: [`Session::ingest`] takes a snapshot and returns a [`Step`]: the budget
