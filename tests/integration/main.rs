@@ -12,6 +12,7 @@ mod fake_nvml_faults;
 mod fake_nvml_tui;
 mod insights;
 mod pynvml;
+mod record;
 mod serve;
 mod serve_load;
 mod serve_prometheus;
