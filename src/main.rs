@@ -19,6 +19,14 @@ use gpumeter::{config, export, report, ui};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some((flag, command)) = cli.misplaced_option() {
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("{flag} does not apply to `gpumeter {command}`"),
+            )
+            .exit();
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -98,3 +98,19 @@ fn the_report_help_the_issue_quoted_is_clean() {
         assert!(!text.contains(gone), "{gone}:\n{text}");
     }
 }
+
+#[test]
+fn an_option_before_a_subcommand_that_ignores_it_is_refused() {
+    let out = Command::cargo_bin("gpumeter")
+        .unwrap()
+        .env_remove("GPUMETER_NVML_LIB")
+        .args(["--theme", "mono", "report"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--theme does not apply to `gpumeter report`"),
+        "{err}"
+    );
+}

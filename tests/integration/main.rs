@@ -11,6 +11,7 @@ mod fake_nvml;
 mod fake_nvml_faults;
 mod fake_nvml_tui;
 mod insights;
+mod layering;
 mod pynvml;
 mod record;
 mod serve;
