@@ -193,7 +193,11 @@ impl Cli {
             Some(Command::Watch(_)) => ("watch", true, true, true, false),
             Some(Command::Serve(_)) => ("serve", true, true, true, false),
             Some(Command::Report(_)) => ("report", false, true, false, false),
+            Some(Command::Record(_)) => ("record", true, false, false, false),
         };
+        // `--record` before the subcommand counts for the front-ends that run readings.
+        let rec = matches!(self.command, Some(Command::Watch(_) | Command::Serve(_)));
+        let r = &self.recording;
         let s = &self.source;
         let f = &self.files;
         let p = &self.pricing;
@@ -202,6 +206,9 @@ impl Cli {
             (source, "--demo", s.demo.is_some()),
             (source, "--list", s.list),
             (source, "--interval", s.interval.is_some()),
+            (source, "--replay", s.replay.is_some()),
+            (rec, "--record", r.record.is_some()),
+            (rec, "--max-size", r.caps.max_size.is_some()),
             (files, "--config", f.config.is_some()),
             (files, "--ledger", f.ledger.is_some()),
             (files, "--no-ledger", f.no_ledger),
