@@ -93,6 +93,34 @@ pub enum Command {
     Watch(WatchArgs),
     /// Spend per day and per session from the ledger.
     Report(ReportArgs),
+    /// Pre-flight a rented machine in ~10 s: GPUs, driver and torch, links, host balance,
+    /// storage, software hazards, billing. Exit 0 all ok, 4 warnings, 5 failures.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The GPUs that were paid for, e.g. 8xH100, 4xA100, 8 or H100 (a mismatch fails).
+    #[arg(long, value_name = "N×MODEL", value_parser = parse_expect)]
+    pub expect: Option<crate::check::Expect>,
+
+    /// The Python the job will run, to read its torch build (default: python3 or python on
+    /// PATH). torch is not imported: CUDA is not initialised.
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+
+    /// Probe the dataset's directory: at most ~2 s and 256 MiB read (existing files, read
+    /// only; a temporary file there only when it holds too little), and its file system.
+    #[arg(long, value_name = "PATH")]
+    pub data: Option<PathBuf>,
+
+    /// Print the versioned JSON report instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_expect(s: &str) -> Result<crate::check::Expect, String> {
+    crate::check::Expect::parse(s)
 }
 
 #[derive(Debug, Args)]

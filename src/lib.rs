@@ -6,6 +6,7 @@
 //! through a [`clock::Clock`] so every rule is testable with a fake clock.
 
 pub mod billing;
+pub mod check;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -17,6 +17,26 @@ use gpumeter::{config, export, report, ui};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `check` has its own exit codes (0 ok, 4 warnings, 5 failures).
+    if let Some(Command::Check(args)) = &cli.command {
+        let now = SystemClock.now_unix_ms();
+        return match gpumeter::check::run::run(
+            &cli.global,
+            args,
+            now,
+            &mut std::io::stdout().lock(),
+        ) {
+            Ok(code) => ExitCode::from(code),
+            Err(err) => {
+                eprintln!("gpumeter: {err}");
+                let code = match &err {
+                    gpumeter::check::run::CheckError::Launch(e) => e.exit_code(),
+                    _ => 1,
+                };
+                ExitCode::from(code)
+            }
+        };
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -51,6 +71,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Snapshot(args)) => snapshot(&cli, args),
         Some(Command::Watch(args)) => watch_cmd(&cli, args),
         Some(Command::Report(args)) => report_cmd(&cli, args),
+        // Handled in `main`, with its own exit codes.
+        Some(Command::Check(_)) => Ok(()),
         None => dashboard(&cli),
     }
 }

@@ -2,11 +2,13 @@
 //! the engine or the terminal:
 //! - [`local`]: this machine, NVML for the GPUs ([`nvml`]) plus /proc for the host ([`host`]);
 //! - [`sim`]: the built-in demo scenarios (the `gpumeter-sim` crate);
+//! - [`inspect`]: a one-time look at the GPUs' health and wiring for `gpumeter check`;
 //! - [`collector`]: runs any source on its own thread and sends snapshots over a channel, so a
 //!   slow or hung driver call never blocks the dashboard.
 
 pub mod collector;
 pub mod host;
+pub mod inspect;
 pub mod local;
 pub mod nvml;
 pub mod sim;

@@ -5,6 +5,7 @@
 
 mod billing_cli;
 mod billing_week;
+mod check;
 mod cli;
 mod fake_nvml;
 mod fake_nvml_faults;
