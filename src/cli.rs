@@ -214,6 +214,28 @@ pub struct CheckArgs {
     /// Print the versioned JSON report instead of text.
     #[arg(long)]
     pub json: bool,
+
+    /// Check a built-in simulated machine instead of this one (default scenario: rented, a
+    /// fresh 8×H100 box with two hazards), or a scenario file (a path ending in .toml).
+    #[arg(long, value_name = "SCENARIO", num_args = 0..=1, default_missing_value = "rented", help_heading = "Source")]
+    pub demo: Option<String>,
+
+    /// Load NVML from this file instead of the system's libnvidia-ml.so.1.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "GPUMETER_NVML_LIB",
+        help_heading = "Source"
+    )]
+    pub nvml_lib: Option<PathBuf>,
+
+    /// Read this config file (for the rate and budget) instead of
+    /// $XDG_CONFIG_HOME/gpumeter/config.toml.
+    #[arg(long, value_name = "PATH", help_heading = "Files")]
+    pub config: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub pricing: PricingArgs,
 }
 
 fn parse_expect(s: &str) -> Result<crate::check::Expect, String> {

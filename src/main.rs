@@ -20,12 +20,11 @@ fn main() -> ExitCode {
     // `check` has its own exit codes (0 ok, 4 warnings, 5 failures).
     if let Some(Command::Check(args)) = &cli.command {
         let now = SystemClock.now_unix_ms();
-        return match gpumeter::check::run::run(
-            &cli.global,
-            args,
-            now,
-            &mut std::io::stdout().lock(),
-        ) {
+        if cli.source.list {
+            print!("{}", launch::scenario_list());
+            return ExitCode::SUCCESS;
+        }
+        return match gpumeter::check::run::run(&cli, args, now, &mut std::io::stdout().lock()) {
             Ok(code) => ExitCode::from(code),
             Err(err) => {
                 eprintln!("gpumeter: {err}");

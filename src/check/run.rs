@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::facts::BillingFacts;
 use super::gather::LiveOptions;
-use crate::cli::{CheckArgs, GlobalArgs};
+use crate::cli::{self, CheckArgs, Cli, ConfigArgs, PricingArgs};
 use crate::launch::{self, LaunchError};
 
 /// Reads `/proc`, `/sys`, `/dev` and `/etc` under this directory instead of `/` (tests).
@@ -26,15 +26,28 @@ pub enum CheckError {
 
 /// Runs the check and prints the report; returns the exit code (0, 4 or 5).
 pub fn run(
-    g: &GlobalArgs,
+    cli: &Cli,
     args: &CheckArgs,
     now_unix_ms: i64,
     out: &mut impl Write,
 ) -> Result<u8, CheckError> {
-    let facts = match g.demo.as_deref() {
+    // Options given before the subcommand count too (`gpumeter --demo idle check`). The check
+    // reads the config for pricing only; it never touches the ledger.
+    let files = ConfigArgs {
+        config: args.config.clone().or_else(|| cli.files.config.clone()),
+        ledger: None,
+        no_ledger: true,
+    };
+    let pricing = args.pricing.or(&cli.pricing);
+    let demo = args.demo.clone().or_else(|| cli.source.demo.clone());
+    let nvml_lib = args
+        .nvml_lib
+        .clone()
+        .or_else(|| cli.source.nvml_lib.clone());
+    let facts = match demo.as_deref() {
         Some(name) => {
             let scenario = launch::load_scenario(name)?;
-            let billing = billing(g, launch::demo_pricing(&scenario));
+            let billing = billing(&files, &pricing, launch::demo_pricing(&scenario));
             super::demo::gather(
                 scenario,
                 args.expect.clone(),
@@ -44,7 +57,7 @@ pub fn run(
             )
         }
         None => super::gather::gather(&LiveOptions {
-            nvml_lib: g.nvml_lib.clone(),
+            nvml_lib,
             expect: args.expect.clone(),
             python: args.python.clone(),
             path_env: std::env::var_os("PATH"),
@@ -56,7 +69,7 @@ pub fn run(
                     Some((k.into_string().ok()?, v.to_string_lossy().into_owned()))
                 })
                 .collect(),
-            billing: billing(g, None),
+            billing: billing(&files, &pricing, None),
             probe_limits: super::probe::Limits::default(),
         }),
     };
@@ -75,9 +88,13 @@ pub fn run(
 }
 
 /// The rate and budget the config layers resolve to, and where the rate comes from.
-fn billing(g: &GlobalArgs, demo: Option<crate::config::DemoPricing>) -> BillingFacts {
+fn billing(
+    files: &ConfigArgs,
+    pricing: &PricingArgs,
+    demo: Option<crate::config::DemoPricing>,
+) -> BillingFacts {
     let from_demo = demo.is_some();
-    match crate::config::load_for(g, demo) {
+    match crate::config::load(&cli::load_options(files, pricing, None, demo)) {
         Err(e) => BillingFacts {
             config_error: Some(e.to_string()),
             ..BillingFacts::default()
@@ -86,7 +103,7 @@ fn billing(g: &GlobalArgs, demo: Option<crate::config::DemoPricing>) -> BillingF
             let Some(p) = settings.pricing else {
                 return BillingFacts::default();
             };
-            let origin = if g.rate.is_some() {
+            let origin = if pricing.rate.is_some() {
                 "--rate"
             } else if from_demo {
                 "the demo scenario"

@@ -107,15 +107,7 @@ fn check_on(scenario: &str, host: &Host, extra: &[&str], env: &[(&str, &str)]) -
     let python = host.python().to_str().unwrap().to_string();
     let config = host.root().join("no-config");
     let mut args = vec![
-        "--rate",
-        "12/h",
-        "--budget",
-        "300/day",
-        "--no-ledger",
-        "check",
-        "--json",
-        "--python",
-        &python,
+        "check", "--rate", "12/h", "--budget", "300/day", "--json", "--python", &python,
     ];
     args.extend_from_slice(extra);
     let lib = library().to_str().unwrap().to_string();

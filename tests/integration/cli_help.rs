@@ -67,6 +67,13 @@ fn each_command_lists_only_the_options_it_uses() {
         &["for", "fast", "autostop", "stop-cmd"],
     );
     check(&["report"], &[FILES], &["since", "json", "csv"]);
+    check(
+        &["check"],
+        &[PRICING],
+        &[
+            "expect", "python", "data", "json", "demo", "nvml-lib", "config",
+        ],
+    );
     check(&["completions"], &[], &[]);
     check(&["man"], &[], &[]);
 }
