@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use gpumeter_sim::{Scenario, Simulator};
 
 use crate::sanitize::sanitize;
+use crate::source::host::HostLimits;
 
 use super::facts::{
     BillingFacts, Expect, Facts, HostFacts, Mount, NumaNode, Owner, Probe, SoftwareFacts,
@@ -102,13 +103,15 @@ pub fn gather(
         my_uid: None,
         torch,
         host: HostFacts {
-            host_cpus: host_spec.cpu_count,
-            affinity_cpus: None,
-            quota_cores: host_spec.cpu_quota_cores,
-            mem_total_bytes: host_spec.mem_total_bytes.or(host_spec
-                .mem_total_gib
-                .map(|g| (g * f64::from(1u32 << 30)) as u64)),
-            mem_limit_bytes: None,
+            limits: HostLimits {
+                cpus_online: host_spec.cpu_count,
+                affinity: None,
+                quota_cores: host_spec.cpu_quota_cores,
+                mem_total_bytes: host_spec.mem_total_bytes.or(host_spec
+                    .mem_total_gib
+                    .map(|g| (g * f64::from(1u32 << 30)) as u64)),
+                mem_limit_bytes: None,
+            },
             numa,
         },
         storage,

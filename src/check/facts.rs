@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::source::host::HostLimits;
 use crate::source::inspect::Inspection;
 
 /// Everything gathered.
@@ -99,15 +100,8 @@ pub struct TorchBuild {
 /// CPU and memory available to the job, and the NUMA layout.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HostFacts {
-    /// CPUs the machine has online.
-    pub host_cpus: Option<u32>,
-    /// CPUs our affinity allows.
-    pub affinity_cpus: Option<Vec<u32>>,
-    /// Our cgroup's CPU quota, in cores (`None`: unlimited or unknown).
-    pub quota_cores: Option<f64>,
-    pub mem_total_bytes: Option<u64>,
-    /// Our cgroup's memory limit (`None`: unlimited or unknown).
-    pub mem_limit_bytes: Option<u64>,
+    /// CPUs online, affinity, cgroup CPU quota, memory and its cgroup limit.
+    pub limits: HostLimits,
     /// NUMA nodes with their CPUs.
     pub numa: Vec<NumaNode>,
 }

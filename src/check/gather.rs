@@ -73,13 +73,8 @@ pub fn gather(opts: &LiveOptions) -> Facts {
         Some(py) => python::probe(&py, python::PROBE_TIMEOUT),
         None => Torch::NoPython,
     };
-    let limits = HostLimits::read(&proc, &sys);
     let host = HostFacts {
-        host_cpus: limits.cpus_online,
-        affinity_cpus: limits.affinity.clone(),
-        quota_cores: limits.quota_cores,
-        mem_total_bytes: limits.mem_total_bytes,
-        mem_limit_bytes: limits.mem_limit_bytes,
+        limits: HostLimits::read(&proc, &sys),
         numa: numa_nodes(&sys),
     };
     let storage = opts.data.as_ref().map(|path| {

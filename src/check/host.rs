@@ -28,23 +28,9 @@ pub fn check(facts: &Facts) -> Vec<Verdict> {
     vec![cores(facts, gpus), memory(facts, gpus, vram), numa(facts)]
 }
 
-/// Usable cores: the affinity's CPUs, capped by the cgroup quota.
-pub fn usable_cores(facts: &Facts) -> Option<f64> {
-    let h = &facts.host;
-    let affinity = h
-        .affinity_cpus
-        .as_ref()
-        .map(|c| c.len() as f64)
-        .or(h.host_cpus.map(f64::from));
-    match (affinity, h.quota_cores) {
-        (Some(a), Some(q)) => Some(a.min(q)),
-        (a, q) => a.or(q),
-    }
-}
-
 fn cores(facts: &Facts, gpus: usize) -> Verdict {
-    let h = &facts.host;
-    let Some(usable) = usable_cores(facts) else {
+    let h = &facts.host.limits;
+    let Some(usable) = h.usable_cores() else {
         return v(
             "host.cores",
             Level::Skip,
@@ -52,10 +38,10 @@ fn cores(facts: &Facts, gpus: usize) -> Verdict {
         );
     };
     let mut how = Vec::new();
-    if let Some(n) = h.host_cpus {
+    if let Some(n) = h.cpus_online {
         how.push(format!("host {n}"));
     }
-    if let Some(a) = &h.affinity_cpus {
+    if let Some(a) = &h.affinity {
         how.push(format!("affinity {}", a.len()));
     }
     if let Some(q) = h.quota_cores {
@@ -80,7 +66,7 @@ fn cores(facts: &Facts, gpus: usize) -> Verdict {
 }
 
 fn memory(facts: &Facts, gpus: usize, vram: Option<u64>) -> Verdict {
-    let h = &facts.host;
+    let h = &facts.host.limits;
     let avail = match (h.mem_total_bytes, h.mem_limit_bytes) {
         (Some(t), Some(l)) => Some(t.min(l)),
         (t, l) => t.or(l),
@@ -150,7 +136,7 @@ fn numa(facts: &Facts) -> Verdict {
         .collect::<Vec<_>>()
         .join(", ");
     // GPUs whose nearby CPUs this process may not use at all.
-    let allowed = h.affinity_cpus.as_ref();
+    let allowed = facts.host.limits.affinity.as_ref();
     let far: Vec<u32> = insp
         .gpus
         .iter()

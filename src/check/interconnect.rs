@@ -28,7 +28,12 @@ pub fn check(facts: &Facts) -> Vec<Verdict> {
     let live: Vec<&GpuInspection> = insp.gpus.iter().filter(|g| !g.lost).collect();
     let mut out = pcie(&live);
     out.extend(replays(&live));
-    out.extend(nvlink(&live));
+    let buses: Vec<&str> = insp
+        .gpus
+        .iter()
+        .filter_map(|g| g.pci_bus_id.as_deref().ok())
+        .collect();
+    out.extend(nvlink(&live, &buses));
     if insp.gpus.len() > 1 {
         out.push(matrix(insp));
     }
@@ -122,7 +127,7 @@ fn replays(gpus: &[&GpuInspection]) -> Vec<Verdict> {
 }
 
 /// Active links per GPU, and the far ends that are GPUs of this machine.
-fn nvlink(gpus: &[&GpuInspection]) -> Vec<Verdict> {
+fn nvlink(gpus: &[&GpuInspection], buses: &[&str]) -> Vec<Verdict> {
     let mut out = Vec::new();
     let mut fine = Vec::new();
     let mut none = 0;
@@ -152,7 +157,18 @@ fn nvlink(gpus: &[&GpuInspection]) -> Vec<Verdict> {
                 .first()
                 .and_then(|l| l.version.as_ref().ok())
                 .map_or("?".into(), |c| nvlink_name(*c));
-            fine.push(format!("{active} links, {version}"));
+            // The far ends: this machine's GPUs, or NVSwitches (anything else).
+            let to_gpus = links
+                .iter()
+                .filter_map(|l| l.remote_bus_id.as_deref().ok())
+                .filter(|r| buses.iter().any(|b| b.eq_ignore_ascii_case(r)))
+                .count();
+            let to = match to_gpus {
+                0 => "to NVSwitches",
+                n if n == links.len() => "to other GPUs",
+                _ => "to GPUs and NVSwitches",
+            };
+            fine.push(format!("{active} links {to}, {version}"));
             continue;
         }
         let level = if active == 0 {

@@ -497,7 +497,7 @@ fn without_nvml_the_check_still_runs_and_fails() {
 fn the_demo_shows_two_hazards_in_text_and_json_with_a_stable_schema() {
     let bin = env!("CARGO_BIN_EXE_gpumeter");
     let out = std::process::Command::new(bin)
-        .args(["check", "--demo", "rented"])
+        .args(["check", "--demo"])
         .env("XDG_CONFIG_HOME", "/nonexistent")
         .output()
         .unwrap();
