@@ -100,7 +100,16 @@ mod tests {
         HistoryEntry {
             at_unix_ms: at,
             event,
-            alert: Alert::from_budget(pct, false, 1, 2, "USD", "day", "day:x", at),
+            alert: Alert::from_budget(
+                pct,
+                false,
+                1,
+                2,
+                crate::money::Currency::USD,
+                "day",
+                "day:x",
+                at,
+            ),
         }
     }
 

@@ -253,7 +253,7 @@ mod tests {
             cost_micros: Some(1_160_000),
             next_step: Some("raise DataLoader num_workers".into()),
             since_unix_ms: NOW - 12 * 60_000,
-            currency: "USD".into(),
+            currency: crate::money::Currency::USD,
         }
     }
 
