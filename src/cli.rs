@@ -193,6 +193,8 @@ pub enum Command {
     /// Pre-flight a rented machine in ~10 s: GPUs, driver and torch, links, host balance,
     /// storage, software hazards, billing. Exit 0 all ok, 4 warnings, 5 failures.
     Check(CheckArgs),
+    /// Serve the meter over HTTP: Prometheus /metrics, /api/v1/snapshot, /healthz, /-/ready.
+    Serve(ServeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -238,8 +240,63 @@ pub struct CheckArgs {
     pub pricing: PricingArgs,
 }
 
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Loopback by default; any other address needs a token
+    /// (--token-file or GPUMETER_SERVE_TOKEN).
+    #[arg(long, value_name = "ADDR:PORT", default_value = crate::serve::DEFAULT_LISTEN, value_parser = crate::serve::parse_listen)]
+    pub listen: std::net::SocketAddr,
+
+    /// Require `Authorization: Bearer <token>` with the token in this file (mode 600).
+    /// The token is never taken from the command line.
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+
+    /// Also export per-process series (pid, user, container, command), for the GPU
+    /// processes holding the most VRAM.
+    #[arg(long)]
+    pub process_metrics: bool,
+
+    /// With --process-metrics: how many processes at most (the rest are counted in
+    /// gpumeter_process_series_dropped).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 50,
+        requires = "process_metrics"
+    )]
+    pub process_limit: usize,
+
+    /// Also export the metric names another exporter's dashboards read (dcgm: the DCGM
+    /// exporter's DCGM_FI_DEV_* families). These do not pass promtool's lint.
+    #[arg(long, value_name = "NAME")]
+    pub compat: Option<Compat>,
+
+    /// Run the stop command once the machine has been idle this long, as in watch.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub autostop: Option<Duration>,
+
+    /// The command autostop runs (default: [autostop] command in the config file).
+    #[arg(long, value_name = "COMMAND", value_parser = parse_command)]
+    pub stop_cmd: Option<CommandLine>,
+
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub files: ConfigArgs,
+    #[command(flatten)]
+    pub pricing: PricingArgs,
+}
+
 fn parse_expect(s: &str) -> Result<crate::check::Expect, String> {
     crate::check::Expect::parse(s)
+}
+
+/// Metric names of another exporter, for `serve --compat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Compat {
+    /// NVIDIA DCGM exporter names (DCGM_FI_DEV_GPU_UTIL, DCGM_FI_DEV_FB_USED, …).
+    Dcgm,
 }
 
 #[derive(Debug, Args)]
@@ -310,6 +367,11 @@ pub struct SnapshotArgs {
 
     #[command(flatten)]
     pub source: SourceArgs,
+    // With --json: the config and prices the `billing` block is computed from.
+    #[command(flatten)]
+    pub files: ConfigArgs,
+    #[command(flatten)]
+    pub pricing: PricingArgs,
 }
 
 fn parse_interval(s: &str) -> Result<Duration, String> {

@@ -23,6 +23,7 @@ pub mod money;
 pub mod notify;
 pub mod report;
 pub mod sanitize;
+pub mod serve;
 pub mod session;
 pub mod source;
 pub mod ui;

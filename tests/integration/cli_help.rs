@@ -60,7 +60,7 @@ fn check(args: &[&str], groups: &[&[&str]], own: &[&str]) {
 #[test]
 fn each_command_lists_only_the_options_it_uses() {
     check(&[], &[SOURCE, FILES, PRICING, DISPLAY], &[]);
-    check(&["snapshot"], &[SOURCE], &["json", "at"]);
+    check(&["snapshot"], &[SOURCE, FILES, PRICING], &["json", "at"]);
     check(
         &["watch"],
         &[SOURCE, FILES, PRICING],
@@ -72,6 +72,19 @@ fn each_command_lists_only_the_options_it_uses() {
         &[PRICING],
         &[
             "expect", "python", "data", "json", "demo", "nvml-lib", "config",
+        ],
+    );
+    check(
+        &["serve"],
+        &[SOURCE, FILES, PRICING],
+        &[
+            "listen",
+            "token-file",
+            "process-metrics",
+            "process-limit",
+            "compat",
+            "autostop",
+            "stop-cmd",
         ],
     );
     check(&["completions"], &[], &[]);
