@@ -149,6 +149,45 @@ pub struct UiArgs {
     pub theme: Option<String>,
 }
 
+impl Cli {
+    /// An option given before the subcommand that the subcommand does not use (`gpumeter
+    /// --theme mono report`): named, so it is refused instead of ignored. `--nvml-lib` is left
+    /// out: it also comes from `GPUMETER_NVML_LIB`, which may be set for every command.
+    pub fn misplaced_option(&self) -> Option<(&'static str, &'static str)> {
+        let (name, source, files, pricing, ui) = match &self.command {
+            None | Some(Command::Completions { .. } | Command::Man) => return None,
+            Some(Command::Snapshot(_)) => ("snapshot", true, true, true, false),
+            Some(Command::Watch(_)) => ("watch", true, true, true, false),
+            Some(Command::Serve(_)) => ("serve", true, true, true, false),
+            Some(Command::Report(_)) => ("report", false, true, false, false),
+            Some(Command::Check(_)) => ("check", true, true, true, false),
+        };
+        // `check` reads --demo, --list and --config of these groups, not the rest.
+        let check = name == "check";
+        let s = &self.source;
+        let f = &self.files;
+        let p = &self.pricing;
+        let u = &self.ui;
+        let given = [
+            (source, "--demo", s.demo.is_some()),
+            (source, "--list", s.list),
+            (source && !check, "--interval", s.interval.is_some()),
+            (files, "--config", f.config.is_some()),
+            (files && !check, "--ledger", f.ledger.is_some()),
+            (files && !check, "--no-ledger", f.no_ledger),
+            (pricing, "--rate", p.rate.is_some()),
+            (pricing, "--budget", p.budget.is_some()),
+            (pricing, "--currency", p.currency.is_some()),
+            (ui, "--theme", u.theme.is_some()),
+            (ui, "--no-color", u.no_color),
+        ];
+        given
+            .into_iter()
+            .find(|(used, _, set)| *set && !used)
+            .map(|(_, flag, _)| (flag, name))
+    }
+}
+
 /// What to load from the config file and the flags. `ui` is `None` for commands that draw
 /// nothing; `demo` is a demo scenario's own prices.
 pub fn load_options(
@@ -503,10 +542,21 @@ mod tests {
             err.contains("--currency") && err.contains("unknown currency"),
             "{err}"
         );
-        // A subcommand refuses options it does not use.
+        // A subcommand refuses options it does not use, after it or before it.
         let err = Cli::try_parse_from(["gpumeter", "report", "--theme", "mono"])
             .unwrap_err()
             .to_string();
         assert!(err.contains("--theme"), "{err}");
+        let before = |args: &[&str]| Cli::try_parse_from(args).unwrap().misplaced_option();
+        assert_eq!(
+            before(&["gpumeter", "--theme", "mono", "report"]),
+            Some(("--theme", "report"))
+        );
+        assert_eq!(
+            before(&["gpumeter", "--no-color", "snapshot"]),
+            Some(("--no-color", "snapshot"))
+        );
+        assert_eq!(before(&["gpumeter", "--demo", "idle", "watch"]), None);
+        assert_eq!(before(&["gpumeter", "--theme", "mono"]), None);
     }
 }

@@ -19,6 +19,14 @@ use gpumeter::{config, export, report, ui};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some((flag, command)) = cli.misplaced_option() {
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("{flag} does not apply to `gpumeter {command}`"),
+            )
+            .exit();
+    }
     // `check` has its own exit codes (0 ok, 4 warnings, 5 failures).
     if let Some(Command::Check(args)) = &cli.command {
         let now = SystemClock.now_unix_ms();

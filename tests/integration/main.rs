@@ -12,6 +12,7 @@ mod fake_nvml;
 mod fake_nvml_faults;
 mod fake_nvml_tui;
 mod insights;
+mod layering;
 mod pynvml;
 mod serve;
 mod serve_load;
