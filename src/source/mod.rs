@@ -3,6 +3,8 @@
 //! - [`local`]: this machine, NVML for the GPUs ([`nvml`]) plus /proc for the host ([`host`]);
 //! - [`sim`]: the built-in demo scenarios (the `gpumeter-sim` crate);
 //! - [`inspect`]: a one-time look at the GPUs' health and wiring for `gpumeter check`;
+//! - [`replay`]: a recording played back (`--replay FILE`), and [`tee`]: any source whose
+//!   readings are also recorded (`--record FILE`);
 //! - [`collector`]: runs any source on its own thread and sends snapshots over a channel, so a
 //!   slow or hung driver call never blocks the dashboard.
 
@@ -11,7 +13,9 @@ pub mod host;
 pub mod inspect;
 pub mod local;
 pub mod nvml;
+pub mod replay;
 pub mod sim;
+pub mod tee;
 
 use gpumeter_model::Snapshot;
 
@@ -38,4 +42,14 @@ pub enum SourceError {
     /// A demo scenario could not be loaded.
     #[error("scenario: {0}")]
     Scenario(String),
+    /// The source has nothing more to give (a replay reached its end): final, no retry helps.
+    #[error("{0}")]
+    Ended(String),
+}
+
+impl SourceError {
+    /// Whether retrying is pointless (the readings are over).
+    pub fn is_final(&self) -> bool {
+        matches!(self, SourceError::Ended(_))
+    }
 }
