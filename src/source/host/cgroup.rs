@@ -165,7 +165,6 @@ fn own_dir(base: &Path, path: &str) -> PathBuf {
 }
 
 /// The tightest CPU quota along our cgroup path, in cores; `None` when unlimited or unreadable.
-#[cfg(test)]
 pub(super) fn cpu_quota_cores(proc: &Path, sys: &Path) -> Option<f64> {
     CgroupDirs::locate(proc, sys)?.cpu_quota_cores()
 }

@@ -37,6 +37,7 @@ mod containers;
 mod cpu;
 mod gpu_fds;
 mod io;
+mod limits;
 mod memory;
 mod nspid;
 mod pid_match;
@@ -63,6 +64,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use gpumeter_model::{GpuUse, HostReading, ProcessReading, RunsIn, SystemInfo};
+
+pub use limits::{HostLimits, parse_cpu_list};
 
 use crate::sanitize::sanitize;
 
