@@ -1,4 +1,10 @@
 //! The command line: what a user can ask for, parsed by clap. Parsing only; `main.rs` acts on it.
+//!
+//! Options come in groups, one struct per concern ([`SourceArgs`], [`ConfigArgs`],
+//! [`PricingArgs`], [`UiArgs`]); the dashboard (no subcommand) takes them all, and each
+//! subcommand flattens only the groups it reads, so its `--help` lists only what it uses.
+//! A group given before the subcommand (`gpumeter --demo idle watch`) still counts: see
+//! [`SourceArgs::or`] and friends.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -6,7 +12,12 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::billing::{Budget, Rate};
+use crate::config::{CliPricing, DemoPricing, Env, LoadOptions};
 use crate::money::Currency;
+use crate::units::parse_duration;
+
+/// The interval when none is given.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Watch rented GPUs: utilization, memory, power and processes, with the bill beside them.
 #[derive(Debug, Parser)]
@@ -17,67 +28,153 @@ Try it without a GPU: gpumeter --demo   (list scenarios: gpumeter --demo --list)
 )]
 pub struct Cli {
     #[command(flatten)]
-    pub global: GlobalArgs,
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub files: ConfigArgs,
+    #[command(flatten)]
+    pub pricing: PricingArgs,
+    #[command(flatten)]
+    pub ui: UiArgs,
 
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
-/// Options shared by the dashboard and the subcommands.
-#[derive(Debug, Args)]
-pub struct GlobalArgs {
+/// Where readings come from.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Source")]
+pub struct SourceArgs {
     /// Run on a built-in simulated machine instead of the local GPUs (default scenario:
     /// training), or on a scenario file (a path ending in .toml).
-    #[arg(long, global = true, value_name = "SCENARIO", num_args = 0..=1, default_missing_value = "training")]
+    #[arg(long, value_name = "SCENARIO", num_args = 0..=1, default_missing_value = "training")]
     pub demo: Option<String>,
 
     /// With --demo: list the built-in scenarios and exit.
-    #[arg(long, global = true, requires = "demo")]
+    #[arg(long, requires = "demo")]
     pub list: bool,
 
     /// Load NVML from this file instead of the system's libnvidia-ml.so.1.
-    #[arg(long, global = true, value_name = "PATH", env = "GPUMETER_NVML_LIB")]
+    #[arg(long, value_name = "PATH", env = "GPUMETER_NVML_LIB")]
     pub nvml_lib: Option<PathBuf>,
 
-    /// Time between readings, e.g. 1s, 500ms, 2s (at least 100ms).
-    #[arg(long, global = true, value_name = "DURATION", default_value = "1s", value_parser = parse_interval)]
-    pub interval: Duration,
+    /// Time between readings, e.g. 1s, 500ms, 2s (at least 100ms) [default: 1s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
+    pub interval: Option<Duration>,
+}
 
-    /// Draw without colours (also honoured: the NO_COLOR environment variable).
-    #[arg(long, global = true)]
-    pub no_color: bool,
+impl SourceArgs {
+    /// These options, each unset one taken from `outer` (given before the subcommand).
+    pub fn or(&self, outer: &SourceArgs) -> SourceArgs {
+        SourceArgs {
+            demo: self.demo.clone().or_else(|| outer.demo.clone()),
+            list: self.list || outer.list,
+            nvml_lib: self.nvml_lib.clone().or_else(|| outer.nvml_lib.clone()),
+            interval: self.interval.or(outer.interval),
+        }
+    }
 
+    pub fn interval(&self) -> Duration {
+        self.interval.unwrap_or(DEFAULT_INTERVAL)
+    }
+}
+
+/// The files gpumeter reads and writes.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Files")]
+pub struct ConfigArgs {
     /// Read this config file instead of $XDG_CONFIG_HOME/gpumeter/config.toml.
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
 
-    /// What the machine costs: 2.49/h (per instance-hour), 3.10/gpu-h (per GPU-hour),
-    /// 2000/month (flat monthly). Overrides the config file.
-    #[arg(long, global = true, value_name = "RATE", value_parser = parse_rate, allow_hyphen_values = true)]
-    pub rate: Option<Rate>,
-
-    /// A spend ceiling: 500 (whole run), 500/day, 500/month, 500/run.
-    #[arg(long, global = true, value_name = "AMOUNT[/PERIOD]", value_parser = parse_budget, allow_hyphen_values = true)]
-    pub budget: Option<Budget>,
-
-    /// Currency of the rate and budget (ISO code: USD, EUR, GBP, JPY, …).
-    #[arg(long, global = true, value_name = "CODE", value_parser = parse_currency)]
-    pub currency: Option<Currency>,
-
     /// Keep the spend ledger in this file instead of $XDG_STATE_HOME/gpumeter/ledger.sqlite.
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, value_name = "PATH")]
     pub ledger: Option<PathBuf>,
 
     /// Do not read or write the spend ledger.
-    #[arg(long, global = true, conflicts_with = "ledger")]
+    #[arg(long, conflicts_with = "ledger")]
     pub no_ledger: bool,
+}
+
+impl ConfigArgs {
+    /// These options, each unset one taken from `outer` (given before the subcommand).
+    pub fn or(&self, outer: &ConfigArgs) -> ConfigArgs {
+        ConfigArgs {
+            config: self.config.clone().or_else(|| outer.config.clone()),
+            ledger: self.ledger.clone().or_else(|| outer.ledger.clone()),
+            no_ledger: self.no_ledger || outer.no_ledger,
+        }
+    }
+}
+
+/// What the machine costs.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Pricing")]
+pub struct PricingArgs {
+    /// What the machine costs: 2.49/h (per instance-hour), 3.10/gpu-h (per GPU-hour),
+    /// 2000/month (flat monthly). Overrides the config file.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate, allow_hyphen_values = true)]
+    pub rate: Option<Rate>,
+
+    /// A spend ceiling: 500 (whole run), 500/day, 500/month, 500/run.
+    #[arg(long, value_name = "AMOUNT[/PERIOD]", value_parser = parse_budget, allow_hyphen_values = true)]
+    pub budget: Option<Budget>,
+
+    /// Currency of the rate and budget (ISO code: USD, EUR, GBP, JPY, …).
+    #[arg(long, value_name = "CODE", value_parser = parse_currency)]
+    pub currency: Option<Currency>,
+}
+
+impl PricingArgs {
+    /// These options, each unset one taken from `outer` (given before the subcommand).
+    pub fn or(&self, outer: &PricingArgs) -> PricingArgs {
+        PricingArgs {
+            rate: self.rate.or(outer.rate),
+            budget: self.budget.or(outer.budget),
+            currency: self.currency.or(outer.currency),
+        }
+    }
+}
+
+/// How the dashboard looks.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Display")]
+pub struct UiArgs {
+    /// Draw without colours (also honoured: the NO_COLOR environment variable).
+    #[arg(long)]
+    pub no_color: bool,
 
     /// The dashboard's colours: a built-in theme (default, high-contrast, solarized-dark, mono)
     /// or a theme file (a path ending in .toml). Overrides [ui] theme in the config file.
-    #[arg(long, global = true, value_name = "NAME|PATH")]
+    #[arg(long, value_name = "NAME|PATH")]
     pub theme: Option<String>,
 }
 
+/// What to load from the config file and the flags. `ui` is `None` for commands that draw
+/// nothing; `demo` is a demo scenario's own prices.
+pub fn load_options(
+    files: &ConfigArgs,
+    pricing: &PricingArgs,
+    ui: Option<&UiArgs>,
+    demo: Option<DemoPricing>,
+) -> LoadOptions {
+    LoadOptions {
+        config_path: files.config.clone(),
+        env: Env::from_process(),
+        demo,
+        cli: CliPricing {
+            rate: pricing.rate,
+            budget: pricing.budget,
+            currency: pricing.currency,
+            ledger: files.ledger.clone(),
+            no_ledger: files.no_ledger,
+            theme: ui.and_then(|u| u.theme.clone()),
+        },
+    }
+}
+
+/// The subcommands. To add one: a variant here with its own args struct that flattens only the
+/// option groups above it reads (plus its own options), a case in `main.rs`, and its expected
+/// `--help` in `tests/integration/cli_help.rs`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print one reading and exit.
@@ -114,6 +211,13 @@ pub struct WatchArgs {
     /// e.g. 'sudo shutdown -h now' (default: [autostop] command in the config file).
     #[arg(long, value_name = "COMMAND", value_parser = parse_command)]
     pub stop_cmd: Option<CommandLine>,
+
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub files: ConfigArgs,
+    #[command(flatten)]
+    pub pricing: PricingArgs,
 }
 
 /// A command line split into its words (no shell will run it).
@@ -139,6 +243,9 @@ pub struct ReportArgs {
     /// Print CSV instead of a table.
     #[arg(long)]
     pub csv: bool,
+
+    #[command(flatten)]
+    pub files: ConfigArgs,
 }
 
 #[derive(Debug, Args)]
@@ -150,35 +257,9 @@ pub struct SnapshotArgs {
     /// With --demo: how far into the scenario to read, e.g. 90s, 5m (default 60s).
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     pub at: Duration,
-}
 
-/// A duration such as `250ms`, `90s`, `5m`, `2h`, `1d` (a bare number means seconds).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a duration (examples: 500ms, 90s, 5m, 2h)"))?;
-    let factor_ms = match unit.trim() {
-        "ms" => 1.0,
-        "" | "s" => 1_000.0,
-        "m" | "min" => 60_000.0,
-        "h" => 3_600_000.0,
-        "d" => 86_400_000.0,
-        other => {
-            return Err(format!(
-                "unknown unit '{other}' in '{s}' (use ms, s, m, h or d)"
-            ));
-        }
-    };
-    let ms = value * factor_ms;
-    if !ms.is_finite() || ms > 1e15 {
-        return Err(format!("'{s}' is too long"));
-    }
-    Ok(Duration::from_millis(ms.round() as u64))
+    #[command(flatten)]
+    pub source: SourceArgs,
 }
 
 fn parse_interval(s: &str) -> Result<Duration, String> {
@@ -214,39 +295,64 @@ mod tests {
     }
 
     #[test]
-    fn durations_parse_with_units() {
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("1.5m").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
-        assert!(
-            parse_duration("5 fortnights")
-                .unwrap_err()
-                .contains("unknown unit")
-        );
-        assert!(
-            parse_duration("abc")
-                .unwrap_err()
-                .contains("not a duration")
-        );
+    fn intervals_have_a_floor() {
         assert!(
             parse_interval("10ms")
                 .unwrap_err()
                 .contains("at least 100ms")
         );
+        assert_eq!(SourceArgs::default().interval(), DEFAULT_INTERVAL);
     }
 
     #[test]
     fn demo_without_value_means_training() {
         let cli = Cli::try_parse_from(["gpumeter", "--demo"]).unwrap();
-        assert_eq!(cli.global.demo.as_deref(), Some("training"));
+        assert_eq!(cli.source.demo.as_deref(), Some("training"));
         let cli =
             Cli::try_parse_from(["gpumeter", "snapshot", "--json", "--demo", "idle"]).unwrap();
-        assert_eq!(cli.global.demo.as_deref(), Some("idle"));
-        assert!(matches!(
-            cli.command,
-            Some(Command::Snapshot(SnapshotArgs { json: true, .. }))
-        ));
+        let Some(Command::Snapshot(args)) = &cli.command else {
+            panic!("{cli:?}")
+        };
+        assert!(args.json);
+        assert_eq!(args.source.demo.as_deref(), Some("idle"));
+    }
+
+    #[test]
+    fn options_before_the_subcommand_still_count() {
+        let cli = Cli::try_parse_from([
+            "gpumeter",
+            "--demo",
+            "idle",
+            "--interval",
+            "2s",
+            "--rate",
+            "31/h",
+            "watch",
+            "--for",
+            "2h",
+            "--fast",
+            "--currency",
+            "eur",
+        ])
+        .unwrap();
+        let Some(Command::Watch(w)) = &cli.command else {
+            panic!("{cli:?}")
+        };
+        assert!(w.fast);
+        let source = w.source.or(&cli.source);
+        assert_eq!(source.demo.as_deref(), Some("idle"));
+        assert_eq!(source.interval(), Duration::from_secs(2));
+        let pricing = w.pricing.or(&cli.pricing);
+        assert_eq!(pricing.rate.unwrap().to_string(), "31/h");
+        assert_eq!(pricing.currency.unwrap().code(), "EUR");
+        // The subcommand's own value wins over the one before it.
+        let cli =
+            Cli::try_parse_from(["gpumeter", "--demo", "idle", "snapshot", "--demo", "mixed"])
+                .unwrap();
+        let Some(Command::Snapshot(s)) = &cli.command else {
+            panic!("{cli:?}")
+        };
+        assert_eq!(s.source.or(&cli.source).demo.as_deref(), Some("mixed"));
     }
 
     #[test]
@@ -265,8 +371,8 @@ mod tests {
             "--json",
         ])
         .unwrap();
-        assert_eq!(cli.global.rate.unwrap().to_string(), "3.1/gpu-h");
-        assert_eq!(cli.global.currency.unwrap().code(), "EUR");
+        assert_eq!(cli.pricing.rate.unwrap().to_string(), "3.1/gpu-h");
+        assert_eq!(cli.pricing.currency.unwrap().code(), "EUR");
         assert!(matches!(
             cli.command,
             Some(Command::Report(ReportArgs { json: true, .. }))
@@ -285,13 +391,10 @@ mod tests {
             err.contains("--currency") && err.contains("unknown currency"),
             "{err}"
         );
-        let cli = Cli::try_parse_from([
-            "gpumeter", "--demo", "idle", "watch", "--for", "2h", "--fast",
-        ])
-        .unwrap();
-        assert!(matches!(
-            cli.command,
-            Some(Command::Watch(WatchArgs { fast: true, .. }))
-        ));
+        // A subcommand refuses options it does not use.
+        let err = Cli::try_parse_from(["gpumeter", "report", "--theme", "mono"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--theme"), "{err}");
     }
 }

@@ -54,9 +54,44 @@ impl Clock for FakeClock {
 /// A shared clock handle.
 pub type SharedClock = Arc<dyn Clock>;
 
+/// How much of a UTC time [`utc_text`] shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UtcStyle {
+    /// `14:05Z`
+    Clock,
+    /// `Jan 05 14:05Z`
+    DayClock,
+    /// `2026-01-05 14:05Z`
+    Full,
+}
+
+/// The one way a time is written for people: UTC, to the minute, with its `Z`. A time outside
+/// chrono's range (a broken clock) reads `N/A`.
+pub fn utc_text(unix_ms: i64, style: UtcStyle) -> String {
+    let pattern = match style {
+        UtcStyle::Clock => "%H:%MZ",
+        UtcStyle::DayClock => "%b %d %H:%MZ",
+        UtcStyle::Full => "%Y-%m-%d %H:%MZ",
+    };
+    chrono::DateTime::from_timestamp_millis(unix_ms).map_or_else(
+        || crate::units::NA.to_string(),
+        |t| t.format(pattern).to_string(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_text_writes_minutes_with_a_z_in_every_style() {
+        // 2026-01-05T09:07:59.999Z: minutes are cut, not rounded.
+        let t = 1_767_604_079_999;
+        assert_eq!(utc_text(t, UtcStyle::Clock), "09:07Z");
+        assert_eq!(utc_text(t, UtcStyle::DayClock), "Jan 05 09:07Z");
+        assert_eq!(utc_text(t, UtcStyle::Full), "2026-01-05 09:07Z");
+        assert_eq!(utc_text(i64::MAX, UtcStyle::Full), "N/A");
+    }
 
     #[test]
     fn fake_clock_clones_share_time() {

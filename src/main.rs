@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
-use gpumeter::cli::{Cli, Command, GlobalArgs, ReportArgs, SnapshotArgs, WatchArgs};
+use gpumeter::cli::{self, Cli, Command, ReportArgs, SnapshotArgs, SourceArgs, WatchArgs};
 use gpumeter::clock::{Clock, FakeClock, SharedClock, SystemClock};
 use gpumeter::launch::{self, LaunchError};
 use gpumeter::source::collector;
@@ -31,8 +31,12 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    let g = &cli.global;
-    if g.list {
+    let list = match &cli.command {
+        Some(Command::Snapshot(a)) => a.source.or(&cli.source).list,
+        Some(Command::Watch(a)) => a.source.or(&cli.source).list,
+        _ => cli.source.list,
+    };
+    if list {
         print!("{}", launch::scenario_list());
         return Ok(());
     }
@@ -56,7 +60,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
-    let g = &cli.global;
+    let g = &args.source.or(&cli.source);
     let snap = if let Some(demo) = g.demo.as_deref() {
         // Read the scenario `--at` into its run on a private clock: no waiting.
         let clock = FakeClock::new(SystemClock.now_unix_ms());
@@ -68,7 +72,7 @@ fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
         let mut source = launch::open_source(None, g.nvml_lib.as_deref(), clock)?;
         // Rates (CPU %, disk, PCIe) need two readings; one short interval apart, like top -n 1.
         source.sample()?;
-        std::thread::sleep(g.interval.min(Duration::from_secs(1)));
+        std::thread::sleep(g.interval().min(Duration::from_secs(1)));
         source.sample()?
     };
     let text = if args.json {
@@ -85,8 +89,13 @@ fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
 }
 
 fn dashboard(cli: &Cli) -> anyhow::Result<()> {
-    let g = &cli.global;
-    let settings = config::load_for(g, demo_pricing(g)?)?;
+    let g = &cli.source;
+    let settings = config::load(&cli::load_options(
+        &cli.files,
+        &cli.pricing,
+        Some(&cli.ui),
+        demo_pricing(g)?,
+    ))?;
     for n in &settings.notes {
         eprintln!("gpumeter: {n}");
     }
@@ -97,14 +106,14 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
     let source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock.clone())?;
     let label = source.label();
     let (tx, rx) = tokio::sync::mpsc::channel(16);
-    collector::spawn(source, g.interval, tx).context("starting the collector thread")?;
+    collector::spawn(source, g.interval(), tx).context("starting the collector thread")?;
     let billing = settings.pricing.map(|pricing| ui::BillingSetup {
         pricing,
         ledger_path: ledger_path(&settings.ledger),
-        interval_ms: millis(g.interval),
+        interval_ms: millis(g.interval()),
     });
     let options = ui::UiOptions {
-        no_color: g.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+        no_color: cli.ui.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         source_label: label,
         billing,
         theme,
@@ -126,7 +135,7 @@ fn ledger_path(ledger: &config::LedgerSettings) -> Option<std::path::PathBuf> {
 }
 
 /// The demo scenario's own price, so `--demo` shows money moving without a config file.
-fn demo_pricing(g: &GlobalArgs) -> anyhow::Result<Option<config::DemoPricing>> {
+fn demo_pricing(g: &SourceArgs) -> anyhow::Result<Option<config::DemoPricing>> {
     let Some(name) = g.demo.as_deref() else {
         return Ok(None);
     };
@@ -138,9 +147,14 @@ fn millis(d: Duration) -> i64 {
 }
 
 fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
-    let g = &cli.global;
+    let g = &args.source.or(&cli.source);
     watch::check_fast(args.fast, g.demo.is_some())?;
-    let settings = config::load_for(g, demo_pricing(g)?)?;
+    let settings = config::load(&cli::load_options(
+        &args.files.or(&cli.files),
+        &args.pricing.or(&cli.pricing),
+        None,
+        demo_pricing(g)?,
+    ))?;
     for n in &settings.notes {
         eprintln!("gpumeter: {n}");
     }
@@ -155,20 +169,23 @@ fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
     let ledger = ledger_path(&settings.ledger);
     let opts = WatchOptions {
         for_ms: args.for_.map(millis),
-        interval_ms: millis(g.interval),
+        interval_ms: millis(g.interval()),
     };
-    let alerts = gpumeter::notify::headless::headless_alerts(
-        &settings.alerts,
-        args.autostop.map(millis),
-        args.stop_cmd.as_ref().map(|c| c.0.clone()),
-    )?;
+    let session = gpumeter::session::SessionConfig {
+        pricing: settings.pricing,
+        ledger_path: ledger,
+        alerts: settings.alerts,
+        autostop_flags: gpumeter::session::AutostopFlags {
+            after_ms: args.autostop.map(millis),
+            command: args.stop_cmd.as_ref().map(|c| c.0.clone()),
+        },
+        ..Default::default()
+    };
     watch::run_watch_with(
         source.as_mut(),
         &clock,
-        settings.pricing.as_ref(),
-        ledger.as_deref(),
+        session,
         opts,
-        alerts,
         &mut std::io::stdout().lock(),
         &mut std::io::stderr(),
     )?;
@@ -176,13 +193,25 @@ fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
 }
 
 fn report_cmd(cli: &Cli, args: &ReportArgs) -> anyhow::Result<()> {
-    let settings = config::load_for(&cli.global, None)?;
+    let files = args.files.or(&cli.files);
+    let settings = config::load(&cli::load_options(&files, &Default::default(), None, None))?;
     let path = settings
         .ledger
         .path
         .context("no ledger location: pass --ledger PATH (or set HOME / XDG_STATE_HOME)")?;
+    let format = if args.json {
+        report::ReportFormat::Json
+    } else if args.csv {
+        report::ReportFormat::Csv
+    } else {
+        report::ReportFormat::Table
+    };
+    let opts = report::ReportOptions {
+        since: args.since,
+        format,
+    };
     report::run_report(
-        args,
+        &opts,
         &path,
         SystemClock.now_unix_ms(),
         &mut std::io::stdout().lock(),

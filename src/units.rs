@@ -1,5 +1,6 @@
-//! Formatting numbers for people: bytes, rates, durations, percentages. Shared by the dashboard
-//! and the plain-text snapshot so both say the same thing the same way.
+//! Numbers for people: formatting bytes, rates, durations, percentages (shared by the dashboard
+//! and the plain-text snapshot so both say the same thing the same way), and reading the
+//! durations people write (`90s`, `5m`) on the command line and in config files.
 
 /// `None` is shown as this, never as 0.
 pub const NA: &str = "N/A";
@@ -52,6 +53,35 @@ pub fn duration_s(secs: u64) -> String {
     }
 }
 
+/// A duration such as `250ms`, `90s`, `5m`, `2h`, `1d` (a bare number means seconds).
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (examples: 500ms, 90s, 5m, 2h)"))?;
+    let factor_ms = match unit.trim() {
+        "ms" => 1.0,
+        "" | "s" => 1_000.0,
+        "m" | "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        "d" => 86_400_000.0,
+        other => {
+            return Err(format!(
+                "unknown unit '{other}' in '{s}' (use ms, s, m, h or d)"
+            ));
+        }
+    };
+    let ms = value * factor_ms;
+    if !ms.is_finite() || ms > 1e15 {
+        return Err(format!("'{s}' is too long"));
+    }
+    Ok(std::time::Duration::from_millis(ms.round() as u64))
+}
+
 /// An optional value through a formatter, `N/A` when absent.
 pub fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> String) -> String {
     v.map(f).unwrap_or_else(|| NA.to_string())
@@ -60,6 +90,25 @@ pub fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        use std::time::Duration;
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("1.5m").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
+        assert!(
+            parse_duration("5 fortnights")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
+        assert!(
+            parse_duration("abc")
+                .unwrap_err()
+                .contains("not a duration")
+        );
+    }
 
     #[test]
     fn bytes_use_binary_prefixes() {

@@ -54,6 +54,27 @@ pub struct BudgetEvent {
     pub period_key: String,
 }
 
+impl BudgetEvent {
+    /// The one budget sentence: `budget: 80% of the $100.00 day budget reached ($80.00 spent)`.
+    pub fn sentence(&self, c: crate::money::Currency) -> String {
+        match self.kind {
+            BudgetEventKind::Actual => format!(
+                "budget: {}% of the {} {} budget reached ({} spent)",
+                self.threshold,
+                c.format(self.budget),
+                self.period,
+                c.format(self.spent)
+            ),
+            BudgetEventKind::Forecast => format!(
+                "budget: at this rate the {} will end at {}, over the {} budget",
+                self.period,
+                c.format(self.spent),
+                c.format(self.budget)
+            ),
+        }
+    }
+}
+
 /// The key of the budget period containing `unix_ms`.
 pub fn period_key(period: BudgetPeriod, unix_ms: i64) -> String {
     match period {

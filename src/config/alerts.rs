@@ -1,15 +1,17 @@
 //! The `[alerts]` and `[autostop]` tables through the layers: each layer's keys over the one
-//! below (see `notify::config` for the tables themselves), then resolved, with errors that name
-//! the file and line of the offending key where it can be found.
+//! below (the tables are in [`super::raw`]), then resolved ([`super::rules`],
+//! [`super::channels`]), with errors that name the file and line of the offending key where it
+//! can be found.
 
 use std::path::PathBuf;
 
 use super::error::{ConfigError, Origin};
+use super::raw::{RawAlerts, RawAutostop};
+use super::values::ValueError;
 use super::{DEFAULT_CONFIG_NAME, Layer};
 use crate::engine::autostop::AutostopConfig;
 use crate::engine::rules::RulesConfig;
-use crate::engine::rules::config::ValueError;
-use crate::notify::{NotifyConfig, RawAlerts, RawAutostop};
+use crate::notify::NotifyConfig;
 
 /// Resolved alert, notification and autostop settings.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -75,9 +77,9 @@ pub fn alert_settings(layers: &[Layer]) -> Result<AlertSettings, ConfigError> {
         }
     }
     Ok(AlertSettings {
-        rules: alerts.rules().map_err(|e| invalid(layers, e))?,
-        notify: alerts.notify().map_err(|e| invalid(layers, e))?,
-        autostop: autostop.resolve().map_err(|e| invalid(layers, e))?,
+        rules: super::rules::rules(&alerts).map_err(|e| invalid(layers, e))?,
+        notify: super::channels::channels(&alerts).map_err(|e| invalid(layers, e))?,
+        autostop: super::channels::autostop(&autostop).map_err(|e| invalid(layers, e))?,
         commands_file,
     })
 }

@@ -2,13 +2,19 @@
 //! user's file layered over them, a demo scenario's prices over that, and command-line flags
 //! over everything. Reads files and the environment; nothing else here does I/O.
 //!
-//! Raw serde structs ([`raw`]) are kept apart from the resolved [`Settings`] the program uses
-//! ([`resolve`]). Errors name the file, line, column and field, or the flag.
+//! Every raw serde struct of the file is here ([`raw`]), kept apart from the resolved
+//! [`Settings`] the program uses ([`resolve`] for pricing, ledger and theme; [`alerts`] with
+//! [`rules`] and [`channels`] for `[alerts]` and `[autostop]`). Settings are handed out as the
+//! types their users define (the engine's `RulesConfig`, notify's `NotifyConfig`); neither of
+//! those rooms reads config. Errors name the file, line, column and field, or the flag.
 
 pub mod alerts;
+pub mod channels;
 pub mod error;
 pub mod raw;
 pub mod resolve;
+pub mod rules;
+pub mod values;
 
 use std::path::{Path, PathBuf};
 
@@ -131,20 +137,6 @@ pub fn load(opts: &LoadOptions) -> Result<Settings, ConfigError> {
         }
     }
     resolve::resolve(&layers, opts.demo.as_ref(), &opts.cli, &opts.env)
-}
-
-/// [`load`] for the binary: the flags in `global`, this process's environment, and a demo
-/// scenario's prices when one runs.
-pub fn load_for(
-    global: &crate::cli::GlobalArgs,
-    demo: Option<DemoPricing>,
-) -> Result<Settings, ConfigError> {
-    load(&LoadOptions {
-        config_path: global.config.clone(),
-        env: Env::from_process(),
-        demo,
-        cli: CliPricing::from(global),
-    })
 }
 
 #[cfg(test)]

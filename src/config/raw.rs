@@ -1,7 +1,10 @@
-//! The config file as written: serde structs where every key is optional (so a user file can set
-//! one key and leave the rest to the defaults) and unknown keys are refused. Values that need
-//! checking keep their span so an error can name the line. Nothing here decides meaning; see
-//! [`super::resolve`].
+//! The config file as written: every table's serde struct, where every key is optional (so a
+//! user file can set one key and leave the rest to the defaults) and unknown keys are refused;
+//! and the overlay of one layer's tables over another's, key by key. Values that need checking
+//! keep their span, or are checked by their resolver, so an error can name the key. Nothing here
+//! decides meaning; see [`super::resolve`] (pricing, ledger, theme) and [`super::alerts`].
+
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -39,13 +42,153 @@ pub struct RawLedger {
     pub path: Option<Spanned<String>>,
 }
 
-/// `[alerts]` and `[autostop]` are defined beside the rules and channels that read them.
-pub use crate::notify::config::{RawAlerts, RawAutostop};
-
 /// `[ui]`: how the dashboard looks.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawUi {
     /// A built-in theme name or a path to a theme file.
     pub theme: Option<Spanned<String>>,
+}
+
+/// `[alerts.webhook]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWebhook {
+    pub url: Option<String>,
+    pub timeout: Option<String>,
+    pub max_per_minute: Option<u32>,
+    pub max_per_hour: Option<u32>,
+}
+
+/// `[alerts]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAlerts {
+    pub bell: Option<bool>,
+    pub desktop: Option<bool>,
+    pub fire_share_pct: Option<f64>,
+    pub clear_share_pct: Option<f64>,
+    pub history: Option<usize>,
+    pub hook_timeout: Option<String>,
+    pub idle: Option<RawIdle>,
+    pub forgotten: Option<RawForgotten>,
+    pub starved: Option<RawStarved>,
+    pub throttle: Option<RawThrottle>,
+    pub webhook: Option<RawWebhook>,
+    /// Alert kind (`idle`, `forgotten`, `starved`, `throttle`, `budget`, or `any`) → argv.
+    pub hooks: Option<BTreeMap<String, Vec<String>>>,
+}
+
+/// `[autostop]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAutostop {
+    pub enabled: Option<bool>,
+    pub after: Option<String>,
+    pub cpu_pct: Option<f64>,
+    pub net_kb_per_s: Option<f64>,
+    pub warn: Option<Vec<String>>,
+    pub arm_after_boot: Option<String>,
+    pub command: Option<Vec<String>>,
+    pub wall: Option<bool>,
+}
+
+/// `[alerts.idle]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawIdle {
+    pub enabled: Option<bool>,
+    pub gpu_util_pct: Option<f64>,
+    pub mem_util_pct: Option<f64>,
+    pub pcie_mb_per_s: Option<f64>,
+    pub window: Option<String>,
+    pub remind_after: Option<String>,
+    pub remind_every: Option<String>,
+    pub arm_after_boot: Option<String>,
+}
+
+/// `[alerts.forgotten]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawForgotten {
+    pub enabled: Option<bool>,
+    pub min_vram_gib: Option<f64>,
+    pub max_sm_pct: Option<f64>,
+    pub after: Option<String>,
+}
+
+/// `[alerts.starved]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStarved {
+    pub enabled: Option<bool>,
+    pub window: Option<String>,
+    pub util_below_pct: Option<f64>,
+    pub cpu_saturated_pct: Option<f64>,
+    pub main_core_pct: Option<f64>,
+    pub iowait_pct: Option<f64>,
+    pub h2d_rx_gb_per_s: Option<f64>,
+    pub moderate_share_pct: Option<f64>,
+    pub high_share_pct: Option<f64>,
+}
+
+/// `[alerts.throttle]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawThrottle {
+    pub enabled: Option<bool>,
+    pub window: Option<String>,
+}
+
+/// Copies every key `top` sets over `base`.
+macro_rules! overlay {
+    ($base:expr, $top:expr; $($f:ident),* $(,)?) => {
+        {
+            $( if $top.$f.is_some() { $base.$f = $top.$f.clone(); } )*
+        }
+    };
+}
+
+fn sub<T: Default + Clone>(base: &mut Option<T>, top: &Option<T>, f: impl Fn(&mut T, &T)) {
+    if let Some(t) = top {
+        f(base.get_or_insert_with(T::default), t);
+    }
+}
+
+impl RawAlerts {
+    /// Layers `top` (a later file) over `self`, key by key.
+    pub fn overlay(&mut self, top: &RawAlerts) {
+        overlay!(self, top; bell, desktop, fire_share_pct, clear_share_pct, history, hook_timeout, hooks);
+        sub(
+            &mut self.idle,
+            &top.idle,
+            |b, t| overlay!(b, t; enabled, gpu_util_pct, mem_util_pct, pcie_mb_per_s, window, remind_after, remind_every, arm_after_boot),
+        );
+        sub(
+            &mut self.forgotten,
+            &top.forgotten,
+            |b, t| overlay!(b, t; enabled, min_vram_gib, max_sm_pct, after),
+        );
+        sub(
+            &mut self.starved,
+            &top.starved,
+            |b, t| overlay!(b, t; enabled, window, util_below_pct, cpu_saturated_pct, main_core_pct, iowait_pct, h2d_rx_gb_per_s, moderate_share_pct, high_share_pct),
+        );
+        sub(
+            &mut self.throttle,
+            &top.throttle,
+            |b, t| overlay!(b, t; enabled, window),
+        );
+        sub(
+            &mut self.webhook,
+            &top.webhook,
+            |b, t| overlay!(b, t; url, timeout, max_per_minute, max_per_hour),
+        );
+    }
+}
+
+impl RawAutostop {
+    pub fn overlay(&mut self, top: &RawAutostop) {
+        overlay!(self, top; enabled, after, cpu_pct, net_kb_per_s, warn, arm_after_boot, command, wall);
+    }
 }

@@ -26,19 +26,6 @@ pub struct CliPricing {
     pub theme: Option<String>,
 }
 
-impl From<&crate::cli::GlobalArgs> for CliPricing {
-    fn from(g: &crate::cli::GlobalArgs) -> CliPricing {
-        CliPricing {
-            rate: g.rate,
-            budget: g.budget,
-            currency: g.currency,
-            ledger: g.ledger.clone(),
-            no_ledger: g.no_ledger,
-            theme: g.theme.clone(),
-        }
-    }
-}
-
 /// A demo scenario's `[pricing]` table, as the simulator parsed it.
 #[derive(Debug, Clone)]
 pub struct DemoPricing {

@@ -27,25 +27,130 @@ fn check_default_config() {
     let s = resolve::resolve(&[layer], None, &CliPricing::default(), &Env::default()).unwrap();
     assert_eq!(s.pricing, None);
     assert!(s.ledger.enabled);
-    // Every key the raw structs know is documented in the default file.
-    for key in [
-        "rate",
-        "currency",
-        "granularity",
-        "clock_start",
-        "extras_per_hour",
-        "egress_per_gb",
-        "budget",
-        "electricity_per_kwh",
-        "[ledger]",
-        "enabled",
-        "path",
-        "[alerts]",
-        "[ui]",
-        "theme",
-    ] {
-        assert!(DEFAULT_CONFIG.contains(key), "{key} is not documented");
+}
+
+/// What serde says about a table at `path` holding one key nobody defines.
+enum Probe {
+    /// A struct: the keys it accepts (from `deny_unknown_fields`' "expected one of …").
+    Table(Vec<String>),
+    /// A map with keys of the user's choosing (`[alerts.hooks]`).
+    Map,
+    /// A value, not a table.
+    Leaf,
+}
+
+fn probe(path: &[String]) -> Probe {
+    let header = if path.is_empty() {
+        String::new()
+    } else {
+        format!("[{}]\n", path.join("."))
+    };
+    match toml::from_str::<RawConfig>(&format!("{header}zz_probe = 0\n")) {
+        Err(e) if e.message().contains("unknown field `zz_probe`") => Probe::Table(
+            e.message()
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .filter(|k| *k != "zz_probe")
+                .map(str::to_string)
+                .collect(),
+        ),
+        // Not a struct: an empty table there is fine for a map, a type error for a value.
+        _ if toml::from_str::<RawConfig>(&header).is_ok() => Probe::Map,
+        _ => Probe::Leaf,
     }
+}
+
+/// Every key path the raw structs accept, found by walking them through serde (no list kept by
+/// hand): `(path, is_free_map)`.
+fn accepted_keys(path: Vec<String>, out: &mut Vec<(Vec<String>, bool)>) {
+    match probe(&path) {
+        Probe::Table(keys) => {
+            assert!(!keys.is_empty(), "{path:?}: a table with no keys");
+            for k in keys {
+                let mut p = path.clone();
+                p.push(k);
+                accepted_keys(p, out);
+            }
+        }
+        Probe::Map => out.push((path, true)),
+        Probe::Leaf => out.push((path, false)),
+    }
+}
+
+/// The default file with its commented-out examples (`# rate = "31.00/h"`, `# [alerts.webhook]`)
+/// switched on.
+fn default_config_with_examples() -> String {
+    let example = |rest: &str| {
+        let t = rest.trim();
+        (t.starts_with('[') && t.ends_with(']'))
+            || t.split_once(" = ").is_some_and(|(k, _)| {
+                !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            })
+    };
+    DEFAULT_CONFIG
+        .lines()
+        .map(|l| match l.strip_prefix("# ") {
+            Some(rest) if example(rest) => rest,
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn every_accepted_key_is_documented_in_the_default_config_and_every_documented_key_parses() {
+    let mut keys = Vec::new();
+    accepted_keys(Vec::new(), &mut keys);
+    // The walk must find the tables: a broken probe would make this test pass vacuously.
+    for known in [
+        "pricing.rate",
+        "alerts.idle.remind_every",
+        "alerts.webhook.url",
+        "ui.theme",
+    ] {
+        assert!(
+            keys.iter().any(|(k, _)| k.join(".") == known),
+            "the walk missed {known}: {keys:?}"
+        );
+    }
+    assert!(
+        keys.iter()
+            .any(|(k, map)| *map && k.join(".") == "alerts.hooks")
+    );
+
+    let text = default_config_with_examples();
+    let doc: toml::Table = toml::from_str(&text).unwrap();
+    for (path, is_map) in &keys {
+        let mut at = toml::Value::Table(doc.clone());
+        for part in path {
+            at = at
+                .get(part)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{} is accepted but not in config/default.toml (set or as a commented example)",
+                        path.join(".")
+                    )
+                })
+                .clone();
+        }
+        if *is_map {
+            assert!(
+                at.as_table().is_some_and(|t| !t.is_empty()),
+                "{}: show an example entry",
+                path.join(".")
+            );
+        }
+    }
+    // Every key written there, examples included, is one the structs accept (deny_unknown_fields)
+    // and holds a value that resolves.
+    let layer = Layer::parse("default.toml with examples", &text).unwrap();
+    let s = resolve::resolve(&[layer], None, &CliPricing::default(), &Env::default()).unwrap();
+    assert!(s.pricing.is_some(), "the example rate resolves");
+    assert!(
+        s.alerts.notify.webhook.is_some(),
+        "the example webhook resolves"
+    );
 }
 
 #[test]

@@ -5,10 +5,9 @@
 //! for autostop. Consumes the engine's transitions and autostop events; never blocks the caller
 //! on the network or a child process except the stop command, which the caller runs.
 
-pub mod config;
-pub mod headless;
 pub mod hook;
 pub mod run;
+pub mod settings;
 pub mod terminal;
 pub mod wall;
 pub mod webhook;
@@ -17,9 +16,8 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-pub use config::{NotifyConfig, RawAlerts, RawAutostop};
+pub use settings::NotifyConfig;
 
-use crate::engine::Engine;
 use crate::engine::autostop::{AutostopConfig, AutostopEvent};
 use crate::engine::rules::{Severity, Transition, format_money};
 use terminal::TerminalChannels;
@@ -177,37 +175,6 @@ impl Notifier {
     }
 }
 
-impl Notifier {
-    /// For the dashboard, once per tick: drains the engine's alert transitions and autostop
-    /// events into the channels (terminal sequences written to `term`) and returns the stop
-    /// command when autostop says "stop now" (run it with [`run_stop_command`], after saying so
-    /// on screen).
-    pub fn pump(
-        &mut self,
-        engine: &mut Engine,
-        term: &mut dyn Write,
-    ) -> std::io::Result<Option<Vec<String>>> {
-        let now = engine.latest().map_or(0, |s| s.taken_at_unix_ms);
-        let currency = engine.rules().currency().to_string();
-        for t in engine.drain_alert_transitions() {
-            self.on_transition(&t, now, &currency, term)?;
-        }
-        let host = engine
-            .latest()
-            .and_then(|s| s.system.hostname.clone())
-            .unwrap_or_else(|| "this machine".into());
-        let cfg = engine.autostop_config().clone();
-        let mut stop = None;
-        for e in engine.drain_autostop_events() {
-            self.on_autostop(&e, &cfg, &host, term)?;
-            if matches!(e, AutostopEvent::Stop { .. }) {
-                stop = Some(cfg.command.clone());
-            }
-        }
-        Ok(stop)
-    }
-}
-
 /// The webhook text of one transition.
 pub fn webhook_text(t: &Transition, currency: &str) -> String {
     let a = t.alert();
@@ -316,46 +283,6 @@ mod tests {
         );
         assert!(t.contains("Cost so far: $512.34"));
         assert!(t.contains("Next step: "));
-    }
-
-    #[test]
-    fn pump_drains_the_engine_into_the_terminal_and_hands_back_the_stop() {
-        use crate::engine::autostop::AutostopConfig;
-        use gpumeter_model::{GpuReading, Snapshot};
-        let cfg = AutostopConfig {
-            enabled: true,
-            after_ms: 60_000,
-            warn_before_ms: vec![30_000],
-            command: vec!["true".into()],
-            wall: false,
-            ..AutostopConfig::default()
-        };
-        let mut engine = Engine::new().with_autostop(cfg);
-        engine.push_alert(alert(), 0);
-        let mut n = Notifier::new(NotifyConfig::default(), None, false);
-        let mut term = Vec::new();
-        let mut stop = None;
-        for s in 0..=61 {
-            let mut snap = Snapshot::empty("t", s * 1000);
-            snap.system.uptime_s = Some(86_400);
-            snap.host.cpu_util_pct = Some(1.0);
-            snap.host.net_rx_bytes_per_s = Some(0.0);
-            snap.host.net_tx_bytes_per_s = Some(0.0);
-            snap.gpus.push(GpuReading {
-                index: 0,
-                util_gpu_pct: Some(0),
-                ..GpuReading::default()
-            });
-            engine.ingest(snap);
-            if let Some(cmd) = n.pump(&mut engine, &mut term).unwrap() {
-                stop = Some((s, cmd));
-            }
-        }
-        assert_eq!(stop, Some((60, vec!["true".to_string()])));
-        let text = String::from_utf8(term).unwrap();
-        assert!(text.contains("100 % of the budget spent"), "{text:?}");
-        assert!(text.contains("will run `true` in 1 min"), "{text:?}");
-        assert!(text.contains("autostop: running `true`"), "{text:?}");
     }
 
     #[test]

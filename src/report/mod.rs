@@ -1,18 +1,19 @@
 //! `gpumeter report`: spend per UTC day and per session from the ledger, as a table with a bar
-//! chart, JSON or CSV. Reads the ledger only (never changes it); a missing or unusable ledger is
-//! an error with a clear message.
+//! chart, JSON or CSV. Reads the ledger only (never changes it). A missing or empty ledger is an
+//! empty report (a fresh machine that never ran a priced session); an unusable one is an error
+//! with a clear message. Takes its own [`ReportOptions`], not the command line's.
 
 pub mod render;
 
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::billing::calendar::day_key;
 use crate::billing::meter::MJ_PER_KWH;
 use crate::billing::pricing::HOUR_MS;
-use crate::cli::ReportArgs;
 use crate::ledger::query::Usage;
 use crate::ledger::{Ledger, LedgerError};
 use crate::money::Money;
@@ -26,6 +27,23 @@ pub enum ReportError {
     Write(#[from] std::io::Error),
     #[error("--since: {0}")]
     Since(String),
+}
+
+/// How to print the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReportFormat {
+    #[default]
+    Table,
+    Json,
+    Csv,
+}
+
+/// What to report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportOptions {
+    /// How far back from now.
+    pub since: Duration,
+    pub format: ReportFormat,
 }
 
 /// One line of the report (a day or a session). Money comes as a number in currency units and
@@ -69,6 +87,10 @@ pub struct Report {
     pub until_unix_ms: i64,
     pub days: Vec<ReportRow>,
     pub sessions: Vec<SessionInfo>,
+    /// Whether the ledger held anything at all (false: missing or empty file), so the table can
+    /// tell "never recorded" from "nothing in this period".
+    #[serde(skip)]
+    pub recorded: bool,
 }
 
 fn row(key: String, currency: &str, u: &Usage) -> ReportRow {
@@ -120,26 +142,53 @@ pub fn build(ledger: &Ledger, since_unix_ms: i64, now_unix_ms: i64) -> Result<Re
         until_unix_ms: now_unix_ms,
         days,
         sessions,
+        recorded: true,
     })
+}
+
+/// The report of a ledger that does not exist yet, or exists but is empty.
+pub fn empty(ledger_path: &Path, since_unix_ms: i64, now_unix_ms: i64) -> Report {
+    Report {
+        ledger: ledger_path.display().to_string(),
+        since_unix_ms,
+        until_unix_ms: now_unix_ms,
+        days: Vec::new(),
+        sessions: Vec::new(),
+        recorded: false,
+    }
+}
+
+/// Whether the file is absent or has no bytes: nothing was ever recorded there.
+fn never_written(path: &Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(m) => m.is_file() && m.len() == 0,
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
 }
 
 /// `gpumeter report`: reads the ledger at `ledger_path` and writes the report to `out`.
 pub fn run_report(
-    args: &ReportArgs,
+    opts: &ReportOptions,
     ledger_path: &Path,
     now_unix_ms: i64,
     out: &mut dyn Write,
 ) -> Result<(), ReportError> {
     let since_ms =
-        i64::try_from(args.since.as_millis()).map_err(|_| ReportError::Since("too long".into()))?;
-    let ledger = Ledger::open_read_only(ledger_path)?;
-    let report = build(&ledger, now_unix_ms.saturating_sub(since_ms), now_unix_ms)?;
-    let text = if args.json {
-        render::json(&report)
-    } else if args.csv {
-        render::csv(&report)
+        i64::try_from(opts.since.as_millis()).map_err(|_| ReportError::Since("too long".into()))?;
+    let since_unix_ms = now_unix_ms.saturating_sub(since_ms);
+    let report = if never_written(ledger_path) {
+        empty(ledger_path, since_unix_ms, now_unix_ms)
     } else {
-        render::table(&report)
+        build(
+            &Ledger::open_read_only(ledger_path)?,
+            since_unix_ms,
+            now_unix_ms,
+        )?
+    };
+    let text = match opts.format {
+        ReportFormat::Json => render::json(&report),
+        ReportFormat::Csv => render::csv(&report),
+        ReportFormat::Table => render::table(&report),
     };
     out.write_all(text.as_bytes())?;
     out.flush()?;

@@ -109,6 +109,10 @@ pub fn table(report: &Report) -> String {
         "Spend per UTC day since {since} (ledger {})",
         report.ledger
     );
+    if !report.recorded {
+        out.push_str("\nNo priced sessions recorded yet.\n");
+        return out;
+    }
     if report.days.is_empty() {
         out.push_str("\nNothing recorded in this period.\n");
         return out;

@@ -146,6 +146,16 @@ impl App {
         {
             return Action::Quit;
         }
+        // A terminal sends Esc as a lone ESC byte and Alt-x as ESC x; when the app reads Esc and
+        // the next key in one go (a busy machine, ssh lag) crossterm sees Alt-x. gpumeter binds
+        // nothing to Alt, so such a key is what was typed: Esc, then x.
+        if key.modifiers == KeyModifiers::ALT
+            && let KeyCode::Char(c) = key.code
+        {
+            let esc = self.handle_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+            let next = self.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+            return if next == Action::None { esc } else { next };
+        }
         let had_status = self.status.take().is_some();
         let action = if self.help || self.history {
             // Any key closes an overlay.

@@ -35,6 +35,24 @@ fn q_and_ctrl_c_quit() {
 }
 
 #[test]
+fn esc_and_a_key_read_together_as_alt_count_as_both() {
+    // ESC q arriving in one read is parsed as Alt-q: it must close the help and quit.
+    let mut app = app_with_rows(3, 10);
+    ch(&mut app, '?');
+    assert!(app.help);
+    let alt_q = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::ALT);
+    assert_eq!(app.handle_key(alt_q), Action::Quit);
+    assert!(!app.help);
+    // While typing a filter, ESC j clears the filter, then j moves the selection.
+    ch(&mut app, '/');
+    ch(&mut app, 'x');
+    let alt_j = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::ALT);
+    app.handle_key(alt_j);
+    assert_eq!(app.filter(), "");
+    assert!(!app.filter_active);
+}
+
+#[test]
 fn arrows_and_jk_move_and_clamp() {
     let mut app = app_with_rows(3, 10);
     assert_eq!(press(&mut app, KeyCode::Up), Action::None);

@@ -11,7 +11,7 @@ use gpumeter_sim::Scenario;
 use crate::clock::FakeClock;
 use crate::config::{Env, LoadOptions};
 use crate::engine::Engine;
-use crate::metering::Metering;
+use crate::session::Metering;
 use crate::source::Source;
 use crate::source::sim::SimSource;
 

@@ -1,9 +1,11 @@
-//! The dashboard's event loop: one task owns the [`Engine`], the [`App`] and the billing
-//! session ([`Metering`]), and waits on the terminal's events, the collector channel, a clock
-//! tick (the sample age moves) and SIGTERM/SIGHUP/SIGINT. It drains everything pending, then
-//! draws at most once per frame interval, and only when something changed. Every way out
-//! restores the terminal and writes the ledger's open minute (a panic loses at most that
-//! minute, like a kill -9).
+//! The dashboard's event loop: one task owns the [`App`] and the [`Session`] (the session core:
+//! engine, billing, ledger, alert fan-out, autostop), and waits on the terminal's events, the
+//! collector channel, a clock tick (the sample age moves) and SIGTERM/SIGHUP/SIGINT. It drains
+//! everything pending, then draws at most once per frame interval, and only when something
+//! changed. A thin front-end: each reading goes to [`Session::ingest`], and the [`Step`] it
+//! returns is shown (notes on the status line, terminal channels' bytes to the terminal, the
+//! stop command run once the terminal is back). Every way out restores the terminal and writes
+//! the ledger's open minute (a panic loses at most that minute, like a kill -9).
 
 use std::future::Future;
 use std::io::{self, IsTerminal, Write};
@@ -20,9 +22,8 @@ use tokio::sync::mpsc::error::TryRecvError;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::clock::{Clock, SharedClock};
-use crate::engine::Engine;
-use crate::metering::{MeterStep, Metering};
 use crate::sanitize::sanitize;
+use crate::session::{Refusal, Session, SessionConfig, Step};
 use crate::source::collector::CollectorEvent;
 
 use super::loop_alerts;
@@ -127,9 +128,7 @@ pub async fn run(
 /// What the loop owns.
 struct State {
     app: App,
-    engine: Engine,
-    metering: Metering,
-    notifier: crate::notify::Notifier,
+    session: Session,
     /// Where bell and OSC sequences go (the terminal; a sink in tests).
     term_out: Box<dyn Write>,
     /// Set when autostop fired.
@@ -180,29 +179,31 @@ where
     S: Stream<Item = io::Result<Event>> + Unpin,
     F: Future<Output = ()>,
 {
-    let metering = match &options.billing {
-        Some(b) => Metering::new(
-            Some(b.pricing.clone()),
-            b.ledger_path.clone(),
-            b.interval_ms,
-        ),
-        None => Metering::new(None, None, 1_000),
+    let billing = options.billing.as_ref();
+    let cfg = SessionConfig {
+        pricing: billing.map(|b| b.pricing.clone()),
+        ledger_path: billing.and_then(|b| b.ledger_path.clone()),
+        interval_ms: billing.map_or(1_000, |b| b.interval_ms),
+        alerts: options.alerts.clone(),
+        // Someone is at the keyboard: a refused autostop is a note, not a failure.
+        autostop_refusal: Refusal::TurnOff,
+        terminal_channels: true,
+        in_tmux: std::env::var_os("TMUX").is_some_and(|v| !v.is_empty()),
+        ..SessionConfig::default()
     };
-    let (engine, note) = loop_alerts::engine_for(&options.alerts);
-    let mut app = App::new(options);
-    if let Some(n) = note {
-        app.set_status(n);
-    }
+    let session = match Session::new(cfg) {
+        Ok(s) => s,
+        // Not reached under `Refusal::TurnOff`; said plainly should that change.
+        Err(e) => return Err(UiError::Terminal(io::Error::other(e.to_string()))),
+    };
     let mut state = State {
-        app,
-        engine,
-        metering,
-        notifier: loop_alerts::notifier_for(&options.alerts),
+        app: App::new(options),
+        session,
         term_out,
         stop: None,
     };
     let result = run_loop(terminal, events, rx, clock, shutdown, &mut state).await;
-    let last = state.metering.finish();
+    let last = state.session.finish();
     Ok(Ended {
         reason: result?,
         notes: last.notes,
@@ -234,7 +235,8 @@ where
         if dirty && last_draw.is_none_or(|t| t.elapsed() >= FRAME) {
             let area = area_of(terminal)?;
             let now = clock.now_unix_ms();
-            let State { app, engine, .. } = state;
+            let State { app, session, .. } = state;
+            let engine = session.engine();
             super::sync(app, engine, area, now);
             terminal
                 .draw(|f| super::draw(f, app, engine, now))
@@ -300,15 +302,7 @@ where
             }
         }
 
-        let State {
-            app,
-            engine,
-            notifier,
-            term_out,
-            ..
-        } = state;
-        if let Some(argv) = loop_alerts::pump(notifier, engine, app, term_out.as_mut()) {
-            state.stop = Some(argv);
+        if state.stop.is_some() {
             return Ok(EndReason::Autostop);
         }
     }
@@ -318,35 +312,34 @@ where
 fn apply(ev: CollectorEvent, state: &mut State, now_ms: i64) {
     match ev {
         CollectorEvent::Snapshot(s) => {
-            let step = state.metering.ingest(&mut state.engine, *s);
-            show_step(&mut state.app, &state.engine, &step);
+            let step = state.session.ingest(*s);
+            show_step(state, step);
         }
         CollectorEvent::SourceFailed {
             message,
             retry_in_ms,
         } => {
             state
-                .engine
+                .session
                 .source_failed(sanitize(&message, MAX_MESSAGE_CHARS), now_ms, retry_in_ms);
             state.app.note_source_failure(now_ms);
         }
     }
 }
 
-/// Budget crossings and ledger notes go to the status line, the latest crossing first (it
-/// matters more; the line is cut at the screen's width). The insights issue's alert panel will
-/// take the budget events over.
-fn show_step(app: &mut App, engine: &Engine, step: &MeterStep) {
-    let currency = engine.billing().map(|v| v.currency).unwrap_or_default();
-    let parts: Vec<String> = step
-        .events
-        .last()
-        .map(|e| super::status_line::budget_message(e, currency))
-        .into_iter()
-        .chain(step.notes.iter().cloned())
-        .collect();
-    if !parts.is_empty() {
-        app.set_status(parts.join(" · "));
+/// Shows one step: its notes on the status line (budget crossings are the alert panel's, drawn
+/// from the engine), the terminal channels' bytes to the terminal, and a stop to run.
+fn show_step(state: &mut State, step: Step) {
+    if !step.terminal.is_empty() {
+        // A terminal that cannot take a bell is no reason to stop metering.
+        let _ = state.term_out.write_all(&step.terminal);
+        let _ = state.term_out.flush();
+    }
+    if !step.notes.is_empty() {
+        state.app.set_status(step.notes.join(" · "));
+    }
+    if step.stop.is_some() {
+        state.stop = step.stop;
     }
 }
 
@@ -359,22 +352,25 @@ fn on_input<B: Backend>(
 ) -> Result<Action, UiError> {
     let area = area_of(terminal)?;
     let now = clock.now_unix_ms();
-    let State { app, engine, .. } = state;
     // Keys act on the rows as they would be drawn now (a filter edit changes them).
-    super::sync(app, engine, area, now);
+    super::sync(&mut state.app, state.session.engine(), area, now);
     Ok(match ev {
         Event::Key(key) if key.kind != KeyEventKind::Release => {
             // Someone is here: any key cancels the autostop countdown, and still does its job.
-            engine.cancel_autostop(now);
-            let action = app.handle_key(key);
-            if loop_alerts::apply_action(action, app, engine, now) {
+            let step = state.session.cancel_autostop(now);
+            show_step(state, step);
+            let action = state.app.handle_key(key);
+            if loop_alerts::apply_action(action, &mut state.app, &mut state.session, now) {
                 Action::Redraw
             } else {
                 action
             }
         }
-        Event::Key(key) => app.handle_key(key),
-        Event::Mouse(m) => app.handle_mouse(m, &super::screen_for(area, engine, now)),
+        Event::Key(key) => state.app.handle_key(key),
+        Event::Mouse(m) => {
+            let screen = super::screen_for(area, state.session.engine(), now);
+            state.app.handle_mouse(m, &screen)
+        }
         Event::Resize(..) => Action::Redraw,
         _ => Action::None,
     })

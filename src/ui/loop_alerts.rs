@@ -1,100 +1,34 @@
-//! The event loop's alert side: the engine built with the configured rules and autostop, the
-//! notification channels (bell and OSC sequences to the real terminal, webhook, hooks), the
-//! acknowledge/snooze actions applied to the engine, and the autostop stop command run once the
-//! terminal is restored. It touches the engine the loop owns and nothing else.
+//! The event loop's alert side, as the dashboard shows it: the acknowledge/snooze keys applied
+//! to the session, the autostop countdown line, and the stop command run once the terminal is
+//! restored. The rules, channels and autostop themselves are the session core's
+//! ([`crate::session`]); this only reads the engine and calls the session.
 
-use std::io::Write;
-
-use crate::config::AlertSettings;
 use crate::engine::Engine;
-use crate::notify::{Notifier, headless::STOP_TIMEOUT, run_stop_command};
+use crate::session::Session;
 
 use super::app::{Action, App, SNOOZE_MS};
 
-/// The engine for `settings` and a note when autostop had to be turned off (no command, or a
-/// command from a config file others can write: refused as hooks are).
-pub fn engine_for(settings: &AlertSettings) -> (Engine, Option<String>) {
-    let mut autostop = settings.autostop.clone();
-    let mut note = None;
-    if autostop.enabled {
-        if autostop.command.is_empty() {
-            autostop.enabled = false;
-            note = Some("autostop is off: [autostop] has no command".to_string());
-        } else if let Some(file) = &settings.commands_file
-            && let Err(refused) = crate::notify::hook::check_config_file(file)
-        {
-            autostop.enabled = false;
-            note = Some(format!("autostop is off: {refused}"));
-        }
-    }
-    let engine = Engine::new()
-        .with_rules(settings.rules.clone())
-        .with_autostop(autostop);
-    (engine, note)
-}
-
-/// The notification channels; terminal sequences are wrapped for tmux when `$TMUX` is set.
-pub fn notifier_for(settings: &AlertSettings) -> Notifier {
-    let in_tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
-    Notifier::new(
-        settings.notify.clone(),
-        settings.commands_file.as_deref(),
-        in_tmux,
-    )
-}
-
 /// Applies an alert action to the top visible alert; returns whether anything changed.
-pub fn apply_action(action: Action, app: &mut App, engine: &mut Engine, now_ms: i64) -> bool {
-    let Some(top) = engine.rules().visible(now_ms).into_iter().next() else {
-        if matches!(action, Action::Acknowledge | Action::Snooze) {
-            app.set_status("no alert to acknowledge or snooze");
-            return true;
-        }
-        return false;
+pub fn apply_action(action: Action, app: &mut App, session: &mut Session, now_ms: i64) -> bool {
+    let done = match action {
+        Action::Acknowledge => session.acknowledge_top(now_ms).map(|a| ("acknowledged", a)),
+        Action::Snooze => session
+            .snooze_top(SNOOZE_MS, now_ms)
+            .map(|a| ("snoozed for 1 h", a)),
+        _ => return false,
     };
-    match action {
-        Action::Acknowledge => {
-            engine.acknowledge(&top.id, now_ms);
-            app.set_status(format!("acknowledged: {}", top.title));
-            true
-        }
-        Action::Snooze => {
-            engine.snooze(&top.id, now_ms + SNOOZE_MS, now_ms);
-            app.set_status(format!("snoozed for 1 h: {}", top.title));
-            true
-        }
-        _ => false,
+    match done {
+        Some((what, a)) => app.set_status(format!("{what}: {}", a.title)),
+        None => app.set_status("no alert to acknowledge or snooze"),
     }
-}
-
-/// Sends what the engine has to say to the channels; returns the stop command when autostop
-/// fired. Channel notes (refused hooks, failed webhooks) go to the status line.
-pub fn pump(
-    notifier: &mut Notifier,
-    engine: &mut Engine,
-    app: &mut App,
-    term: &mut dyn Write,
-) -> Option<Vec<String>> {
-    let stop = match notifier.pump(engine, term) {
-        Ok(stop) => stop,
-        Err(e) => {
-            app.set_status(format!("notifications: {e}"));
-            None
-        }
-    };
-    let _ = term.flush();
-    let notes = notifier.drain_notes();
-    if !notes.is_empty() {
-        app.set_status(notes.join(" · "));
-    }
-    stop
+    true
 }
 
 /// Runs the stop command after the terminal is restored, and says what happened.
 pub fn run_stop(argv: &[String]) -> Vec<String> {
     let shown = argv.join(" ");
     println!("gpumeter: autostop: the machine was idle; running `{shown}`");
-    match run_stop_command(argv, true, STOP_TIMEOUT) {
+    match crate::session::run_stop(argv, true) {
         Ok(()) => vec![format!("autostop: `{shown}` finished")],
         Err(e) => vec![format!("autostop: `{shown}` failed: {e}")],
     }

@@ -1,13 +1,11 @@
-//! The bottom line: the filter input while it is open, else a status message (budget
-//! crossings, ledger notes, a stopped collector), else key hints (as many as fit).
+//! The bottom line: the filter input while it is open, else a status message (ledger notes,
+//! channel warnings, a stopped collector; budget crossings are the alert panel's), else key
+//! hints (as many as fit).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
 use ratatui::widgets::Paragraph;
-
-use crate::billing::{BudgetEvent, BudgetEventKind};
-use crate::money::Currency;
 
 use super::app::App;
 use super::fmt::{self, styled};
@@ -24,29 +22,6 @@ const HINTS: [(&str, &str); 9] = [
     ("↑↓", "select"),
     ("H", "alert history"),
 ];
-
-/// A budget crossing as the status line says it, with the clock time it happened.
-pub fn budget_message(e: &BudgetEvent, c: Currency) -> String {
-    let at = chrono::DateTime::from_timestamp_millis(e.at_unix_ms).map_or_else(
-        || e.at_unix_ms.to_string(),
-        |t| t.format("%H:%MZ").to_string(),
-    );
-    match e.kind {
-        BudgetEventKind::Actual => format!(
-            "budget: {}% of the {} {} budget reached at {at} ({} spent)",
-            e.threshold,
-            c.format(e.budget),
-            e.period,
-            c.format(e.spent)
-        ),
-        BudgetEventKind::Forecast => format!(
-            "budget: at this rate the {} ends at {}, over the {} budget (forecast at {at})",
-            e.period,
-            c.format(e.spent),
-            c.format(e.budget)
-        ),
-    }
-}
 
 /// Draws the line; a running autostop `countdown` takes it over (only the filter input wins).
 pub fn render(frame: &mut Frame, area: Rect, app: &App, countdown: Option<&str>) {

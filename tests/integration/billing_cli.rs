@@ -194,17 +194,46 @@ fn watch_fast_runs_hours_of_demo_and_report_reads_them() {
 }
 
 #[test]
-fn report_fails_clearly_without_a_usable_ledger() {
+fn report_on_a_fresh_machine_is_empty_and_succeeds() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join("ledger.sqlite");
-    let out = gpumeter(&ledger).arg("report").output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("no ledger at") && err.contains("ledger.sqlite"),
-        "{err}"
-    );
+    // Missing, then present but empty (zero bytes): both are "never recorded".
+    for _ in 0..2 {
+        let out = gpumeter(&ledger).arg("report").output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("No priced sessions recorded yet."), "{text}");
 
+        let out = gpumeter(&ledger)
+            .args(["report", "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["days"], serde_json::json!([]), "{v}");
+        assert_eq!(v["sessions"], serde_json::json!([]), "{v}");
+
+        let out = gpumeter(&ledger)
+            .args(["report", "--csv"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let csv = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(csv, format!("{}\n", gpumeter::report::render::CSV_HEADER));
+        std::fs::write(&ledger, "").unwrap();
+    }
+    // report never creates or changes the file.
+    assert_eq!(std::fs::metadata(&ledger).unwrap().len(), 0);
+}
+
+#[test]
+fn report_fails_clearly_on_a_file_that_is_not_a_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite");
     std::fs::write(&ledger, "these are not the bytes you are looking for").unwrap();
     let out = gpumeter(&ledger)
         .args(["report", "--json"])

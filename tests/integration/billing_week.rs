@@ -2,10 +2,9 @@
 //! ledger, then `report` per day as JSON, CSV and text.
 
 use gpumeter::billing::{Budget, ClockStart, Pricing, Rate};
-use gpumeter::cli::ReportArgs;
 use gpumeter::clock::{Clock, FakeClock};
 use gpumeter::model::{GpuReading, Snapshot};
-use gpumeter::report::{render::CSV_HEADER, run_report};
+use gpumeter::report::{ReportFormat, ReportOptions, render::CSV_HEADER, run_report};
 use gpumeter::source::{Source, SourceError};
 use gpumeter::watch::{WatchClock, WatchOptions, run_watch};
 
@@ -93,14 +92,13 @@ fn a_week_of_minutes_reports_per_day() {
         7
     );
 
-    let args = |json, csv| ReportArgs {
+    let args = |format| ReportOptions {
         since: std::time::Duration::from_secs(10 * 86_400),
-        json,
-        csv,
+        format,
     };
     let now = MONDAY + 7 * DAY + MIN;
     let mut json = Vec::new();
-    run_report(&args(true, false), &ledger, now, &mut json).unwrap();
+    run_report(&args(ReportFormat::Json), &ledger, now, &mut json).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     let days = v["days"].as_array().unwrap();
     // Each tick bills the minute before it: day 1 has 1439 minutes, the 8th day the last one.
@@ -134,7 +132,7 @@ fn a_week_of_minutes_reports_per_day() {
     assert_eq!(sessions[0]["busy_gpu_hours"], 7.0 * 96.0);
 
     let mut csv = Vec::new();
-    run_report(&args(false, true), &ledger, now, &mut csv).unwrap();
+    run_report(&args(ReportFormat::Csv), &ledger, now, &mut csv).unwrap();
     let csv = String::from_utf8(csv).unwrap();
     let mut lines = csv.lines();
     assert_eq!(
@@ -149,7 +147,7 @@ fn a_week_of_minutes_reports_per_day() {
     assert_eq!(csv.lines().filter(|l| l.starts_with("session,")).count(), 1);
 
     let mut text = Vec::new();
-    run_report(&args(false, false), &ledger, now, &mut text).unwrap();
+    run_report(&args(ReportFormat::Table), &ledger, now, &mut text).unwrap();
     let text = String::from_utf8(text).unwrap();
     let bar_line = text
         .lines()
@@ -160,10 +158,9 @@ fn a_week_of_minutes_reports_per_day() {
 
     // A shorter window leaves the older days out.
     let mut json = Vec::new();
-    let two_days = ReportArgs {
+    let two_days = ReportOptions {
         since: std::time::Duration::from_secs(2 * 86_400),
-        json: true,
-        csv: false,
+        format: ReportFormat::Json,
     };
     run_report(&two_days, &ledger, now, &mut json).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();

@@ -122,7 +122,7 @@ fn autostop_without_a_command_is_refused_clearly() {
     let dir = tempfile::tempdir().unwrap();
     let (ok, _, err) = watch(dir.path(), "idle", "1m", &["--autostop", "30m"]);
     assert!(!ok);
-    assert!(err.contains("--autostop needs a command"), "{err}");
+    assert!(err.contains("autostop needs a command"), "{err}");
     let (ok, _, err) = watch(
         dir.path(),
         "idle",

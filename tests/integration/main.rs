@@ -6,6 +6,7 @@
 mod billing_cli;
 mod billing_week;
 mod cli;
+mod cli_help;
 mod fake_nvml;
 mod fake_nvml_faults;
 mod fake_nvml_tui;

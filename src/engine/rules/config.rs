@@ -1,23 +1,6 @@
-//! The rules' settings: [`RulesConfig`] (resolved, every default from DESIGN.md "Alert rules")
-//! and [`ValueError`]. The raw `[alerts.<rule>]` tables and their resolution live in
-//! `config_raw.rs`, re-exported here.
-
-/// A config value that cannot be used; `field` is the dotted key (`alerts.idle.remind_after`).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{field}: {message}")]
-pub struct ValueError {
-    pub field: String,
-    pub message: String,
-}
-
-impl ValueError {
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-}
+//! The rules' resolved settings, [`RulesConfig`], with every default (documented in
+//! `config/default.toml` and docs/alerts.md). The config file's `[alerts.<rule>]` tables are read
+//! and resolved into these by `config::rules`; the engine never sees the file.
 
 /// Idle paid time.
 #[derive(Debug, Clone, PartialEq)]
@@ -148,7 +131,3 @@ impl Default for RulesConfig {
         }
     }
 }
-
-pub use super::config_raw::{
-    RawForgotten, RawIdle, RawRules, RawStarved, RawThrottle, duration_ms, number,
-};

@@ -11,7 +11,6 @@
 
 pub mod alert;
 pub mod config;
-mod config_raw;
 pub mod forgotten;
 pub mod idle;
 pub mod job;

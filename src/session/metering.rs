@@ -1,8 +1,8 @@
 //! One billing session beside a running [`Engine`]: the meter made from the [`Pricing`], the
 //! ledger opened at the first reading (its time and clock start identify the session), the
 //! meter seeded from what the ledger already holds, each tick rolled into its minute after the
-//! engine ingested it, and the open minute written at the end. Shared by `gpumeter watch` and
-//! the dashboard, which differ only in where they show what happens.
+//! engine ingested it, and the open minute written at the end. Part of the session core
+//! ([`super::Session`] owns one); the demo test fixtures use it alone.
 //!
 //! Never fails: a ledger that cannot be opened or written becomes a note, and the meter runs on
 //! without it. Touches the engine (to attach the meter) and the ledger; nothing else.

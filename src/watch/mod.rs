@@ -2,7 +2,10 @@
 //! printing one line per minute (spend, burn, busy GPUs) and each budget event. With `--fast`
 //! (demo only) a fake clock is stepped by the interval as fast as the machine allows, so hours
 //! of a scenario pass in seconds. Alerts are printed as they fire, and autostop (off unless
-//! asked for) runs its stop command: see [`crate::notify::headless`].
+//! asked for) runs its stop command, its output going to ours (the journal, under systemd).
+//!
+//! A thin front-end over [`crate::session::Session`]: the session does the per-tick work; this
+//! room only prints each [`Step`] ([`lines`]) and runs the stop command when a step asks.
 //!
 //! Stopping: `--for` ends it cleanly (last minute written). A signal or kill -9 loses at most the
 //! minute in progress; the ledger is never left half-written.
@@ -13,14 +16,14 @@ use std::time::Duration;
 
 use gpumeter_model::Snapshot;
 
-use crate::billing::{BudgetEvent, BudgetEventKind, Pricing};
+use crate::billing::{BudgetEvent, Pricing};
 use crate::clock::{Clock, FakeClock, SharedClock};
-use crate::engine::Engine;
-use crate::ledger::FlushedMinute;
-use crate::metering::Metering;
+use crate::engine::rules::{AlertKind, Transition};
 use crate::money::Money;
-use crate::notify::headless::HeadlessAlerts;
+use crate::session::{AutostopSetupError, Session, SessionConfig, Step};
 use crate::source::Source;
+
+mod lines;
 
 /// How long to run and how fast.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +63,8 @@ impl WatchClock {
 pub enum WatchError {
     #[error("--fast needs --demo: only a simulated machine can run faster than time")]
     FastNeedsDemo,
+    #[error(transparent)]
+    Autostop(#[from] AutostopSetupError),
     #[error("writing output: {0}")]
     Write(#[from] std::io::Error),
 }
@@ -73,6 +78,8 @@ pub struct WatchSummary {
     pub events: Vec<BudgetEvent>,
     /// Alert ids that fired, in order.
     pub alerts_fired: Vec<String>,
+    /// Stop commands run and how they ended.
+    pub stops: Vec<Result<(), String>>,
 }
 
 /// Checks the flags: `--fast` only with a demo.
@@ -83,20 +90,11 @@ pub fn check_fast(fast: bool, demo: bool) -> Result<(), WatchError> {
     Ok(())
 }
 
-fn hhmm(unix_ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(unix_ms).map_or_else(
-        || unix_ms.to_string(),
-        |t| t.format("%Y-%m-%d %H:%MZ").to_string(),
-    )
-}
-
 /// The state a run carries between ticks.
 struct Run {
-    engine: Engine,
-    metering: Metering,
+    session: Session,
     last_minute: Option<i64>,
     summary: WatchSummary,
-    alerts: HeadlessAlerts,
 }
 
 impl Run {
@@ -107,27 +105,17 @@ impl Run {
         err: &mut dyn Write,
     ) -> std::io::Result<()> {
         let at = snap.taken_at_unix_ms;
-        let step = self.metering.ingest(&mut self.engine, snap);
+        let step = self.session.ingest(snap);
         self.summary.ticks += 1;
-        for e in &step.events {
-            writeln!(out, "{}", self.event_line(e))?;
-        }
-        self.summary.events.extend(step.events.iter().cloned());
-        self.alerts.after_tick(&mut self.engine, out, err)?;
-        if let Some(m) = &step.flushed {
-            self.minute_line(m, out)?;
-        }
-        for n in &step.notes {
-            writeln!(err, "gpumeter: {n}")?;
-        }
-        if !self.metering.priced() {
+        self.show(&step, at, out, err)?;
+        if !self.session.priced() {
             let minute = at.div_euclid(60_000);
             if self.last_minute.is_some_and(|m| m != minute) {
                 let (busy, gpus) = self.busy_gpus();
                 writeln!(
                     out,
                     "{}  busy {busy}/{gpus} GPUs  (no pricing: set --rate)",
-                    hhmm(at)
+                    lines::at(at)
                 )?;
             }
             self.last_minute = Some(minute);
@@ -135,8 +123,55 @@ impl Run {
         Ok(())
     }
 
+    /// Prints what one step says, and runs the stop command when autostop asks for it.
+    fn show(
+        &mut self,
+        step: &Step,
+        now: i64,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let currency = self.session.currency();
+        for e in &step.budget {
+            writeln!(out, "{}", lines::budget(e, currency))?;
+        }
+        self.summary.events.extend(step.budget.iter().cloned());
+        for t in &step.transitions {
+            if let Transition::Fired(a) = t {
+                self.summary.alerts_fired.push(a.id.clone());
+            }
+            // Budget crossings already have their own line.
+            if t.alert().kind != AlertKind::Budget {
+                lines::transition(out, t, now)?;
+            }
+        }
+        let cfg = self.session.autostop_config().clone();
+        for e in &step.autostop {
+            writeln!(out, "{}", lines::autostop(e, &cfg, now))?;
+        }
+        if let Some(m) = &step.flushed {
+            self.summary.minutes_written += u64::from(m.written);
+            if let Some(view) = self.session.engine().billing() {
+                writeln!(out, "{}", lines::minute(m, view))?;
+            }
+        }
+        for n in &step.notes {
+            writeln!(err, "gpumeter: {n}")?;
+        }
+        if let Some(argv) = &step.stop {
+            // The stop command's output follows ours (the journal, under systemd).
+            out.flush()?;
+            let result = crate::session::run_stop(argv, true);
+            if let Err(e) = &result {
+                writeln!(err, "gpumeter: autostop: {e}")?;
+            }
+            self.summary.stops.push(result);
+        }
+        Ok(())
+    }
+
     fn busy_gpus(&self) -> (usize, usize) {
-        let Some(snap) = self.engine.latest() else {
+        let Some(snap) = self.session.engine().latest() else {
             return (0, 0);
         };
         let busy = snap
@@ -146,57 +181,11 @@ impl Run {
             .count();
         (busy, snap.gpus.len())
     }
-
-    fn minute_line(&mut self, m: &FlushedMinute, out: &mut dyn Write) -> std::io::Result<()> {
-        self.summary.minutes_written += u64::from(m.written);
-        let Some(view) = self.engine.billing() else {
-            return Ok(());
-        };
-        let c = view.currency;
-        let idle = view
-            .idle_share
-            .map_or("N/A".into(), |s| format!("{:.0}%", s * 100.0));
-        writeln!(
-            out,
-            "{}  spent {}  burn {}/h  busy {}/{} GPUs  idle {} of spend",
-            hhmm(m.minute * 60_000),
-            c.format(Money::from_micros(m.total.spend_micros)),
-            c.format(view.burn_per_hour),
-            view.busy_gpus,
-            view.gpus,
-            idle
-        )
-    }
-
-    fn event_line(&self, e: &BudgetEvent) -> String {
-        let c = self
-            .engine
-            .billing()
-            .map(|v| v.currency)
-            .unwrap_or_default();
-        match e.kind {
-            BudgetEventKind::Actual => format!(
-                "{}  budget: {}% of the {} {} budget reached ({} spent)",
-                hhmm(e.at_unix_ms),
-                e.threshold,
-                c.format(e.budget),
-                e.period,
-                c.format(e.spent)
-            ),
-            BudgetEventKind::Forecast => format!(
-                "{}  budget: at this rate the {} will end at {}, over the {} budget",
-                hhmm(e.at_unix_ms),
-                e.period,
-                c.format(e.spent),
-                c.format(e.budget)
-            ),
-        }
-    }
 }
 
-/// Runs the headless meter until `opts.for_ms` has passed on `clock` (or forever).
-/// `ledger_path` None runs without a ledger. Minute lines and events go to `out`, notes and
-/// warnings to `err`.
+/// Runs the headless meter until `opts.for_ms` has passed on `clock` (or forever), with the
+/// default alert rules and no autostop. `ledger_path` None runs without a ledger. Minute lines
+/// and events go to `out`, notes and warnings to `err`.
 pub fn run_watch(
     source: &mut dyn Source,
     clock: &WatchClock,
@@ -206,39 +195,41 @@ pub fn run_watch(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<WatchSummary, WatchError> {
-    let alerts = HeadlessAlerts::default();
-    run_watch_with(source, clock, pricing, ledger_path, opts, alerts, out, err)
+    let cfg = SessionConfig {
+        pricing: pricing.cloned(),
+        ledger_path: ledger_path.map(Path::to_path_buf),
+        ..SessionConfig::default()
+    };
+    run_watch_with(source, clock, cfg, opts, out, err)
 }
 
-/// [`run_watch`] with alert rules, autostop and notification channels configured.
-#[allow(clippy::too_many_arguments)]
+/// [`run_watch`] with the session configured in full (alert rules, channels, autostop). The
+/// terminal channels are forced off: there is no terminal to ring. `cfg.interval_ms` is taken
+/// from `opts`.
 pub fn run_watch_with(
     source: &mut dyn Source,
     clock: &WatchClock,
-    pricing: Option<&Pricing>,
-    ledger_path: Option<&Path>,
+    cfg: SessionConfig,
     opts: WatchOptions,
-    alerts: HeadlessAlerts,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<WatchSummary, WatchError> {
     let interval_ms = opts.interval_ms.max(1);
-    if pricing.is_none() {
+    if cfg.pricing.is_none() {
         writeln!(
             err,
             "gpumeter: no pricing configured (pricing.rate or --rate): no spend to count"
         )?;
     }
+    let session = Session::new(SessionConfig {
+        interval_ms,
+        terminal_channels: false,
+        ..cfg
+    })?;
     let mut run = Run {
-        engine: alerts.engine(),
-        metering: Metering::new(
-            pricing.cloned(),
-            ledger_path.map(Path::to_path_buf),
-            interval_ms,
-        ),
+        session,
         last_minute: None,
         summary: WatchSummary::default(),
-        alerts,
     };
     let end = opts.for_ms.map(|d| clock.now().saturating_add(d));
     loop {
@@ -250,7 +241,7 @@ pub fn run_watch_with(
         match source.sample() {
             Ok(snap) => run.tick(snap, out, err)?,
             Err(e) => {
-                run.engine.source_failed(e.to_string(), now, 0);
+                run.session.source_failed(e.to_string(), now, 0);
                 writeln!(err, "gpumeter: {}: {e}", source.label())?;
             }
         }
@@ -262,25 +253,15 @@ pub fn run_watch_with(
             }
         }
     }
-    let last = run.metering.finish();
-    if let Some(m) = &last.flushed {
-        run.minute_line(m, out)?;
-    }
-    for n in &last.notes {
-        writeln!(err, "gpumeter: {n}")?;
-    }
-    run.summary.spent = run.engine.billing().map(|v| v.spent);
-    run.summary.alerts_fired = std::mem::take(&mut run.alerts.fired);
-    if let Some(v) = run.engine.billing() {
-        writeln!(
-            out,
-            "total: spent {} over {:.2} paid hours, {:.2} busy GPU-hours, {} per busy GPU-hour",
-            v.currency.format(v.spent),
-            v.paid_ms as f64 / 3_600_000.0,
-            v.busy_gpu_hours,
-            v.cost_per_busy_gpu_hour
-                .map_or("N/A".into(), |m| v.currency.format(m))
-        )?;
+    let last = run.session.finish();
+    run.show(&last, clock.now(), out, err)?;
+    let billing = run.session.engine().billing();
+    run.summary.spent = billing.map(|v| v.spent);
+    if let Some(v) = billing {
+        writeln!(out, "{}", lines::total(v))?;
     }
     Ok(run.summary)
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,31 @@
+//! The channels' resolved settings: which are on, the webhook, the hooks. Read from the config
+//! file by `config` (which depends on this room, never the other way round).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::webhook::WebhookConfig;
+use crate::engine::rules::AlertKind;
+
+/// Resolved channel settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotifyConfig {
+    pub bell: bool,
+    pub desktop: bool,
+    pub webhook: Option<WebhookConfig>,
+    /// Per alert kind (`None`: every kind) the program to run.
+    pub hooks: BTreeMap<Option<AlertKind>, Vec<String>>,
+    pub hook_timeout: Duration,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        Self {
+            bell: true,
+            desktop: true,
+            webhook: None,
+            hooks: BTreeMap::new(),
+            hook_timeout: Duration::from_secs(10),
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! What `watch` prints, one line per thing: the minute (spend, burn, busy GPUs), a budget
+//! crossing, an alert transition (fired ones with their evidence and next step, indented), an
+//! autostop event, and the run's total. Pure text from `&` references: the session decided what
+//! happened, this only says it.
+
+use std::io::Write;
+
+use crate::billing::{BillingView, BudgetEvent};
+use crate::clock::{UtcStyle, utc_text};
+use crate::engine::autostop::{AutostopConfig, AutostopEvent};
+use crate::engine::rules::Transition;
+use crate::engine::rules::alert::minutes_text;
+use crate::ledger::FlushedMinute;
+use crate::money::{Currency, Money};
+
+/// The time at the start of every line: `2026-01-05 14:05Z`.
+pub fn at(unix_ms: i64) -> String {
+    utc_text(unix_ms, UtcStyle::Full)
+}
+
+/// A closed minute with the billing picture after it.
+pub fn minute(m: &FlushedMinute, view: &BillingView) -> String {
+    let c = view.currency;
+    let idle = view
+        .idle_share
+        .map_or(crate::units::NA.into(), |s| format!("{:.0}%", s * 100.0));
+    format!(
+        "{}  spent {}  burn {}/h  busy {}/{} GPUs  idle {} of spend",
+        at(m.minute * 60_000),
+        c.format(Money::from_micros(m.total.spend_micros)),
+        c.format(view.burn_per_hour),
+        view.busy_gpus,
+        view.gpus,
+        idle
+    )
+}
+
+/// A budget crossing.
+pub fn budget(e: &BudgetEvent, c: Currency) -> String {
+    format!("{}  {}", at(e.at_unix_ms), e.sentence(c))
+}
+
+/// One alert transition (fired ones with their evidence and next step on indented lines).
+pub fn transition(out: &mut dyn Write, t: &Transition, now: i64) -> std::io::Result<()> {
+    let a = t.alert();
+    writeln!(
+        out,
+        "{}  alert {} [{}] {}: {}",
+        at(now),
+        t.name(),
+        a.severity.name(),
+        a.kind.name(),
+        a.title
+    )?;
+    if matches!(t, Transition::Fired(_)) {
+        for (k, v) in &a.evidence {
+            writeln!(out, "    {k}: {v}")?;
+        }
+        if let Some(n) = &a.next_step {
+            writeln!(out, "    next step: {n}")?;
+        }
+    }
+    Ok(())
+}
+
+/// One autostop event.
+pub fn autostop(e: &AutostopEvent, cfg: &AutostopConfig, now: i64) -> String {
+    let command = cfg.command.join(" ");
+    match e {
+        AutostopEvent::Armed { .. } => format!(
+            "{}  autostop: armed (stops after {} idle)",
+            at(now),
+            minutes_text(cfg.after_ms)
+        ),
+        AutostopEvent::Warning {
+            remaining_ms,
+            idle_ms,
+            ..
+        } => format!(
+            "{}  autostop: idle for {}, running `{command}` in {}",
+            at(now),
+            minutes_text(*idle_ms),
+            minutes_text(*remaining_ms)
+        ),
+        AutostopEvent::Cancelled { .. } => format!("{}  autostop: cancelled", at(now)),
+        AutostopEvent::Stop { idle_ms, .. } => format!(
+            "{}  autostop: idle for {}: running `{command}`",
+            at(now),
+            minutes_text(*idle_ms)
+        ),
+    }
+}
+
+/// The run's total.
+pub fn total(v: &BillingView) -> String {
+    format!(
+        "total: spent {} over {:.2} paid hours, {:.2} busy GPU-hours, {} per busy GPU-hour",
+        v.currency.format(v.spent),
+        v.paid_ms as f64 / 3_600_000.0,
+        v.busy_gpu_hours,
+        v.cost_per_busy_gpu_hour
+            .map_or(crate::units::NA.into(), |m| v.currency.format(m))
+    )
+}

@@ -1,0 +1,81 @@
+//! Each command's `--help` lists the options it uses and none it ignores.
+
+use assert_cmd::Command;
+
+fn help(args: &[&str]) -> String {
+    let out = Command::cargo_bin("gpumeter")
+        .unwrap()
+        .env_remove("GPUMETER_NVML_LIB")
+        .args(args)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?} --help failed");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The long option names a help text lists (`--demo [<SCENARIO>]` → `demo`).
+fn options(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let t = l.trim_start();
+            let t = t
+                .strip_prefix("-h, ")
+                .or(t.strip_prefix("-V, "))
+                .unwrap_or(t);
+            let name = t.strip_prefix("--")?;
+            Some(name.split([' ', '=', '[']).next()?.to_string())
+        })
+        .collect()
+}
+
+const SOURCE: &[&str] = &["demo", "list", "nvml-lib", "interval"];
+const FILES: &[&str] = &["config", "ledger", "no-ledger"];
+const PRICING: &[&str] = &["rate", "budget", "currency"];
+const DISPLAY: &[&str] = &["theme", "no-color"];
+
+fn check(args: &[&str], groups: &[&[&str]], own: &[&str]) {
+    let text = help(args);
+    let listed = options(&text);
+    let mut expected: Vec<&str> = groups.iter().flat_map(|g| g.iter().copied()).collect();
+    expected.extend_from_slice(own);
+    expected.push("help");
+    if args.is_empty() {
+        expected.push("version");
+    }
+    for e in &expected {
+        assert!(
+            listed.iter().any(|l| l == e),
+            "{args:?} --help lacks --{e}:\n{text}"
+        );
+    }
+    for l in &listed {
+        assert!(
+            expected.contains(&l.as_str()),
+            "{args:?} --help lists --{l}, which it does not use:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn each_command_lists_only_the_options_it_uses() {
+    check(&[], &[SOURCE, FILES, PRICING, DISPLAY], &[]);
+    check(&["snapshot"], &[SOURCE], &["json", "at"]);
+    check(
+        &["watch"],
+        &[SOURCE, FILES, PRICING],
+        &["for", "fast", "autostop", "stop-cmd"],
+    );
+    check(&["report"], &[FILES], &["since", "json", "csv"]);
+    check(&["completions"], &[], &[]);
+    check(&["man"], &[], &[]);
+}
+
+#[test]
+fn the_report_help_the_issue_quoted_is_clean() {
+    // `gpumeter report --help` once listed --theme, --interval, --nvml-lib and --demo.
+    let text = help(&["report"]);
+    for gone in ["--theme", "--interval", "--nvml-lib", "--demo"] {
+        assert!(!text.contains(gone), "{gone}:\n{text}");
+    }
+}
