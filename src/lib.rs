@@ -1,9 +1,14 @@
 //! gpumeter: a terminal dashboard for rented GPU machines.
 //!
 //! Layering (dependencies point one way):
-//! `source` (NVML, /proc, simulator) → `engine` (history, derived state) → `ui` / `export`.
-//! The engine knows nothing of terminals; the UI renders from `&` references only; time comes
-//! through a [`clock::Clock`] so every rule is testable with a fake clock.
+//! `source` (NVML, /proc, simulator) → `engine` (history, alert rules, autostop) → `session`
+//! (one metering run: engine + billing + ledger + alert fan-out) → front-ends (`ui` the
+//! dashboard, `watch` headless; `export` and `report` print one-shot output).
+//! `billing`, `ledger`, `notify` and `export` are rooms the session and front-ends use; `config`
+//! reads the config file and hands each room its resolved settings; `cli` parses arguments and
+//! `main.rs` wires them together. The engine imports none of `cli`, `config`, `notify`, `ui`,
+//! `watch` or `session`; front-ends render from `&` references only; time comes through a
+//! [`clock::Clock`] so every rule is testable with a fake clock.
 
 pub mod billing;
 pub mod cli;

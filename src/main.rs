@@ -100,7 +100,7 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         eprintln!("gpumeter: {n}");
     }
     // A bad theme is an error even under NO_COLOR: it would bite the next run.
-    let theme = ui::theme_file::load(&settings.theme.name, &settings.theme.origin)?;
+    let theme = ui::theme::file::load(&settings.theme.name, &settings.theme.origin)?;
     let clock: SharedClock = Arc::new(SystemClock);
     // Open the source before touching the terminal, so a missing driver is a plain message.
     let source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock.clone())?;

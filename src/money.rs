@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 /// Micro-units in one currency unit.
 pub const MICROS_PER_UNIT: i64 = 1_000_000;
 
+/// Milliseconds in the hour that prices are quoted per.
+const MS_PER_HOUR: i64 = 3_600_000;
+
 /// An exact amount of money in micro-units of some currency (the currency travels separately).
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
@@ -113,6 +116,12 @@ impl Money {
         Money(clamp_i128(div_round(product, den)))
     }
 
+    /// The one cost function: what `ms` of time costs at `self` per hour, rounded half away
+    /// from zero to the micro-unit (see [`Money::mul_div`]).
+    pub fn cost_for_ms(self, ms: i64) -> Money {
+        self.mul_div(i128::from(ms), i128::from(MS_PER_HOUR))
+    }
+
     /// An approximate value in currency units, for ratios and bars only (never summed).
     pub fn as_units_f64(self) -> f64 {
         self.0 as f64 / MICROS_PER_UNIT as f64
@@ -197,6 +206,13 @@ const CURRENCIES: &[(&str, Option<&str>, u8)] = &[
     ("TWD", None, 2),
     ("ZAR", None, 2),
 ];
+
+/// A currency travels as its ISO code (`"USD"`) in JSON.
+impl Serialize for Currency {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.code)
+    }
+}
 
 impl Default for Currency {
     fn default() -> Self {

@@ -46,6 +46,8 @@ pub struct MeterSeed {
     pub start_floor_ms: Option<i64>,
     /// Crossings already reported: (period key, threshold, kind).
     pub fired: Vec<(String, u8, BudgetEventKind)>,
+    /// Spend minus idle cost already in the ledger: the resumed idle cost never eats into it.
+    pub non_idle_spend: Money,
 }
 
 /// One GPU in the last tick.
@@ -110,6 +112,8 @@ pub struct Meter {
     pub(super) power_w: f64,
     budget: BudgetTracker,
     last_tick: TickRecord,
+    /// Spend that is not idle cost (`spent − idle_cost`); never goes down. See `refresh_money`.
+    non_idle: Money,
 }
 
 impl Meter {
@@ -133,6 +137,7 @@ impl Meter {
             power_w: 0.0,
             budget: BudgetTracker::default(),
             last_tick: TickRecord::default(),
+            non_idle: Money::ZERO,
         }
     }
 
@@ -151,6 +156,7 @@ impl Meter {
         for (key, threshold, kind) in &seed.fired {
             self.budget.mark_fired(key, *threshold, *kind);
         }
+        self.non_idle = seed.non_idle_spend.max(Money::ZERO);
         self.refresh_money();
     }
 
@@ -305,7 +311,9 @@ impl Meter {
             }
             from = seg_end;
             if seg_end == boundary {
-                self.refresh_money();
+                // Only the spend: this tick's idle time is not counted yet, and idle cost must
+                // not be settled against spend it has no share of.
+                self.totals.spent = self.spent_now();
                 self.roll_periods(boundary);
             }
         }
@@ -322,9 +330,23 @@ impl Meter {
         }
     }
 
+    /// Spend from the direct formula; idle cost from the same rounded spend. Idle cost follows
+    /// the list rate over the idle time, but only out of what the bill has grown by: it never
+    /// rises faster than the spend, so `spent − idle_cost` never falls. The ledger's minutes,
+    /// days and sessions are differences and sums of these totals, so idle cost ≤ spend holds
+    /// in each of them by construction (two separately rounded products could differ by a
+    /// micro-unit; under coarse billing, idle cost waits for the bill's next step).
     fn refresh_money(&mut self) {
-        self.totals.spent = self.spent_now();
-        self.totals.idle_cost = self.linear_cost(self.totals.idle_ms);
+        let spent = self.spent_now();
+        self.totals.spent = spent;
+        let honest = self.linear_cost(self.totals.idle_ms);
+        let room = spent.saturating_sub(self.non_idle);
+        let idle = honest.min(room).max(self.totals.idle_cost);
+        // `idle` can only exceed `room` when the spend went down (a clock or price change).
+        self.totals.idle_cost = idle.min(spent.max(Money::ZERO));
+        self.non_idle = self
+            .non_idle
+            .max(spent.saturating_sub(self.totals.idle_cost));
     }
 
     fn check_budget(&mut self, now: i64) -> Vec<BudgetEvent> {

@@ -296,6 +296,49 @@ proptest! {
     }
 
     /// Days partition the spend: the bases taken at each midnight add up to the total.
+    /// Idle cost never grows faster than the spend, whatever the rate, the granularity and where
+    /// busy and idle stretches split: every tick (and so every minute, day and session the
+    /// ledger sums from the ticks) has idle cost ≤ spend.
+    #[test]
+    fn idle_cost_never_outgrows_the_spend(
+        rate_micros in 1_i64..50_000_000_000,
+        g in 0_usize..5,
+        gpus in 1_usize..5,
+        stretches in prop::collection::vec((any::<bool>(), 1_i64..400, 1_i64..20_000), 1..12),
+    ) {
+        let granularity = Granularity::ALL[g];
+        let rate = Money::from_micros(rate_micros);
+        let n = i64::try_from(stretches.len()).unwrap();
+        let mut m = meter(&format!("{rate}/gpu-h"), granularity);
+        let mut t = T0 + 23 * H + 30 * 60_000; // across a midnight
+        m.observe(&snap(t, &vec![50; gpus]), t);
+        let (mut spent, mut idle) = (m.totals().spent, m.totals().idle_cost);
+        for (busy, ticks, step) in stretches {
+            let utils = vec![if busy { 90 } else { 0 }; gpus];
+            for _ in 0..ticks {
+                t += step;
+                m.observe(&snap(t, &utils), t);
+                let now = m.totals();
+                prop_assert!(now.idle_cost <= now.spent, "{:?}", now);
+                prop_assert!(now.idle_cost >= idle, "idle cost went down: {:?}", now);
+                prop_assert!(
+                    now.idle_cost.saturating_sub(idle) <= now.spent.saturating_sub(spent),
+                    "idle grew faster than spend: {:?} after ({:?}, {:?})", now, spent, idle
+                );
+                (spent, idle) = (now.spent, now.idle_cost);
+            }
+        }
+        // Per-second billing bills whole seconds: idle cost is the list rate's, behind it by at
+        // most about the second the bill has not reached yet, plus rounding: bounded, not growing.
+        if granularity == Granularity::PerSecond {
+            let per_hour = rate.mul_div(i128::try_from(gpus).unwrap(), 1);
+            let honest = per_hour.cost_for_ms(m.totals().idle_ms);
+            let behind = honest.saturating_sub(m.totals().idle_cost).micros();
+            let slack = 2 * per_hour.cost_for_ms(1_000).micros() + n + 2;
+            prop_assert!((0..=slack).contains(&behind), "{behind} behind the list rate");
+        }
+    }
+
     #[test]
     fn spend_today_never_exceeds_total(steps in prop::collection::vec(1_i64..10_000, 1..300)) {
         let mut m = meter("7.77/h", Granularity::PerSecond);

@@ -45,7 +45,7 @@ pub struct LedgerSettings {
 }
 
 /// The dashboard's theme as chosen (a built-in name or a path, `~/` expanded) and where it was
-/// chosen; the UI loads it (see `ui::theme_file`).
+/// chosen; the UI loads it (see `ui::theme::file`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThemeSetting {
     pub name: String,

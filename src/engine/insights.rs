@@ -8,6 +8,7 @@ use gpumeter_model::Snapshot;
 use super::Engine;
 use super::autostop::{Autostop, AutostopConfig, AutostopEvent, AutostopStatus};
 use super::rules::{Alert, Rules, RulesConfig, Transition};
+use crate::money::{Currency, Money};
 
 /// Undrained transitions or events kept at most (oldest dropped): nobody may be listening.
 const MAX_PENDING: usize = 256;
@@ -17,7 +18,7 @@ const MAX_PENDING: usize = 256;
 pub struct Insights {
     rules: Rules,
     autostop: Autostop,
-    rate_micros_per_h: Option<i64>,
+    rate_per_hour: Option<Money>,
     transitions: Vec<Transition>,
     autostop_events: Vec<AutostopEvent>,
 }
@@ -27,7 +28,7 @@ impl Default for Insights {
         Self {
             rules: Rules::default(),
             autostop: Autostop::new(AutostopConfig::default()),
-            rate_micros_per_h: None,
+            rate_per_hour: None,
             transitions: Vec::new(),
             autostop_events: Vec::new(),
         }
@@ -41,15 +42,17 @@ fn bounded<T>(v: &mut Vec<T>) {
 
 impl Insights {
     /// The meter's current burn per hour prices idle and wasted time (called by `ingest`).
-    pub(super) fn billing_rate(&mut self, micros_per_hour: i64, currency: &str) {
-        self.rate_micros_per_h = Some(micros_per_hour);
-        if self.rules.currency() != currency {
-            self.rules.set_currency(currency);
-        }
+    pub(super) fn billing_rate(&mut self, per_hour: Money, currency: Currency) {
+        self.rate_per_hour = Some(per_hour);
+        self.rules.set_currency(currency);
     }
 
     /// Billing's budget crossings join the alert path (called by `ingest`).
-    pub(super) fn budget_alerts(&mut self, events: &[crate::billing::BudgetEvent], currency: &str) {
+    pub(super) fn budget_alerts(
+        &mut self,
+        events: &[crate::billing::BudgetEvent],
+        currency: Currency,
+    ) {
         for e in events {
             let alert = Alert::from_budget(
                 e.threshold,
@@ -70,7 +73,7 @@ impl Insights {
     /// One tick (called by [`Engine::ingest`]).
     pub(super) fn observe(&mut self, snap: &Snapshot) {
         let now = snap.taken_at_unix_ms;
-        let t = self.rules.evaluate(snap, now, self.rate_micros_per_h);
+        let t = self.rules.evaluate(snap, now, self.rate_per_hour);
         self.transitions.extend(t);
         bounded(&mut self.transitions);
         let idle_cfg = self.rules.config().idle.clone();
@@ -83,9 +86,9 @@ impl Insights {
 impl Engine {
     /// The same engine with these rule settings (fresh rule state).
     pub fn with_rules(mut self, config: RulesConfig) -> Self {
-        let currency = self.insights.rules.currency().to_string();
+        let currency = self.insights.rules.currency();
         self.insights.rules = Rules::new(config);
-        self.insights.rules.set_currency(&currency);
+        self.insights.rules.set_currency(currency);
         self
     }
 
@@ -95,10 +98,10 @@ impl Engine {
         self
     }
 
-    /// The machine's price per hour in micro-units, for idle and waste costs (`None`: unknown),
-    /// and the currency code the messages use.
-    pub fn set_rate(&mut self, micros_per_hour: Option<i64>, currency: &str) {
-        self.insights.rate_micros_per_h = micros_per_hour;
+    /// The machine's price per hour, for idle and waste costs (`None`: unknown), and the
+    /// currency the messages use.
+    pub fn set_rate(&mut self, per_hour: Option<Money>, currency: Currency) {
+        self.insights.rate_per_hour = per_hour;
         self.insights.rules.set_currency(currency);
     }
 

@@ -77,8 +77,7 @@ impl Engine {
     pub fn ingest(&mut self, snap: Snapshot) {
         if let Some(meter) = &mut self.meter {
             let events = meter.observe(&snap, snap.taken_at_unix_ms);
-            self.insights
-                .budget_alerts(&events, meter.view().currency.code());
+            self.insights.budget_alerts(&events, meter.view().currency);
             self.budget_events.extend(events);
             let excess = self
                 .budget_events
@@ -90,7 +89,7 @@ impl Engine {
         self.history.record(&snap);
         if let Some(view) = &self.billing {
             self.insights
-                .billing_rate(view.burn_per_hour.micros(), view.currency.code());
+                .billing_rate(view.burn_per_hour, view.currency);
         }
         self.insights.observe(&snap);
         self.latest = Some(snap);

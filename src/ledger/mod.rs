@@ -13,9 +13,14 @@ pub mod query;
 pub mod recorder;
 pub mod schema;
 pub mod session;
+pub mod writer;
 
 #[cfg(test)]
+mod sums_tests;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod writer_tests;
 
 use std::path::{Path, PathBuf};
 

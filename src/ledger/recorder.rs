@@ -1,18 +1,26 @@
 //! Per-minute rollups: the recorder sums each tick into the open UTC minute and, when a tick
-//! lands in a later minute, writes the finished minute in one transaction (minute row, per-GPU
-//! rows, budget events, session end). Money per minute is the difference of the meter's exact
-//! running totals, so the minutes add up to the meter's total to the micro-unit.
+//! lands in a later minute, hands the finished minute to the writer thread ([`super::writer`]),
+//! which writes it in one transaction (minute row, per-GPU rows, budget events, session end).
+//! The tick never waits on the disk: a full channel keeps minutes in a bounded backlog here, a
+//! failing write is retried by the writer, and both come back as notes. Money per minute is
+//! the difference of the meter's exact running totals, so the minutes add up to the meter's
+//! total to the micro-unit.
 //!
 //! Without a writable ledger the recorder still rolls minutes (the headless mode prints them)
 //! but writes nothing.
 
-use std::collections::BTreeMap;
-
-use rusqlite::params;
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
 
 use super::session::SessionStart;
-use super::{Ledger, LedgerError, LedgerMode};
+use super::writer::{Handed, MinuteWrite, Writer};
+use super::{Ledger, LedgerMode};
 use crate::billing::{BudgetEvent, Meter, MeterTotals};
+
+/// Minutes kept here while the writer's channel is full (a week); older ones are dropped.
+const MAX_BACKLOG: usize = 7 * 1_440;
+/// Longest a lock-step recorder waits for one minute to reach the disk.
+const LOCKSTEP_WAIT: Duration = Duration::from_secs(10);
 
 /// Ledger sums, cumulative over a session (all `i64` as SQLite stores them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -90,14 +98,18 @@ pub struct FlushedMinute {
     pub delta: Recorded,
     /// The session's sums in the ledger after it.
     pub total: Recorded,
-    /// Whether it went to disk.
+    /// Whether it was handed to the writer (it reaches the disk unless a note says otherwise).
     pub written: bool,
 }
 
 /// Rolls ticks into minutes and writes them. See the module docs.
 #[derive(Debug)]
 pub struct Recorder {
-    ledger: Option<Ledger>,
+    writer: Option<Writer>,
+    backlog: VecDeque<MinuteWrite>,
+    notes: Vec<String>,
+    /// Wait for each minute to reach the disk (simulated clocks only; see [`Recorder::lockstep`]).
+    lockstep: bool,
     session_id: i64,
     flushed: Recorded,
     pending: Recorded,
@@ -110,12 +122,26 @@ pub struct Recorder {
 
 impl Recorder {
     /// A recorder for a session (`start` from [`Ledger::begin_session`]); `ledger` None or
-    /// read-only records nothing.
+    /// read-only records nothing. A writable one moves to its writer thread.
     pub fn new(ledger: Option<Ledger>, start: Option<&SessionStart>) -> Recorder {
         let flushed = start.map(|s| s.recorded).unwrap_or_default();
+        let session_id = start.map_or(-1, |s| s.id);
+        let mut notes = Vec::new();
+        let writer = ledger
+            .filter(|l| session_id >= 0 && l.mode() == LedgerMode::ReadWrite)
+            .and_then(|l| match Writer::spawn(l) {
+                Ok(w) => Some(w),
+                Err(e) => {
+                    notes.push(format!("running without a ledger: no writer thread: {e}"));
+                    None
+                }
+            });
         Recorder {
-            ledger,
-            session_id: start.map_or(-1, |s| s.id),
+            writer,
+            backlog: VecDeque::new(),
+            notes,
+            lockstep: false,
+            session_id,
             flushed,
             pending: flushed,
             pending_at_ms: 0,
@@ -128,28 +154,33 @@ impl Recorder {
 
     /// Whether minutes reach the disk.
     pub fn writes(&self) -> bool {
-        self.session_id >= 0
-            && self
-                .ledger
-                .as_ref()
-                .is_some_and(|l| l.mode() == LedgerMode::ReadWrite)
+        self.writer.is_some()
     }
 
-    pub fn ledger(&self) -> Option<&Ledger> {
-        self.ledger.as_ref()
+    /// Each closed minute waits (bounded) until it is on disk. For runs on a simulated clock
+    /// (`watch --fast`), which would otherwise close minutes faster than any disk takes them;
+    /// there a printed minute is a written minute, as a kill -9 test needs.
+    pub fn lockstep(mut self, on: bool) -> Recorder {
+        self.lockstep = on;
+        self
+    }
+
+    /// Notes since the last call: write failures and recoveries, a backlog that overflowed.
+    pub fn drain_notes(&mut self) -> Vec<String> {
+        let mut notes = std::mem::take(&mut self.notes);
+        if let Some(w) = &self.writer {
+            notes.extend(w.drain_notes());
+        }
+        notes
     }
 
     /// After the engine ingested a tick: sums it (and its budget events) into its minute,
     /// closing the previous minute first when this tick lies in a later one.
-    pub fn record(
-        &mut self,
-        meter: &Meter,
-        events: &[BudgetEvent],
-    ) -> Result<Option<FlushedMinute>, LedgerError> {
+    pub fn record(&mut self, meter: &Meter, events: &[BudgetEvent]) -> Option<FlushedMinute> {
         let tick = meter.last_tick();
         let minute = tick.at_unix_ms.div_euclid(60_000);
         let closed = match self.minute {
-            Some(open) if open != minute => self.flush()?,
+            Some(open) if open != minute => self.flush(),
             _ => None,
         };
         self.minute = Some(minute);
@@ -176,133 +207,92 @@ impl Recorder {
         self.events.extend_from_slice(events);
         self.pending = Recorded::from_totals(&meter.totals());
         self.pending_at_ms = tick.at_unix_ms;
-        Ok(closed)
+        closed
     }
 
-    /// Closes the open minute now (also at exit). `None` when nothing is open.
-    pub fn flush(&mut self) -> Result<Option<FlushedMinute>, LedgerError> {
-        let Some(minute) = self.minute else {
-            return Ok(None);
-        };
+    /// Closes the open minute now and hands it to the writer. `None` when nothing is open.
+    pub fn flush(&mut self) -> Option<FlushedMinute> {
+        let minute = self.minute?;
         let (delta, total) = self.pending.delta_over(&self.flushed);
         let written = self.writes();
         if written {
-            self.write(minute, &delta)?;
+            let w = MinuteWrite {
+                session_id: self.session_id,
+                minute,
+                delta,
+                at_ms: self.pending_at_ms,
+                gpus: self
+                    .gpus
+                    .iter()
+                    .map(|(&i, g)| {
+                        let e = g.energy_mj;
+                        (i, g.busy_ms, g.idle_ms, g.util_pct_ms, g.util_known_ms, e)
+                    })
+                    .collect(),
+                events: std::mem::take(&mut self.events),
+                max_gpus: self.max_gpus,
+            };
+            self.backlog.push_back(w);
+            self.hand_over();
         }
         self.flushed = total;
         self.minute = None;
         self.gpus.clear();
         self.events.clear();
-        Ok(Some(FlushedMinute {
+        Some(FlushedMinute {
             minute,
             delta,
             total,
             written,
-        }))
+        })
     }
 
-    fn write(&mut self, minute: i64, d: &Recorded) -> Result<(), LedgerError> {
-        let Some(ledger) = self.ledger.as_mut() else {
-            return Ok(());
+    /// Moves the backlog into the writer's channel until it is full; never waits.
+    fn hand_over(&mut self) {
+        let Some(writer) = &mut self.writer else {
+            return;
         };
-        let (session, at, gpus, events) = (
-            self.session_id,
-            self.pending_at_ms,
-            &self.gpus,
-            &self.events,
-        );
-        let energy = gpus
-            .values()
-            .filter_map(|g| g.energy_mj)
-            .reduce(i64::saturating_add);
-        let max_gpus = self.max_gpus;
-        let result = (|| -> rusqlite::Result<()> {
-            let conn = ledger
-                .conn_mut()
-                .map_err(|_| rusqlite::Error::InvalidQuery)?;
-            let tx = conn.transaction()?;
-            tx.execute(
-                "INSERT INTO minutes (session_id, minute, paid_ms, observed_ms, gpu_ms,
-                     busy_gpu_ms, idle_ms, spend_micros, idle_cost_micros, energy_mj, egress_bytes)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-                 ON CONFLICT (session_id, minute) DO UPDATE SET
-                     paid_ms = paid_ms + excluded.paid_ms,
-                     observed_ms = observed_ms + excluded.observed_ms,
-                     gpu_ms = gpu_ms + excluded.gpu_ms,
-                     busy_gpu_ms = busy_gpu_ms + excluded.busy_gpu_ms,
-                     idle_ms = idle_ms + excluded.idle_ms,
-                     spend_micros = spend_micros + excluded.spend_micros,
-                     idle_cost_micros = idle_cost_micros + excluded.idle_cost_micros,
-                     energy_mj = CASE WHEN excluded.energy_mj IS NULL THEN energy_mj
-                                 ELSE coalesce(energy_mj, 0) + excluded.energy_mj END,
-                     egress_bytes = egress_bytes + excluded.egress_bytes",
-                params![
-                    session,
-                    minute,
-                    d.paid_ms,
-                    d.observed_ms,
-                    d.gpu_ms,
-                    d.busy_gpu_ms,
-                    d.idle_ms,
-                    d.spend_micros,
-                    d.idle_cost_micros,
-                    energy,
-                    d.egress_bytes
-                ],
-            )?;
-            for (gpu, g) in gpus {
-                tx.execute(
-                    "INSERT INTO gpu_minutes (session_id, minute, gpu, busy_ms, idle_ms,
-                         util_pct_ms, util_known_ms, energy_mj)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                     ON CONFLICT (session_id, minute, gpu) DO UPDATE SET
-                         busy_ms = busy_ms + excluded.busy_ms,
-                         idle_ms = idle_ms + excluded.idle_ms,
-                         util_pct_ms = util_pct_ms + excluded.util_pct_ms,
-                         util_known_ms = util_known_ms + excluded.util_known_ms,
-                         energy_mj = CASE WHEN excluded.energy_mj IS NULL THEN energy_mj
-                                     ELSE coalesce(energy_mj, 0) + excluded.energy_mj END",
-                    params![
-                        session,
-                        minute,
-                        gpu,
-                        g.busy_ms,
-                        g.idle_ms,
-                        g.util_pct_ms,
-                        g.util_known_ms,
-                        g.energy_mj
-                    ],
-                )?;
+        while let Some(w) = self.backlog.pop_front() {
+            match writer.try_send(w) {
+                Handed::Queued => {}
+                Handed::Full(w) => {
+                    self.backlog.push_front(w);
+                    break;
+                }
+                Handed::Gone => {
+                    self.notes.push(
+                        "ledger: the writer thread stopped; minutes are no longer written".into(),
+                    );
+                    self.backlog.clear();
+                    self.writer = None;
+                    return;
+                }
             }
-            for e in events {
-                tx.execute(
-                    "INSERT INTO alerts (session_id, at_ms, kind, threshold_pct, period_key,
-                         spent_micros, budget_micros, message)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    params![
-                        session,
-                        e.at_unix_ms,
-                        format!("budget_{}", e.kind.name()),
-                        e.threshold,
-                        e.period_key,
-                        e.spent.micros(),
-                        e.budget.micros(),
-                        format!(
-                            "{} {}% of the {} budget",
-                            e.kind.name(),
-                            e.threshold,
-                            e.period
-                        )
-                    ],
-                )?;
-            }
-            tx.execute(
-                "UPDATE sessions SET last_ms = max(last_ms, ?2), max_gpus = max(max_gpus, ?3)
-                 WHERE id = ?1",
-                params![session, at, max_gpus],
-            )?;
-            tx.commit()
-        })();
-        result.map_err(|e| ledger.sql_error(e))
+        }
+        if self.lockstep && !writer.wait_written(LOCKSTEP_WAIT) {
+            self.notes.push(format!(
+                "ledger: a minute took over {} s to write",
+                LOCKSTEP_WAIT.as_secs()
+            ));
+        }
+        let excess = self.backlog.len().saturating_sub(MAX_BACKLOG);
+        if excess > 0 {
+            self.backlog.drain(..excess);
+            self.notes.push(format!(
+                "ledger: the disk is too slow; {excess} minute(s) dropped"
+            ));
+        }
+    }
+
+    /// At exit: closes the open minute, then waits (`wait` at most) for the writer to put
+    /// everything on disk. Returns the last minute and the notes.
+    pub fn finish(&mut self, wait: Duration) -> (Option<FlushedMinute>, Vec<String>) {
+        let last = self.flush();
+        let mut notes = self.drain_notes();
+        if let Some(mut w) = self.writer.take() {
+            let rest: Vec<MinuteWrite> = self.backlog.drain(..).collect();
+            notes.extend(w.finish(rest, wait));
+        }
+        (last, notes)
     }
 }

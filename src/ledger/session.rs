@@ -186,6 +186,9 @@ impl Ledger {
             gpu_ms: r.gpu_ms,
             busy_gpu_ms: r.busy_gpu_ms,
             idle_ms: r.idle_ms,
+            non_idle_spend: crate::money::Money::from_micros(
+                r.spend_micros.saturating_sub(r.idle_cost_micros),
+            ),
             energy_mj: non_neg(r.energy_mj),
             egress_bytes: non_neg(r.egress_bytes),
             max_gpus: 0,

@@ -13,7 +13,7 @@ use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
 use std::time::Duration;
 
 use super::run::{RunSpec, run};
-use crate::engine::rules::{Transition, format_money};
+use crate::engine::rules::Transition;
 
 /// Hook runs waiting at most.
 const QUEUE: usize = 16;
@@ -65,7 +65,7 @@ pub fn check_config_file(path: &Path) -> Result<(), Refused> {
 }
 
 /// The environment a hook sees for one transition.
-pub fn hook_env(t: &Transition, currency: &str) -> Vec<(String, String)> {
+pub fn hook_env(t: &Transition) -> Vec<(String, String)> {
     let a = t.alert();
     let evidence = a
         .evidence
@@ -84,9 +84,7 @@ pub fn hook_env(t: &Transition, currency: &str) -> Vec<(String, String)> {
         ("EVIDENCE", evidence),
         (
             "COST",
-            a.cost_micros
-                .map(|c| format_money(c, currency))
-                .unwrap_or_default(),
+            a.cost_micros.map(|_| a.cost_text()).unwrap_or_default(),
         ),
         (
             "COST_MICROS",
@@ -192,8 +190,17 @@ mod tests {
             ),
         )
         .unwrap();
-        let a = Alert::from_budget(100, false, 512_340_000, 500_000_000, "USD", "run", "run", 0);
-        let env = hook_env(&Transition::Fired(a), "USD");
+        let a = Alert::from_budget(
+            100,
+            false,
+            512_340_000,
+            500_000_000,
+            crate::money::Currency::USD,
+            "run",
+            "run",
+            0,
+        );
+        let env = hook_env(&Transition::Fired(a));
         let (tx, rx) = mpsc::channel();
         let runner = HookRunner::start(move |e| tx.send(e).unwrap());
         // Through sh rather than exec'ing the fresh file: no "text file busy" race with other tests.

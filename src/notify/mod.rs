@@ -19,7 +19,7 @@ use std::time::Duration;
 pub use settings::NotifyConfig;
 
 use crate::engine::autostop::{AutostopConfig, AutostopEvent};
-use crate::engine::rules::{Severity, Transition, format_money};
+use crate::engine::rules::{Severity, Transition};
 use terminal::TerminalChannels;
 
 /// The channels, started.
@@ -90,7 +90,6 @@ impl Notifier {
         &mut self,
         t: &Transition,
         now_ms: i64,
-        currency: &str,
         term: &mut dyn Write,
     ) -> std::io::Result<()> {
         let a = t.alert();
@@ -112,11 +111,7 @@ impl Notifier {
                     .get(&Some(a.kind))
                     .or_else(|| self.cfg.hooks.get(&None));
                 if let Some(argv) = argv
-                    && !runner.queue(
-                        argv.clone(),
-                        hook::hook_env(t, currency),
-                        self.cfg.hook_timeout,
-                    )
+                    && !runner.queue(argv.clone(), hook::hook_env(t), self.cfg.hook_timeout)
                 {
                     push_note(
                         &self.notes,
@@ -129,7 +124,7 @@ impl Notifier {
             }
         }
         if let Some(w) = &mut self.webhook {
-            let text = webhook_text(t, currency);
+            let text = webhook_text(t);
             if w.send(&text, now_ms) != webhook::Outcome::Queued {
                 push_note(
                     &self.notes,
@@ -176,7 +171,7 @@ impl Notifier {
 }
 
 /// The webhook text of one transition.
-pub fn webhook_text(t: &Transition, currency: &str) -> String {
+pub fn webhook_text(t: &Transition) -> String {
     let a = t.alert();
     let mut text = format!(
         "[gpumeter] {} ({}, {}): {}",
@@ -186,8 +181,8 @@ pub fn webhook_text(t: &Transition, currency: &str) -> String {
         a.title
     );
     if !matches!(t, Transition::Cleared(_)) {
-        if let Some(c) = a.cost_micros {
-            text.push_str(&format!("\nCost so far: {}", format_money(c, currency)));
+        if a.cost_micros.is_some() {
+            text.push_str(&format!("\nCost so far: {}", a.cost_text()));
         }
         if let Some(n) = &a.next_step {
             text.push_str(&format!("\nNext step: {n}"));
@@ -218,14 +213,23 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     fn alert() -> Alert {
-        Alert::from_budget(100, false, 512_340_000, 500_000_000, "USD", "run", "run", 0)
+        Alert::from_budget(
+            100,
+            false,
+            512_340_000,
+            500_000_000,
+            crate::money::Currency::USD,
+            "run",
+            "run",
+            0,
+        )
     }
 
     #[test]
     fn fired_rings_and_notifies_cleared_stays_silent_and_channels_turn_off() {
         let mut n = Notifier::new(NotifyConfig::default(), None, false);
         let mut term = Vec::new();
-        n.on_transition(&Transition::Fired(alert()), 0, "USD", &mut term)
+        n.on_transition(&Transition::Fired(alert()), 0, &mut term)
             .unwrap();
         let s = String::from_utf8(term).unwrap();
         assert!(
@@ -234,7 +238,7 @@ mod tests {
         );
         assert!(s.ends_with('\x07'));
         let mut term = Vec::new();
-        n.on_transition(&Transition::Cleared(alert()), 0, "USD", &mut term)
+        n.on_transition(&Transition::Cleared(alert()), 0, &mut term)
             .unwrap();
         assert!(term.is_empty());
         let quiet = NotifyConfig {
@@ -244,7 +248,7 @@ mod tests {
         };
         let mut n = Notifier::new(quiet, None, true);
         let mut term = Vec::new();
-        n.on_transition(&Transition::Fired(alert()), 0, "USD", &mut term)
+        n.on_transition(&Transition::Fired(alert()), 0, &mut term)
             .unwrap();
         assert!(term.is_empty());
     }
@@ -268,7 +272,7 @@ mod tests {
             notes[0].contains("command hooks disabled") && notes[0].contains("group-writable"),
             "{notes:?}"
         );
-        n.on_transition(&Transition::Fired(alert()), 0, "USD", &mut Vec::new())
+        n.on_transition(&Transition::Fired(alert()), 0, &mut Vec::new())
             .unwrap();
         std::thread::sleep(Duration::from_millis(300));
         assert!(!dir.path().join("ran").exists());
@@ -276,7 +280,7 @@ mod tests {
 
     #[test]
     fn webhook_text_has_cost_and_next_step() {
-        let t = webhook_text(&Transition::Fired(alert()), "USD");
+        let t = webhook_text(&Transition::Fired(alert()));
         assert!(
             t.starts_with("[gpumeter] fired (budget, high): 100 % of the budget spent"),
             "{t}"

@@ -2,26 +2,21 @@
 //! the notification channels ([`Notifier`]: bell and OSC sequences, webhook, hooks, `wall`), and
 //! come back to the session to be handed to the front-end in its [`Step`]. The terminal channels'
 //! bytes are collected into the step (the dashboard writes them between frames; `watch` has no
-//! terminal and turns those channels off). Touches the engine's queues and the notifier.
+//! terminal and turns those channels off). Every alert carries its own currency, so the channels
+//! write money the way the alert text does. Touches the engine's queues and the notifier.
 
 use crate::engine::Engine;
 use crate::engine::autostop::AutostopEvent;
-use crate::money::Currency;
 use crate::notify::Notifier;
 
 use super::Step;
 
 /// Drains what the engine said this tick into the channels and into `step`.
-pub(super) fn pump(
-    notifier: &mut Notifier,
-    engine: &mut Engine,
-    currency: Currency,
-    step: &mut Step,
-) {
+pub(super) fn pump(notifier: &mut Notifier, engine: &mut Engine, step: &mut Step) {
     let now = engine.latest().map_or(0, |s| s.taken_at_unix_ms);
     let mut failed = None;
     for t in engine.drain_alert_transitions() {
-        if let Err(e) = notifier.on_transition(&t, now, currency.code(), &mut step.terminal) {
+        if let Err(e) = notifier.on_transition(&t, now, &mut step.terminal) {
             failed = Some(e);
         }
         step.transitions.push(t);

@@ -5,7 +5,9 @@
 //! ([`super::Session`] owns one); the demo test fixtures use it alone.
 //!
 //! Never fails: a ledger that cannot be opened or written becomes a note, and the meter runs on
-//! without it. Touches the engine (to attach the meter) and the ledger; nothing else.
+//! without it. The ledger is opened once, at the first reading; after that, minutes go to the
+//! ledger's writer thread and a tick never waits on the disk. Touches the engine (to attach
+//! the meter) and the ledger; nothing else.
 
 use std::path::PathBuf;
 
@@ -14,6 +16,7 @@ use gpumeter_model::Snapshot;
 use crate::billing::{BudgetEvent, Meter, MeterConfig, Pricing};
 use crate::engine::Engine;
 use crate::ledger::session::pricing_text;
+use crate::ledger::writer::FINISH_WAIT;
 use crate::ledger::{FlushedMinute, Ledger, Recorder, SessionKey};
 
 /// What one step of the session produced.
@@ -35,8 +38,8 @@ pub struct Metering {
     interval_ms: i64,
     recorder: Option<Recorder>,
     started: bool,
-    /// Whether a write failure was already reported (it is retried each minute, said once).
-    write_failed: bool,
+    /// Wait for each minute to reach the disk (a simulated clock: `watch --fast`).
+    lockstep: bool,
 }
 
 impl Metering {
@@ -50,8 +53,15 @@ impl Metering {
             interval_ms: interval_ms.max(1),
             recorder: None,
             started: false,
-            write_failed: false,
+            lockstep: false,
         }
+    }
+
+    /// Each minute waits until it is on disk: for a simulated clock, which would otherwise
+    /// close minutes faster than a disk takes them (see [`Recorder::lockstep`]).
+    pub fn lockstep(mut self, on: bool) -> Self {
+        self.lockstep = on;
+        self
     }
 
     /// Whether pricing is configured (money will be shown).
@@ -116,7 +126,7 @@ impl Metering {
                 notes.push(format!("resuming billing session {} from the ledger", s.id));
             }
         }
-        self.recorder = Some(Recorder::new(ledger, start.as_ref()));
+        self.recorder = Some(Recorder::new(ledger, start.as_ref()).lockstep(self.lockstep));
         *engine = std::mem::take(engine).with_meter(meter);
         notes
     }
@@ -126,18 +136,9 @@ impl Metering {
     pub fn after_ingest(&mut self, engine: &mut Engine) -> MeterStep {
         let events = engine.drain_budget_events();
         let mut step = MeterStep::default();
-        let recorded = match (&mut self.recorder, engine.meter()) {
-            (Some(rec), Some(meter)) => rec.record(meter, &events),
-            _ => Ok(None),
-        };
-        match recorded {
-            Ok(m) => step.flushed = m,
-            Err(e) => {
-                if !std::mem::replace(&mut self.write_failed, true) {
-                    step.notes
-                        .push(format!("ledger write failed (will retry each minute): {e}"));
-                }
-            }
+        if let (Some(rec), Some(meter)) = (&mut self.recorder, engine.meter()) {
+            step.flushed = rec.record(meter, &events);
+            step.notes = rec.drain_notes();
         }
         step.events = events;
         step
@@ -153,14 +154,12 @@ impl Metering {
         step
     }
 
-    /// Writes the open minute (at exit; harmless to call twice).
+    /// Writes the open minute and waits, [`FINISH_WAIT`] at most, for the writer thread to
+    /// put everything on disk (at exit; harmless to call twice).
     pub fn finish(&mut self) -> MeterStep {
         let mut step = MeterStep::default();
         if let Some(rec) = self.recorder.as_mut() {
-            match rec.flush() {
-                Ok(m) => step.flushed = m,
-                Err(e) => step.notes.push(format!("ledger write failed: {e}")),
-            }
+            (step.flushed, step.notes) = rec.finish(FINISH_WAIT);
         }
         step
     }

@@ -64,6 +64,10 @@ pub struct SessionConfig {
     pub terminal_channels: bool,
     /// Wrap terminal sequences for tmux (`$TMUX` set).
     pub in_tmux: bool,
+    /// The clock is simulated (`watch --fast`): each minute waits until it is on disk, so
+    /// simulated days cannot outrun the disk and a printed minute is a written one. Real-time
+    /// front-ends leave this off: their ticks never wait on the disk.
+    pub ledger_lockstep: bool,
 }
 
 /// What one call produced, for the front-end to show.
@@ -125,7 +129,8 @@ impl Session {
             .with_autostop(autostop);
         Ok(Session {
             engine,
-            metering: Metering::new(cfg.pricing, cfg.ledger_path, cfg.interval_ms),
+            metering: Metering::new(cfg.pricing, cfg.ledger_path, cfg.interval_ms)
+                .lockstep(cfg.ledger_lockstep),
             notifier,
             currency,
             pending_notes: note.into_iter().collect(),
@@ -167,12 +172,7 @@ impl Session {
             ..Step::default()
         };
         step.notes.extend(meter.notes);
-        fanout::pump(
-            &mut self.notifier,
-            &mut self.engine,
-            self.currency,
-            &mut step,
-        );
+        fanout::pump(&mut self.notifier, &mut self.engine, &mut step);
         step
     }
 
@@ -216,12 +216,7 @@ impl Session {
     pub fn cancel_autostop(&mut self, now_unix_ms: i64) -> Step {
         self.engine.cancel_autostop(now_unix_ms);
         let mut step = Step::default();
-        fanout::pump(
-            &mut self.notifier,
-            &mut self.engine,
-            self.currency,
-            &mut step,
-        );
+        fanout::pump(&mut self.notifier, &mut self.engine, &mut step);
         step
     }
 
@@ -258,5 +253,7 @@ pub fn run_stop(argv: &[String], inherit_output: bool) -> Result<(), String> {
     crate::notify::run_stop_command(argv, inherit_output, STOP_TIMEOUT).map_err(|e| e.to_string())
 }
 
+#[cfg(test)]
+mod money_tests;
 #[cfg(test)]
 mod tests;

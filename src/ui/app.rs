@@ -48,14 +48,16 @@ pub struct App {
     pub(crate) filter_active: bool,
     pub(crate) tree: bool,
     pub(crate) help: bool,
+    /// Rows the alerts panel is scrolled down (`[` `]`), and how far it can go (set by
+    /// `ui::sync` from what the panel holds).
+    pub(crate) alert_scroll: usize,
+    pub(crate) alert_scroll_max: usize,
     /// The alert history overlay (`H`).
     pub(crate) history: bool,
     /// The GPU the process table (and charts) are narrowed to; `None` = all.
     pub(crate) gpu_filter: Option<u32>,
     pub(crate) status: Option<String>,
     pub(crate) theme: Theme,
-    /// Draw without colours (the alert widgets take the flag rather than the theme).
-    pub(crate) no_color: bool,
     pub(crate) source_label: String,
     /// When the collector last reported a whole-source failure (for the retry countdown).
     pub(crate) last_failure_unix_ms: Option<i64>,
@@ -78,11 +80,12 @@ impl App {
             // Dataloader workers under their trainer is what a GPU renter wants to see first.
             tree: true,
             help: false,
+            alert_scroll: 0,
+            alert_scroll_max: 0,
             history: false,
             gpu_filter: None,
             status: None,
             theme: Theme::for_options(options.no_color, &options.theme),
-            no_color: options.no_color,
             source_label: options.source_label.clone(),
             last_failure_unix_ms: None,
             row_pids: Vec::new(),
@@ -201,6 +204,14 @@ impl App {
             }
             KeyCode::Char('t') => {
                 self.tree = !self.tree;
+                Action::Redraw
+            }
+            KeyCode::Char(']') if self.alert_scroll < self.alert_scroll_max => {
+                self.alert_scroll += 1;
+                Action::Redraw
+            }
+            KeyCode::Char('[') if self.alert_scroll > 0 => {
+                self.alert_scroll -= 1;
                 Action::Redraw
             }
             KeyCode::Char('a') => Action::Acknowledge,

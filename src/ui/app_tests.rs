@@ -53,6 +53,19 @@ fn esc_and_a_key_read_together_as_alt_count_as_both() {
 }
 
 #[test]
+fn brackets_scroll_the_alerts_panel_within_what_it_holds() {
+    let mut app = app_with_rows(3, 10);
+    assert_eq!(ch(&mut app, ']'), Action::None, "nothing to scroll");
+    app.alert_scroll_max = 2;
+    assert_eq!(ch(&mut app, ']'), Action::Redraw);
+    ch(&mut app, ']');
+    assert_eq!(ch(&mut app, ']'), Action::None);
+    assert_eq!(app.alert_scroll, 2);
+    assert_eq!(ch(&mut app, '['), Action::Redraw);
+    assert_eq!(app.alert_scroll, 1);
+}
+
+#[test]
 fn arrows_and_jk_move_and_clamp() {
     let mut app = app_with_rows(3, 10);
     assert_eq!(press(&mut app, KeyCode::Up), Action::None);

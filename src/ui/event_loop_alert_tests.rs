@@ -16,8 +16,8 @@ use super::*;
 use crate::clock::FakeClock;
 use crate::source::Source;
 use crate::source::sim::SimSource;
-use crate::ui::demo_testing::START;
-use crate::ui::testing::{self, buffer_to_string};
+use crate::ui::tests::demo::START;
+use crate::ui::tests::fixtures::{self as testing, buffer_to_string};
 
 type Events = std::pin::Pin<Box<dyn Stream<Item = io::Result<Event>>>>;
 

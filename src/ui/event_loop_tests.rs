@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use super::*;
 use crate::clock::FakeClock;
-use crate::ui::testing::{self, buffer_to_string};
+use crate::ui::tests::fixtures::{self as testing, buffer_to_string};
 
 type Events = std::pin::Pin<Box<dyn Stream<Item = io::Result<Event>>>>;
 

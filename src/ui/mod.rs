@@ -1,49 +1,23 @@
-//! The terminal dashboard (ratatui + crossterm). This room holds the view state ([`App`]), the
-//! widgets (one per file), the layout, the theme, the terminal guard and the event loop. It
+//! The terminal dashboard (ratatui + crossterm), a front-end over the session core. This room
+//! holds the view state ([`App`]), the [`widgets`] (one per file; the alert widgets in
+//! `widgets/alerts/`), the [`layout`], the [`theme`] (and theme files), the process rows, the
+//! terminal guard and the event loop; whole-screen tests and their fixtures are in `tests/`. It
 //! reads the [`Engine`] through `&` only: [`draw`] never mutates anything, so every screen is a
 //! snapshot test. The only state it owns is the view; readings arrive over the collector
 //! channel in [`run`].
 
-pub mod alert_history;
-mod alert_strip;
-pub mod alerts_panel;
 pub mod app;
-mod braille;
-mod charts;
 mod event_loop;
-mod fmt;
-mod gpu_line;
-mod gpu_panel;
-mod header;
-mod help;
 pub mod layout;
 mod loop_alerts;
-mod process_table;
 mod rows;
 pub mod sort;
-mod spend_line;
-pub mod spend_panel;
-mod status_line;
 pub mod terminal;
-mod text;
 pub mod theme;
-pub mod theme_file;
-mod theme_style;
+pub mod widgets;
 
 #[cfg(test)]
-mod demo_testing;
-#[cfg(test)]
-mod render_tests;
-#[cfg(test)]
-mod scenario_render_tests;
-#[cfg(test)]
-mod screenshot_tests;
-#[cfg(test)]
-mod svg;
-#[cfg(test)]
-pub(crate) mod testing;
-#[cfg(test)]
-mod theme_tests;
+mod tests;
 
 use std::path::PathBuf;
 
@@ -60,6 +34,10 @@ pub use app::{Action, App};
 pub use event_loop::{EndReason, run};
 pub use layout::{Screen, Spend};
 pub use rows::{INVISIBLE_LABEL, ProcRow, build_rows};
+use widgets::{
+    alerts, charts, fmt, gpu_line, gpu_panel, header, help, process_table, spend_line, spend_panel,
+    status_line,
+};
 
 /// How the dashboard starts.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -111,7 +89,9 @@ pub fn screen_for(area: Rect, engine: &Engine, now_unix_ms: i64) -> Screen {
     let alert_rows = if visible.is_empty() {
         0
     } else {
-        alerts_panel::lines(&visible, usize::MAX, now_unix_ms, true).len()
+        // The panel spans the width, inside its border.
+        let cols = usize::from(area.width.saturating_sub(2));
+        alerts::panel::all_lines(&visible, cols, now_unix_ms, &theme::Theme::monochrome()).len()
     };
     layout::compute_with_alerts(area, gpus, engine.billing().is_some(), alert_rows)
 }
@@ -131,6 +111,16 @@ pub fn sync(app: &mut App, engine: &Engine, area: Rect, now_unix_ms: i64) {
         None => (Vec::new(), Vec::new()),
     };
     app.sync(pids, gpus, screen.page_rows());
+    app.alert_scroll_max = match &screen {
+        Screen::Dashboard(l) => match l.alerts {
+            Some(layout::AlertArea::Panel(r)) => {
+                alerts::panel::max_scroll(r, &engine.rules().visible(now_unix_ms), now_unix_ms)
+            }
+            _ => 0,
+        },
+        Screen::TooSmall(_) => 0,
+    };
+    app.alert_scroll = app.alert_scroll.min(app.alert_scroll_max);
 }
 
 /// Renders one frame from borrowed state.
@@ -201,17 +191,18 @@ pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
         let visible = engine.rules().visible(now_unix_ms);
         match place {
             layout::AlertArea::Panel(r) => {
-                alerts_panel::render(r, frame.buffer_mut(), &visible, now_unix_ms, app.no_color);
+                let scroll = app.alert_scroll;
+                alerts::panel::render(r, frame.buffer_mut(), &visible, now_unix_ms, theme, scroll);
             }
             layout::AlertArea::Strip(r) => {
-                alert_strip::render(frame, r, &visible, app.no_color);
+                alerts::strip::render(frame, r, &visible, theme);
             }
         }
     }
     let countdown = loop_alerts::countdown(engine);
     status_line::render(frame, layout.status, app, countdown.as_deref());
     if app.history {
-        alert_strip::render_history(frame, area, engine, now_unix_ms, app.no_color);
+        alerts::strip::render_history(frame, area, engine, now_unix_ms, theme);
     }
     if app.help {
         help::render(frame, area, theme);

@@ -4,7 +4,7 @@ use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading, Snapshot};
 
 use super::*;
 use crate::ui::UiOptions;
-use crate::ui::testing::{self, NOW};
+use crate::ui::tests::fixtures::{self as testing, NOW};
 
 fn app() -> App {
     let mut a = App::new(&UiOptions::default());

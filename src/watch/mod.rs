@@ -23,7 +23,7 @@ use crate::money::Money;
 use crate::session::{AutostopSetupError, Session, SessionConfig, Step};
 use crate::source::Source;
 
-mod lines;
+pub(crate) mod lines;
 
 /// How long to run and how fast.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,6 +224,7 @@ pub fn run_watch_with(
     let session = Session::new(SessionConfig {
         interval_ms,
         terminal_channels: false,
+        ledger_lockstep: matches!(clock, WatchClock::Fast(_)),
         ..cfg
     })?;
     let mut run = Run {

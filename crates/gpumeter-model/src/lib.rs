@@ -1,6 +1,7 @@
 //! gpumeter's data model: the versioned [`Snapshot`] that every source produces (NVML + /proc,
-//! the built-in simulator, recordings) and every consumer reads (the dashboard, one-shot JSON,
-//! the recorder, HTTP).
+//! the built-in simulator) and every consumer reads (the dashboard, `watch`, one-shot JSON).
+//! Planned, not built yet: recordings and their replay, and an HTTP endpoint, which are to read
+//! and write this same schema.
 //!
 //! Rules this crate encodes:
 //! - a reading the driver does not support is `None` (serialized as `null`), never 0;
@@ -25,7 +26,8 @@ pub struct Snapshot {
     pub schema: u32,
     /// When the reading was taken, milliseconds since the Unix epoch.
     pub taken_at_unix_ms: i64,
-    /// Where the reading came from: `nvml`, `demo:<scenario>`, `replay:<file>`.
+    /// Where the reading came from: `nvml`, `demo:<scenario>` (and, once replay exists,
+    /// `replay:<file>`).
     pub source: String,
     pub system: SystemInfo,
     pub host: HostReading,

@@ -2,6 +2,7 @@
 //! the [`Transition`]s the rule set returns each tick. Also money formatting for the messages
 //! and [`Alert::from_budget`], through which billing's budget events join the same path.
 
+use crate::money::{Currency, Money};
 use serde::Serialize;
 
 /// Which rule an alert comes from.
@@ -87,8 +88,8 @@ pub struct Alert {
     pub next_step: Option<String>,
     /// When the condition began, ms since the Unix epoch.
     pub since_unix_ms: i64,
-    /// ISO code of the currency of `cost_micros`.
-    pub currency: String,
+    /// The currency of `cost_micros` (as its ISO code in JSON).
+    pub currency: Currency,
 }
 
 impl Alert {
@@ -101,13 +102,13 @@ impl Alert {
         forecast: bool,
         spent_micros: i64,
         budget_micros: i64,
-        currency: &str,
+        currency: Currency,
         period: &str,
         period_key: &str,
         at_unix_ms: i64,
     ) -> Alert {
-        let spent = format_money(spent_micros, currency);
-        let budget = format_money(budget_micros, currency);
+        let spent = currency.format(Money::from_micros(spent_micros));
+        let budget = currency.format(Money::from_micros(budget_micros));
         let scope = match period {
             "day" => "today's budget",
             "month" => "this month's budget",
@@ -155,7 +156,7 @@ impl Alert {
                     .into(),
             ),
             since_unix_ms: at_unix_ms,
-            currency: currency.to_string(),
+            currency,
         }
     }
 
@@ -163,7 +164,7 @@ impl Alert {
     pub fn cost_text(&self) -> String {
         self.cost_micros.map_or_else(
             || crate::units::NA.to_string(),
-            |c| format_money(c, &self.currency),
+            |c| self.currency.format(Money::from_micros(c)),
         )
     }
 }
@@ -203,28 +204,6 @@ impl Transition {
     }
 }
 
-/// Money in micro-units as text: `$21.70`, `€3.10`, `CHF 12.50` (two decimals; the symbol for
-/// USD, EUR, GBP and JPY, else the code).
-pub fn format_money(micros: i64, currency: &str) -> String {
-    let sign = if micros < 0 { "-" } else { "" };
-    let cents = (i128::from(micros).abs() + 5_000) / 10_000;
-    let (units, cents) = (cents / 100, cents % 100);
-    let amount = format!("{units}.{cents:02}");
-    match currency {
-        "USD" | "" => format!("{sign}${amount}"),
-        "EUR" => format!("{sign}€{amount}"),
-        "GBP" => format!("{sign}£{amount}"),
-        "JPY" => format!("{sign}¥{amount}"),
-        other => format!("{sign}{other} {amount}"),
-    }
-}
-
-/// Cost of `ms` at `micros_per_hour`, exact to the micro-unit (rounded down).
-pub fn cost_of(ms: i64, micros_per_hour: i64) -> i64 {
-    let v = i128::from(ms) * i128::from(micros_per_hour) / 3_600_000;
-    i64::try_from(v).unwrap_or(i64::MAX)
-}
-
 /// Minutes as people read them: `42 min`, `3 h 07 min`.
 pub fn minutes_text(ms: i64) -> String {
     let min = ms.max(0) / 60_000;
@@ -240,20 +219,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn money_rounds_to_cents_with_symbols() {
-        assert_eq!(format_money(21_704_999, "USD"), "$21.70");
-        assert_eq!(format_money(21_705_000, "USD"), "$21.71");
-        assert_eq!(format_money(3_100_000, "EUR"), "€3.10");
-        assert_eq!(format_money(12_500_000, "CHF"), "CHF 12.50");
-        assert_eq!(format_money(-1_000_000, "USD"), "-$1.00");
-    }
-
-    #[test]
-    fn cost_is_exact_over_long_spans() {
-        // 31.00/h for 42 minutes.
-        assert_eq!(cost_of(42 * 60_000, 31_000_000), 21_700_000);
-        // A week of seconds does not drift.
-        assert_eq!(cost_of(7 * 24 * 3_600_000, 31_000_000), 31_000_000 * 168);
+    fn alert_money_is_the_currency_formatter() {
+        let mut a = Alert::from_budget(
+            100,
+            false,
+            80_000_000_000,
+            1,
+            Currency::from_code("JPY").unwrap(),
+            "run",
+            "run",
+            0,
+        );
+        assert_eq!(a.cost_text(), "¥80,000");
+        a.cost_micros = Some(21_705_000);
+        a.currency = Currency::USD;
+        assert_eq!(a.cost_text(), "$21.71");
+        a.cost_micros = None;
+        assert_eq!(a.cost_text(), "N/A");
     }
 
     #[test]
@@ -263,7 +245,7 @@ mod tests {
             false,
             400_000_000,
             500_000_000,
-            "USD",
+            Currency::USD,
             "day",
             "day:2026-05-01",
             7,
@@ -277,7 +259,7 @@ mod tests {
             true,
             612_000_000,
             500_000_000,
-            "EUR",
+            Currency::from_code("EUR").unwrap(),
             "month",
             "month:2026-05",
             7,
@@ -285,7 +267,7 @@ mod tests {
         assert!(f.title.contains("€612.00 projected"), "{}", f.title);
         assert_eq!(f.id, "budget:month:2026-05:forecast");
         assert_eq!(
-            Alert::from_budget(100, false, 1, 1, "USD", "run", "run", 0).severity,
+            Alert::from_budget(100, false, 1, 1, Currency::USD, "run", "run", 0).severity,
             Severity::High
         );
     }

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading, Snapshot};
 
-use super::alert::{Alert, AlertKind, Severity, cost_of, format_money, minutes_text};
+use super::alert::{Alert, AlertKind, Severity, minutes_text};
 use super::config::ForgottenConfig;
 use super::window::Window;
 use super::{Ctx, RuleOutput};
@@ -118,9 +118,13 @@ impl ForgottenRule {
         };
         let gpu_hours = quiet_ms as f64 * gpus.len() as f64 / 3_600_000.0;
         let per_gpu_rate = ctx
-            .rate_micros_per_h
-            .map(|r| r / i64::try_from(snap.gpus.len().max(1)).unwrap_or(1));
-        let cost = per_gpu_rate.map(|r| cost_of(quiet_ms, r).saturating_mul(gpus.len() as i64));
+            .rate_per_hour
+            .map(|r| r.mul_div(1, i128::try_from(snap.gpus.len().max(1)).unwrap_or(1)));
+        let cost = per_gpu_rate.map(|r| {
+            r.cost_for_ms(quiet_ms)
+                .micros()
+                .saturating_mul(gpus.len() as i64)
+        });
 
         let mut evidence = vec![
             ("process".to_string(), format!("{name} (pid {})", p.pid)),
@@ -154,14 +158,10 @@ impl ForgottenRule {
             let age_ms = ctx.now_ms - start.saturating_mul(1000);
             evidence.push(("process age".into(), minutes_text(age_ms)));
         }
-        if let (Some(c), Some(r)) = (cost, per_gpu_rate) {
+        if let (Some(c), Some(r)) = (cost, per_gpu_rate.map(|r| r.micros())) {
             evidence.push((
                 "cost while blocked".into(),
-                format!(
-                    "{} at {}/GPU-h",
-                    format_money(c, ctx.currency),
-                    format_money(r, ctx.currency)
-                ),
+                format!("{} at {}/GPU-h", ctx.money(c), ctx.money(r)),
             ));
         }
         Alert {
@@ -188,7 +188,7 @@ impl ForgottenRule {
                 p.pid
             )),
             since_unix_ms: since,
-            currency: ctx.currency.to_string(),
+            currency: ctx.currency,
         }
     }
 }

@@ -12,10 +12,11 @@ use std::collections::BTreeMap;
 
 use gpumeter_model::{GpuReading, GpuState, Snapshot};
 
-use super::alert::{Alert, AlertKind, Severity, cost_of, format_money, minutes_text};
+use super::alert::{Alert, AlertKind, Severity, minutes_text};
 use super::config::IdleConfig;
 use super::window::{DEFAULT_MAX_GAP_MS, Edge, Window};
 use super::{Ctx, RuleOutput};
+use crate::money::Money;
 
 /// Whether one GPU's sample is idle; `None` when it cannot say (util unsupported).
 pub fn gpu_idle(g: &GpuReading, cfg: &IdleConfig) -> Option<bool> {
@@ -127,7 +128,7 @@ impl IdleRule {
             .last_t
             .map_or(0, |last| (now - last).clamp(0, DEFAULT_MAX_GAP_MS));
         self.last_t = Some(now);
-        let rate = ctx.rate_micros_per_h;
+        let rate = ctx.rate_per_hour;
 
         let per_gpu: Vec<(u32, Option<bool>)> = snap
             .gpus
@@ -149,7 +150,8 @@ impl IdleRule {
             .map(|s| i64::try_from(s).unwrap_or(i64::MAX).saturating_mul(1000));
         self.armed |= uptime_ms.is_none_or(|u| u >= self.cfg.arm_after_boot_ms);
 
-        let gpu_rate = rate.map(|r| r / i64::try_from(snap.gpus.len().max(1)).unwrap_or(1));
+        let gpus = i128::try_from(snap.gpus.len().max(1)).unwrap_or(1);
+        let gpu_rate = rate.map(|r| r.mul_div(1, gpus).micros());
         for (index, idle) in &per_gpu {
             let tally = self.totals.gpus.entry(*index).or_default();
             if *idle == Some(true) {
@@ -158,7 +160,7 @@ impl IdleRule {
         }
         let all_idle = machine_idle(snap, &self.cfg);
         if all_idle == Some(true) {
-            self.totals.machine.add(dt, rate);
+            self.totals.machine.add(dt, rate.map(Money::micros));
         }
 
         match self.window.push(now, all_idle) {
@@ -166,7 +168,7 @@ impl IdleRule {
                 let since = self.window.active_since().unwrap_or(now);
                 self.episode = Some(Episode {
                     since_ms: since,
-                    cost_micros: rate.map_or(0, |r| cost_of(now - since, r)),
+                    cost_micros: rate.map_or(0, |r| r.cost_for_ms(now - since).micros()),
                     next_notice_ms: since + self.cfg.remind_after_ms,
                     fired: false,
                 });
@@ -174,7 +176,7 @@ impl IdleRule {
             Edge::Fell => self.episode = None,
             Edge::Steady => {
                 if let (Some(e), Some(r)) = (&mut self.episode, rate) {
-                    e.cost_micros += cost_of(dt, r);
+                    e.cost_micros += r.cost_for_ms(dt).micros();
                 }
             }
         }
@@ -209,8 +211,8 @@ impl IdleRule {
         let idle_ms = ctx.now_ms - e.since_ms;
         let minutes = minutes_text(idle_ms);
         let n = snap.gpus.len();
-        let money = |m: i64| format_money(m, ctx.currency);
-        let title = match ctx.rate_micros_per_h {
+        let money = |m: i64| ctx.money(m);
+        let title = match ctx.rate_micros_per_h() {
             Some(rate) => format!(
                 "GPUs idle {minutes} — {} so far, {}/h",
                 money(e.cost_micros),
@@ -247,7 +249,7 @@ impl IdleRule {
                 crate::units::rate(pcie as f64),
             ),
         ];
-        if let Some(rate) = ctx.rate_micros_per_h {
+        if let Some(rate) = ctx.rate_micros_per_h() {
             evidence.push(("rate".into(), format!("{}/h", money(rate))));
             evidence.push(("idle cost, this stretch".into(), money(e.cost_micros)));
             evidence.push((
@@ -273,7 +275,7 @@ impl IdleRule {
                 crate::units::rate(self.cfg.pcie_bytes_per_s),
             ),
             evidence,
-            cost_micros: ctx.rate_micros_per_h.map(|_| e.cost_micros),
+            cost_micros: ctx.rate_per_hour.map(|_| e.cost_micros),
             next_step: Some(
                 "If the work is done, stop or release the machine (or let gpumeter do it: \
                  [autostop] in the config, or `gpumeter watch --autostop 30m --stop-cmd '…'`); \
@@ -281,7 +283,7 @@ impl IdleRule {
                     .into(),
             ),
             since_unix_ms: e.since_ms,
-            currency: ctx.currency.to_string(),
+            currency: ctx.currency,
         }
     }
 }

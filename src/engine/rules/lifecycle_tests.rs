@@ -36,7 +36,7 @@ fn budget_alerts_join_the_path_and_leave_when_acknowledged() {
         false,
         400_000_000,
         500_000_000,
-        "USD",
+        crate::money::Currency::USD,
         "day",
         "day:2026-05-01",
         T0,

@@ -110,7 +110,11 @@ fn real_cpu_burners_are_named_as_a_cpu_bound_pipeline() {
             .filter(|p| p.ppid == Some(parent))
             .map(|p| p.pid)
             .collect();
-        rules.evaluate(&snap, now, Some(10_000_000));
+        rules.evaluate(
+            &snap,
+            now,
+            Some(crate::money::Money::from_micros(10_000_000)),
+        );
         verdict = rules
             .alerts()
             .iter()

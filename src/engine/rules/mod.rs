@@ -33,7 +33,9 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use gpumeter_model::Snapshot;
 use serde::Serialize;
 
-pub use alert::{Alert, AlertKind, Severity, Transition, format_money};
+use crate::money::{Currency, Money};
+
+pub use alert::{Alert, AlertKind, Severity, Transition};
 pub use config::RulesConfig;
 pub use idle::{IdleTally, IdleTotals};
 pub use starved_text::cause_label;
@@ -43,10 +45,22 @@ pub use starved_text::cause_label;
 pub struct Ctx<'a> {
     pub snap: &'a Snapshot,
     pub now_ms: i64,
-    /// The machine's current price per hour in micro-units (from billing); `None`: no pricing.
-    pub rate_micros_per_h: Option<i64>,
-    /// ISO code of the currency, for the messages.
-    pub currency: &'a str,
+    /// The machine's current price per hour (from billing); `None`: no pricing.
+    pub rate_per_hour: Option<Money>,
+    /// The currency the messages write money in.
+    pub currency: Currency,
+}
+
+impl Ctx<'_> {
+    /// Micro-units as text in the session's currency ([`Currency::format`], the one formatter).
+    pub fn money(&self, micros: i64) -> String {
+        self.currency.format(Money::from_micros(micros))
+    }
+
+    /// The rate in micro-units per hour, for the rules' exact integer tallies.
+    pub fn rate_micros_per_h(&self) -> Option<i64> {
+        self.rate_per_hour.map(Money::micros)
+    }
 }
 
 /// What one rule says on a tick: the alerts that stand, and which are due a reminder.
@@ -112,7 +126,7 @@ const MAX_EXTERNAL: usize = 16;
 #[derive(Debug, Clone)]
 pub struct Rules {
     config: RulesConfig,
-    currency: String,
+    currency: Currency,
     idle: idle::IdleRule,
     forgotten: forgotten::ForgottenRule,
     starved: starved::StarvedRule,
@@ -153,7 +167,7 @@ impl Rules {
             ),
             throttle: throttle::ThrottleRule::new(config.throttle.clone(), fire, clear),
             config,
-            currency: "USD".into(),
+            currency: Currency::USD,
             active: BTreeMap::new(),
             external: BTreeMap::new(),
             sorted: Vec::new(),
@@ -165,13 +179,13 @@ impl Rules {
         &self.config
     }
 
-    /// The currency the messages use (ISO code, default USD).
-    pub fn set_currency(&mut self, code: &str) {
-        self.currency = code.to_string();
+    /// The currency the messages use (default USD).
+    pub fn set_currency(&mut self, currency: Currency) {
+        self.currency = currency;
     }
 
-    pub fn currency(&self) -> &str {
-        &self.currency
+    pub fn currency(&self) -> Currency {
+        self.currency
     }
 
     /// One tick: every rule sees the snapshot; returns what changed.
@@ -179,14 +193,13 @@ impl Rules {
         &mut self,
         snap: &Snapshot,
         now_ms: i64,
-        rate_micros_per_h: Option<i64>,
+        rate_per_hour: Option<Money>,
     ) -> Vec<Transition> {
-        let currency = self.currency.clone();
         let ctx = Ctx {
             snap,
             now_ms,
-            rate_micros_per_h,
-            currency: &currency,
+            rate_per_hour,
+            currency: self.currency,
         };
         let outputs = [
             self.idle.evaluate(&ctx),

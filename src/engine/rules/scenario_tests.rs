@@ -20,7 +20,10 @@ fn run(name: &str, secs: u64) -> (Engine, Vec<Transition>) {
     });
     let mut sim = Simulator::new(scenario);
     let mut engine = Engine::new();
-    engine.set_rate(rate, "USD");
+    engine.set_rate(
+        rate.map(crate::money::Money::from_micros),
+        crate::money::Currency::USD,
+    );
     let mut all = Vec::new();
     for s in 0..=secs {
         engine.ingest(sim.snapshot_at(s * 1000, T0 + (s * 1000) as i64));

@@ -201,7 +201,7 @@ impl StarvedRule {
 
         let jobs = job::jobs(snap);
         let rate_per_gpu = ctx
-            .rate_micros_per_h
+            .rate_micros_per_h()
             .map(|r| r / i64::try_from(snap.gpus.len().max(1)).unwrap_or(1));
         let mut out = RuleOutput::default();
         for j in &jobs {
@@ -267,7 +267,7 @@ impl StarvedRule {
             let mut alert = starved_text::alert(ctx, &self.cfg, &self.host, js, &verdict);
             alert.severity = severity;
             alert.since_unix_ms = js.since.unwrap_or(since);
-            alert.cost_micros = ctx.rate_micros_per_h.map(|_| js.waste_micros());
+            alert.cost_micros = ctx.rate_per_hour.map(|_| js.waste_micros());
             if self.cfg.enabled {
                 out.alerts.push(alert);
             }

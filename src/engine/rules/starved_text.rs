@@ -2,7 +2,7 @@
 //! evidence table and the next step for each cause. Pure formatting of what `starved.rs` found.
 
 use super::Ctx;
-use super::alert::{Alert, AlertKind, Severity, format_money};
+use super::alert::{Alert, AlertKind, Severity};
 use super::config::StarvedConfig;
 use super::job::{busiest, gpu_ranges};
 use super::starved::{Cause, Host, JobState, Verdict};
@@ -113,7 +113,7 @@ pub(super) fn alert(
     let gpu_word = if v.starved.len() == 1 { "GPU" } else { "GPUs" };
     let window = window_text(cfg.window_ms);
     let online = snap.host.cpu_count.map(f64::from);
-    let money = |m: i64| format_money(m, ctx.currency);
+    let money = |m: i64| ctx.money(m);
 
     let used = js.cores_used.mean();
     let allowed = js.cores_allowed.mean();
@@ -190,7 +190,7 @@ pub(super) fn alert(
             },
         ),
     ];
-    if let (Some(w), Some(rate)) = (v.wasting_per_hour, ctx.rate_micros_per_h) {
+    if let (Some(w), Some(rate)) = (v.wasting_per_hour, ctx.rate_micros_per_h()) {
         evidence.push((
             "GPU time wasted".into(),
             format!(
@@ -228,6 +228,6 @@ pub(super) fn alert(
         cost_micros: None,
         next_step: Some(next_step(cfg, js, v, online)),
         since_unix_ms: ctx.now_ms,
-        currency: ctx.currency.to_string(),
+        currency: ctx.currency,
     }
 }

@@ -77,7 +77,7 @@ pub(super) fn drive(
     for s in 0..secs {
         clock.set_ms(start + s * 1000);
         let now = clock.now_unix_ms();
-        out.extend(rules.evaluate(&f(s, now), now, rate));
+        out.extend(rules.evaluate(&f(s, now), now, rate.map(crate::money::Money::from_micros)));
     }
     clock.set_ms(start + secs * 1000);
     out

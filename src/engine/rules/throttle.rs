@@ -173,7 +173,7 @@ impl ThrottleRule {
             cost_micros: None,
             next_step: Some(next.to_string()),
             since_unix_ms: since,
-            currency: ctx.currency.to_string(),
+            currency: ctx.currency,
         }
     }
 }

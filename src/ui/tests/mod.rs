@@ -1,0 +1,14 @@
+//! Whole-screen tests of the dashboard and their fixtures: a fixture engine and options
+//! ([`fixtures`]), the demo scenarios played on a fake clock ([`demo`]), insta snapshots of
+//! fixture screens ([`render`]) and of every scenario ([`scenarios`], in `snapshots/`), the SVG
+//! screenshots ([`screenshots`], drawn by [`svg`]), theme files ([`themes`]) and the check that
+//! `mono` / `NO_COLOR` draw no colour ([`no_colour`]). Widget-level tests sit beside their widget.
+
+pub(crate) mod demo;
+pub(crate) mod fixtures;
+mod no_colour;
+mod render;
+mod scenarios;
+mod screenshots;
+mod svg;
+mod themes;

@@ -1,0 +1,173 @@
+//! The built-in demo scenarios as a user sees them: each one played for two simulated minutes
+//! ([`crate::ui::tests::demo`]: a fake clock, metered at its own price, no ledger) and drawn at
+//! 80×24, 120×40 and 200×60 into insta snapshots. Deterministic: a fixed start, no wall time,
+//! no host name from this machine (the scenario names its own), no config file. Beside the
+//! snapshots, assertions on what each scenario must show, and a size sweep that must not panic.
+
+use crate::ui::tests::demo::{NOW, SECONDS, names, played, played_for};
+use crate::ui::tests::fixtures;
+use crate::ui::tests::fixtures::{buffer_to_string, render_at};
+use crate::ui::*;
+
+const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
+
+fn screen(engine: &Engine, w: u16, h: u16) -> String {
+    let mut app = App::new(&fixtures::options());
+    buffer_to_string(&render_at(&mut app, engine, w, h, NOW))
+}
+
+#[test]
+fn every_scenario_at_the_three_sizes() {
+    assert_eq!(names().len(), 7);
+    for name in names() {
+        let engine = played(name);
+        for (w, h) in SIZES {
+            let text = screen(&engine, w, h);
+            // Money everywhere: every built-in scenario has a price.
+            assert!(text.contains("spent"), "{name} {w}x{h}:\n{text}");
+            insta::assert_snapshot!(format!("{name}_{w}x{h}"), text);
+        }
+    }
+}
+
+#[test]
+fn every_scenario_survives_a_sweep_of_sizes() {
+    let mut widths: Vec<u16> = (0..=240).step_by(13).collect();
+    widths.extend([1, 39, 40, 79, 80, 119, 120, 121, 159, 160, 199, 200]);
+    let mut heights: Vec<u16> = (0..=70).step_by(7).collect();
+    heights.extend([1, 7, 8, 11, 12, 19, 20, 23, 24, 39, 40, 59, 60]);
+    // The scenarios at two minutes, and `idle` once its alert has fired (the panel and strip).
+    let mut engines: Vec<(Engine, i64)> = names().into_iter().map(|n| (played(n), NOW)).collect();
+    engines.push((played_for("idle", IDLE_SECONDS), IDLE_NOW));
+    for (engine, now) in &engines {
+        for &w in &widths {
+            for &h in &heights {
+                let mut app = App::new(&fixtures::options());
+                let buf = render_at(&mut app, engine, w, h, *now);
+                assert_eq!(buf.area, ratatui::layout::Rect::new(0, 0, w, h));
+            }
+        }
+    }
+}
+
+/// `idle` played long enough for its reminder (10 min by default) to fire.
+const IDLE_SECONDS: i64 = 15 * 60;
+const IDLE_NOW: i64 = crate::ui::tests::demo::START + IDLE_SECONDS * 1_000 + 400;
+
+#[test]
+fn idle_after_fifteen_minutes_shows_its_alert_at_the_three_sizes() {
+    let engine = played_for("idle", IDLE_SECONDS);
+    assert!(!engine.rules().visible(IDLE_NOW).is_empty());
+    for (w, h) in SIZES {
+        let mut app = App::new(&fixtures::options());
+        let text = buffer_to_string(&render_at(&mut app, &engine, w, h, IDLE_NOW));
+        // The process table is never pushed off the screen by the alert.
+        assert!(text.contains("PID"), "{w}x{h}:\n{text}");
+        if (w, h) == (80, 24) {
+            assert!(text.contains("a ack"), "{w}x{h}:\n{text}");
+        } else {
+            assert!(text.contains("Alerts (1)"), "{w}x{h}:\n{text}");
+        }
+        insta::assert_snapshot!(format!("idle_15min_{w}x{h}"), text);
+    }
+}
+
+#[test]
+fn one_to_eight_gpus_fit_beside_an_alert() {
+    let alerted = played_for("idle", IDLE_SECONDS);
+    let alerts = alerted.rules().visible(IDLE_NOW).len();
+    assert!(alerts > 0);
+    for n in [1usize, 2, 4, 8] {
+        for (w, h) in SIZES {
+            let rows = crate::ui::widgets::alerts::panel::all_lines(
+                &alerted.rules().visible(IDLE_NOW),
+                usize::from(w - 2),
+                IDLE_NOW,
+                &crate::ui::theme::Theme::monochrome(),
+            )
+            .len();
+            let Screen::Dashboard(l) =
+                layout::compute_with_alerts(ratatui::layout::Rect::new(0, 0, w, h), n, true, rows)
+            else {
+                panic!("{w}x{h} too small");
+            };
+            assert!(l.alerts.is_some(), "{n} GPUs {w}x{h}: no alert area");
+            assert!(l.table.height >= 3, "{n} GPUs {w}x{h}: table {:?}", l.table);
+            let shown = l.gpu_cells.len() + l.gpu_overflow.map_or(0, |(_, k)| k);
+            assert_eq!(shown, n, "{n} GPUs {w}x{h}");
+        }
+    }
+}
+
+/// The text of the lines of `text` that contain `needle`.
+fn lines_with<'a>(text: &'a str, needle: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.contains(needle)).collect()
+}
+
+/// The amount after `label` on the spend line or panel (`spent $279.34`).
+fn spent(text: &str) -> crate::money::Money {
+    let line = lines_with(text, "spent").into_iter().next().unwrap();
+    let after = line.split("spent").nth(1).unwrap().trim_start();
+    let amount = after.split_whitespace().next().unwrap();
+    crate::money::Currency::USD.parse_amount(amount).unwrap()
+}
+
+#[test]
+fn cpu_starved_shows_the_sawtooth_and_busy_workers() {
+    let engine = played("cpu-starved");
+    let text = screen(&engine, 120, 40);
+    // The util series swings between starved and busy over the two minutes.
+    let util = engine
+        .history()
+        .gpu(0)
+        .unwrap()
+        .util_pct
+        .window(NOW, 120_000);
+    let (lo, hi) = util.iter().fold((f64::MAX, 0f64), |(lo, hi), p| {
+        (lo.min(p.mean), hi.max(p.mean))
+    });
+    assert!(lo < 20.0 && hi > 60.0, "util {lo}..{hi}");
+    // Dataloader workers near a full core each.
+    let busy = text
+        .lines()
+        .filter(|l| l.contains("├─") || l.contains("└─"))
+        .filter(|l| {
+            l.split_whitespace()
+                .filter_map(|w| w.parse::<f64>().ok())
+                .any(|v| v >= 90.0)
+        })
+        .count();
+    assert!(busy >= 3, "{text}");
+}
+
+#[test]
+fn gpu_lost_says_lost() {
+    for (w, h) in SIZES {
+        let text = screen(&played("gpu-lost"), w, h);
+        assert!(text.contains("LOST"), "{w}x{h}:\n{text}");
+    }
+}
+
+#[test]
+fn mixed_labels_the_invisible_pid_and_cleans_the_hostile_name() {
+    let text = screen(&played("mixed"), 200, 60);
+    assert!(text.contains(INVISIBLE_LABEL), "{text}");
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn idle_money_moves() {
+    let engine = played("idle");
+    let view = engine.billing().unwrap();
+    assert_eq!(view.busy_gpus, 0);
+    assert!(view.idle_share.unwrap() > 0.0);
+    let now = spent(&screen(&engine, 80, 24));
+    // A minute later the same screen shows more.
+    let later = played_for("idle", SECONDS + 60);
+    let mut app = App::new(&fixtures::options());
+    let text = buffer_to_string(&render_at(&mut app, &later, 80, 24, NOW + 60_000));
+    assert!(spent(&text) > now, "{text}");
+}

@@ -1,0 +1,85 @@
+//! The README's screenshots: demo scenarios played on a fake clock ([`crate::ui::tests::demo`]),
+//! drawn with the default theme into a `TestBackend` and written as SVG ([`crate::ui::tests::svg`]) to
+//! `screenshots/`. Checked to be current on every test run;
+//! `GPUMETER_UPDATE_SCREENSHOTS=1 cargo test screenshots` rewrites them.
+
+use std::path::{Path, PathBuf};
+
+use crate::ui::App;
+use crate::ui::tests::demo::{START, played_for};
+use crate::ui::tests::fixtures::{self, render_at};
+use crate::ui::tests::svg::to_svg;
+
+/// What is shot: scenario, width, height, simulated seconds played (`idle` long enough for its
+/// alert to fire). The file is `screenshots/<scenario>.svg`.
+const SHOTS: [(&str, u16, u16, i64); 4] = [
+    ("cpu-starved", 120, 40, 120),
+    ("training", 200, 60, 120),
+    ("gpu-lost", 120, 40, 120),
+    ("idle", 120, 40, 900),
+];
+
+const UPDATE_VAR: &str = "GPUMETER_UPDATE_SCREENSHOTS";
+const REGENERATE: &str = "GPUMETER_UPDATE_SCREENSHOTS=1 cargo test screenshots";
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("screenshots")
+}
+
+fn shot(name: &str, w: u16, h: u16, seconds: i64) -> String {
+    let engine = played_for(name, seconds);
+    let mut app = App::new(&fixtures::options());
+    let buf = render_at(&mut app, &engine, w, h, START + seconds * 1_000 + 400);
+    to_svg(&buf, &format!("gpumeter --demo {name} ({w}×{h})"))
+}
+
+#[test]
+fn screenshots_are_current() {
+    let update = std::env::var_os(UPDATE_VAR).is_some_and(|v| v == "1");
+    let mut stale = Vec::new();
+    for (name, w, h, seconds) in SHOTS {
+        let svg = shot(name, w, h, seconds);
+        // The same input draws the same picture (no clock, no machine, no hash order).
+        assert_eq!(
+            svg,
+            shot(name, w, h, seconds),
+            "{name} is not deterministic"
+        );
+        let path = dir().join(format!("{name}.svg"));
+        if update {
+            std::fs::create_dir_all(dir()).unwrap();
+            std::fs::write(&path, &svg).unwrap();
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(svg.as_str()) {
+            stale.push(format!("screenshots/{name}.svg"));
+        }
+    }
+    // No picture left over from a shot that was dropped.
+    let mut extra: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".svg"))
+        .filter(|f| !SHOTS.iter().any(|(n, ..)| *f == format!("{n}.svg")))
+        .collect();
+    extra.sort();
+    assert!(
+        stale.is_empty() && extra.is_empty(),
+        "screenshots out of date: {stale:?}; regenerate them with: {REGENERATE}\n\
+         not drawn by any shot (delete them, or add them to SHOTS): {extra:?}"
+    );
+}
+
+#[test]
+fn screenshots_carry_the_themes_colours() {
+    let svg = shot("gpu-lost", 120, 40, 120);
+    // The lost GPU's alarm (white on red, bold) and the process table header (black on green).
+    assert!(svg.contains("LOST"), "no LOST in the picture");
+    assert!(
+        svg.contains("<rect fill=\"#cd3131\""),
+        "no red alarm background"
+    );
+    assert!(
+        svg.contains("<rect fill=\"#0dbc79\""),
+        "no green table header"
+    );
+    assert!(svg.contains("font-weight=\"bold\""));
+}

@@ -1,0 +1,168 @@
+//! The alert history view: what fired, was reminded, changed, cleared, acknowledged or snoozed,
+//! newest first, one line each (time, how long ago, event, severity, kind, title). Renders the
+//! engine's bounded history (`engine.rules().history()`); reads nothing else, never mutates,
+//! and clips at any size without panicking.
+
+use std::collections::VecDeque;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget};
+
+use crate::engine::rules::alert::minutes_text;
+use crate::engine::rules::{HistoryEntry, HistoryEvent};
+use crate::ui::theme::Theme;
+
+fn hhmm_utc(unix_ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(unix_ms)
+        .map_or_else(|| "--:--".into(), |t| t.format("%H:%MZ").to_string())
+}
+
+/// One history entry as a line.
+pub fn line(e: &HistoryEntry, now_unix_ms: i64, theme: &Theme) -> Line<'static> {
+    let event_style = match e.event {
+        HistoryEvent::Fired | HistoryEvent::Reminded | HistoryEvent::Updated => {
+            theme.severity(e.alert.severity)
+        }
+        HistoryEvent::Cleared => theme.text.add_modifier(Modifier::BOLD),
+        HistoryEvent::Acknowledged | HistoryEvent::Snoozed => theme.dim,
+    };
+    Line::from(vec![
+        Span::styled(format!("{} ", hhmm_utc(e.at_unix_ms)), theme.dim),
+        Span::styled(
+            format!(
+                "{:>11} ",
+                format!("{} ago", minutes_text(now_unix_ms - e.at_unix_ms))
+            ),
+            theme.dim,
+        ),
+        Span::styled(format!("{:<12} ", e.event.name()), event_style),
+        Span::raw(format!(
+            "{:<8} {:<9} ",
+            e.alert.severity.name(),
+            e.alert.kind.name()
+        )),
+        Span::raw(e.alert.title.clone()),
+    ])
+}
+
+/// Draws the history into `area` of `buf`, newest entry on top.
+pub fn render(
+    area: Rect,
+    buf: &mut Buffer,
+    history: &VecDeque<HistoryEntry>,
+    now_unix_ms: i64,
+    theme: &Theme,
+) {
+    let area = area.intersection(buf.area);
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let bordered = area.height >= 3 && area.width >= 12;
+    let rows = usize::from(if bordered {
+        area.height - 2
+    } else {
+        area.height
+    });
+    let lines: Vec<Line<'static>> = if history.is_empty() {
+        vec![Line::styled("No alerts yet.", theme.dim)]
+    } else {
+        history
+            .iter()
+            .rev()
+            .take(rows)
+            .map(|e| line(e, now_unix_ms, theme))
+            .collect()
+    };
+    let body = Paragraph::new(lines);
+    if bordered {
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border)
+            .title(format!(" Alert history ({}) ", history.len()));
+        body.block(block).render(area, buf);
+    } else {
+        body.render(area, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rules::Alert;
+    use ratatui::style::Color;
+
+    const NOW: i64 = 1_750_000_000_000;
+
+    fn entry(event: HistoryEvent, at: i64, pct: u8) -> HistoryEntry {
+        HistoryEntry {
+            at_unix_ms: at,
+            event,
+            alert: Alert::from_budget(
+                pct,
+                false,
+                1,
+                2,
+                crate::money::Currency::USD,
+                "day",
+                "day:x",
+                at,
+            ),
+        }
+    }
+
+    fn text(buf: &Buffer) -> String {
+        let a = buf.area;
+        (a.top()..a.bottom())
+            .map(|y| {
+                (a.left()..a.right())
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn newest_first_with_time_age_event_and_title() {
+        let h: VecDeque<HistoryEntry> = [
+            entry(HistoryEvent::Fired, NOW - 30 * 60_000, 50),
+            entry(HistoryEvent::Acknowledged, NOW - 20 * 60_000, 50),
+            entry(HistoryEvent::Fired, NOW - 5 * 60_000, 100),
+        ]
+        .into();
+        let mut buf = Buffer::empty(Rect::new(0, 0, 120, 6));
+        render(buf.area, &mut buf, &h, NOW, &Theme::colour());
+        let t = text(&buf);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].contains("Alert history (3)"), "{t}");
+        assert!(
+            lines[1].contains("5 min ago fired        high     budget    100 % of today's budget"),
+            "{t}"
+        );
+        assert!(lines[2].contains("acknowledged"), "{t}");
+        assert!(lines[3].contains("30 min ago fired"), "{t}");
+        // A fired high alert's event is red.
+        let x = lines[1].find("fired").unwrap() as u16;
+        assert_eq!(buf[(x, 1)].fg, Color::Red);
+    }
+
+    #[test]
+    fn clips_at_any_size() {
+        let h: VecDeque<HistoryEntry> = (0..50)
+            .map(|i| entry(HistoryEvent::Cleared, NOW - i * 1000, 80))
+            .collect();
+        for w in 0..60 {
+            for ht in 0..12 {
+                let mut buf = Buffer::empty(Rect::new(0, 0, w, ht));
+                render(buf.area, &mut buf, &h, NOW, &Theme::monochrome());
+                render(buf.area, &mut buf, &VecDeque::new(), NOW, &Theme::colour());
+            }
+        }
+        let mut buf = Buffer::empty(Rect::new(0, 0, 30, 3));
+        render(buf.area, &mut buf, &VecDeque::new(), NOW, &Theme::colour());
+        assert!(text(&buf).contains("No alerts yet."));
+    }
+}

@@ -1,0 +1,165 @@
+//! One GPU on one line, for small terminals or many GPUs: util bar, memory-controller util,
+//! VRAM, power, temperature, active slowdowns and the name, dropping from the right what does
+//! not fit. A lost GPU says so on its line.
+
+use gpumeter_model::{GpuReading, GpuState};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::units::NA;
+
+use crate::ui::theme::Theme;
+use crate::ui::widgets::fmt::{self, styled};
+use crate::ui::widgets::gpu_panel::{short_name, state_problem, vram_text};
+
+const MIN_BAR: usize = 10;
+const MAX_BAR: usize = 30;
+
+/// Draws `gpu` on the first row of `area`.
+pub fn render(frame: &mut Frame, area: Rect, gpu: &GpuReading, selected: bool, theme: &Theme) {
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let line = compact_line(gpu, usize::from(area.width), selected, theme);
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+/// The line's spans for a width.
+pub fn compact_line(g: &GpuReading, width: usize, selected: bool, theme: &Theme) -> Line<'static> {
+    let marker = if selected { "▶" } else { " " };
+    let head = styled(
+        format!("{marker}GPU{:<2}", g.index),
+        if selected {
+            theme.border_selected
+        } else {
+            theme.title
+        },
+    );
+    if let Some((headline, _)) = state_problem(g.state) {
+        let mut spans = vec![
+            head,
+            styled(" ", theme.text),
+            styled(format!(" {headline} "), theme.alarm),
+        ];
+        if let Some(name) = &g.name {
+            spans.push(styled(format!(" {}", short_name(name)), theme.dim));
+        }
+        return fmt::fit(spans, Vec::new(), width);
+    }
+
+    let util = g.util_gpu_pct.map(f64::from);
+    // Segments after the bar, most important first; dropped from the end when short of room.
+    let mut rest: Vec<Vec<Span<'static>>> = Vec::new();
+    rest.push(vec![
+        styled(" mem ", theme.label),
+        fmt::pct_span(g.util_memory_pct.map(f64::from), theme),
+    ]);
+    rest.push(vec![
+        styled(" VRAM ", theme.label),
+        styled(
+            vram_text(g.memory_used_bytes, g.memory_total_bytes),
+            theme.text,
+        ),
+    ]);
+    rest.push(vec![
+        styled(" ", theme.text),
+        styled(
+            format!(
+                "{}/{}",
+                g.power_watts.map_or_else(|| NA.to_string(), fmt::watts),
+                g.power_limit_watts
+                    .map_or_else(|| NA.to_string(), fmt::watts)
+            ),
+            if g.power_watts.is_some() {
+                theme.text
+            } else {
+                theme.na
+            },
+        ),
+    ]);
+    rest.push(vec![
+        styled(" ", theme.text),
+        match g.temperature_celsius {
+            Some(t) => styled(format!("{t}°C"), theme.temperature(t)),
+            None => styled(format!("{NA}°C"), theme.na),
+        },
+    ]);
+    let slowdowns: Vec<&str> = g
+        .throttle_reasons
+        .iter()
+        .flatten()
+        .filter(|r| r.is_slowdown())
+        .map(|r| r.label())
+        .collect();
+    if !slowdowns.is_empty() {
+        rest.push(vec![styled(
+            format!(" ⚠{}", slowdowns.join(",")),
+            theme.hot,
+        )]);
+    }
+    if g.state == GpuState::Error {
+        rest.push(vec![styled(" ERROR ", theme.alarm)]);
+    }
+    if let Some(name) = &g.name {
+        rest.push(vec![styled(format!("  {}", short_name(name)), theme.dim)]);
+    }
+
+    // Fixed part: head, bar, percentage. The bar grows with the width only (not with this
+    // line's other text), so the bars of all GPUs line up.
+    let bar_w = (MIN_BAR + width.saturating_sub(80) / 2).min(MAX_BAR);
+    let mut fixed = vec![head, styled(" ", theme.text)];
+    fixed.extend(fmt::bar(util, bar_w, theme));
+    let p = fmt::pct_span(util, theme);
+    let pw = fmt::pad_left(&p.content, 5);
+    fixed.push(styled(pw, if util.is_some() { p.style } else { theme.na }));
+    fmt::fit(fixed, rest, width)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::tests::fixtures;
+
+    fn text(line: &Line<'_>) -> String {
+        line.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn fits_the_width_and_drops_low_priority_segments() {
+        let t = Theme::colour();
+        let g = fixtures::gpu(3, 97);
+        for w in [20, 40, 60, 80, 120, 200] {
+            let l = compact_line(&g, w, false, &t);
+            assert!(l.width() <= w.max(22), "w={w}: {}", text(&l));
+        }
+        let wide = text(&compact_line(&g, 200, false, &t));
+        assert!(wide.contains("H100 80GB HBM3"), "{wide}");
+        assert!(wide.contains("⚠power-cap"), "{wide}");
+        let narrow = text(&compact_line(&g, 60, false, &t));
+        assert!(narrow.contains("VRAM"), "{narrow}");
+        assert!(!narrow.contains("H100"), "{narrow}");
+    }
+
+    #[test]
+    fn lost_gpu_line_says_lost() {
+        let t = Theme::colour();
+        let s = text(&compact_line(&fixtures::lost_gpu(5), 80, false, &t));
+        assert!(
+            s.contains("GPU5") && s.contains("LOST — fell off the bus"),
+            "{s}"
+        );
+        // No readings are invented for it.
+        assert!(!s.contains('%') && !s.contains('W'), "{s}");
+    }
+
+    #[test]
+    fn absent_readings_read_na() {
+        let t = Theme::colour();
+        let s = text(&compact_line(&fixtures::bare_gpu(1), 120, false, &t));
+        assert!(s.contains("mem N/A"), "{s}");
+        assert!(s.contains("N/A/N/A"), "{s}");
+        assert!(s.contains("N/A°C"), "{s}");
+    }
+}

@@ -1,0 +1,341 @@
+//! One GPU as a bordered panel: util and memory-controller bars, VRAM, power and energy,
+//! temperature and fan, SM/memory clocks against their maximum, PCIe traffic and link, throttle
+//! reasons (slowdowns highlighted). A lost GPU gets a panel that says so; every absent reading
+//! reads `N/A`.
+
+use gpumeter_model::{GpuReading, GpuState};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders};
+
+use crate::units::{self, NA};
+
+use crate::ui::theme::Theme;
+use crate::ui::widgets::fmt::{self, styled};
+
+/// Draws `gpu` into `area` (a [`crate::ui::layout::PANEL_HEIGHT`]-row cell).
+pub fn render(frame: &mut Frame, area: Rect, gpu: &GpuReading, selected: bool, theme: &Theme) {
+    let problem = state_problem(gpu.state);
+    let border = match (problem.is_some(), selected) {
+        (true, _) => theme.hot,
+        (false, true) => theme.border_selected,
+        (false, false) => theme.border,
+    };
+    let mut title = vec![styled(format!(" GPU{} ", gpu.index), theme.title)];
+    if let Some(name) = &gpu.name {
+        title.push(styled(format!("{} ", short_name(name)), theme.text));
+    }
+    if gpu.state == GpuState::Error {
+        title.push(styled(" ERROR ", theme.alarm));
+    }
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_style(border)
+        .title(Line::from(title));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.width == 0 || inner.height == 0 {
+        return;
+    }
+    let lines = match problem {
+        Some((headline, detail)) => problem_lines(headline, detail, inner.height, theme),
+        None => reading_lines(gpu, usize::from(inner.width), theme),
+    };
+    super::text::render(frame, inner, lines);
+}
+
+/// What to say instead of readings for a GPU that does not answer.
+pub fn state_problem(state: GpuState) -> Option<(&'static str, &'static str)> {
+    match state {
+        GpuState::Lost => Some((
+            "LOST — fell off the bus",
+            "no readings; the other GPUs go on",
+        )),
+        GpuState::ResetRequired => {
+            Some(("RESET REQUIRED", "the GPU needs a reset before it answers"))
+        }
+        GpuState::Ok | GpuState::Error => None,
+    }
+}
+
+/// "NVIDIA H100 80GB HBM3" → "H100 80GB HBM3": the vendor is the same on every panel.
+pub fn short_name(name: &str) -> &str {
+    name.strip_prefix("NVIDIA ").unwrap_or(name)
+}
+
+fn problem_lines(
+    headline: &'static str,
+    detail: &'static str,
+    height: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::default(); usize::from(height.saturating_sub(2) / 2)];
+    lines.push(Line::from(styled(format!(" {headline} "), theme.alarm)).centered());
+    lines.push(Line::from(styled(detail, theme.dim)).centered());
+    lines
+}
+
+fn label(s: &str, theme: &Theme) -> Span<'static> {
+    styled(s.to_string(), theme.label)
+}
+
+fn na(theme: &Theme) -> Span<'static> {
+    styled(NA, theme.na)
+}
+
+fn reading_lines(g: &GpuReading, w: usize, theme: &Theme) -> Vec<Line<'static>> {
+    vec![
+        util_line(g, w, theme),
+        vram_line(g, w, theme),
+        power_line(g, w, theme),
+        clock_line(g, theme),
+        pcie_line(g, theme),
+        throttle_line(g, theme),
+    ]
+}
+
+/// `util ████──── 78%  mem ██────── 23%`, split in two halves.
+fn util_line(g: &GpuReading, w: usize, theme: &Theme) -> Line<'static> {
+    let left = w / 2;
+    let right = w - left;
+    let mut spans = gauge("util ", g.util_gpu_pct.map(f64::from), left, theme);
+    spans.extend(gauge(
+        " mem ",
+        g.util_memory_pct.map(f64::from),
+        right,
+        theme,
+    ));
+    Line::from(spans)
+}
+
+/// A labelled bar with its percentage, `width` cells in all.
+fn gauge(name: &str, v: Option<f64>, width: usize, theme: &Theme) -> Vec<Span<'static>> {
+    let mut spans = vec![label(name, theme)];
+    let Some(v) = v else {
+        // No bar for an absent reading: `N/A` once, in the bar's place.
+        spans.push(styled(
+            fmt::pad_right(NA, width.saturating_sub(fmt::width(name))),
+            theme.na,
+        ));
+        return spans;
+    };
+    let bar_w = width.saturating_sub(fmt::width(name) + 5);
+    spans.extend(fmt::bar(Some(v), bar_w, theme));
+    let value = fmt::pct_span(Some(v), theme);
+    spans.push(styled(fmt::pad_left(&value.content, 5), value.style));
+    spans
+}
+
+fn vram_line(g: &GpuReading, w: usize, theme: &Theme) -> Line<'static> {
+    let text = vram_text(g.memory_used_bytes, g.memory_total_bytes);
+    let bar_w = w.saturating_sub(5 + 1 + fmt::width(&text));
+    let mut spans = vec![label("VRAM ", theme)];
+    spans.extend(fmt::bar(g.memory_used_pct(), bar_w, theme));
+    spans.push(styled(format!(" {text}"), theme.text));
+    Line::from(spans)
+}
+
+/// `71.2/80.0GiB`, `N/A/80.0GiB`, `N/A`.
+pub fn vram_text(used: Option<u64>, total: Option<u64>) -> String {
+    match (used, total) {
+        (None, None) => NA.to_string(),
+        (Some(u), None) => format!("{}/{NA}", units::bytes(u)),
+        (None, Some(t)) => format!("{NA}/{}", units::bytes(t)),
+        (Some(u), Some(t)) => {
+            let (us, ts) = (units::bytes(u), units::bytes(t));
+            // Same unit on both sides: say it once.
+            let unit_of = |s: &str| {
+                s.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.')
+                    .to_string()
+            };
+            if unit_of(&us) == unit_of(&ts) {
+                format!(
+                    "{}/{ts}",
+                    us.trim_end_matches(|c: char| c.is_ascii_alphabetic())
+                )
+            } else {
+                format!("{us}/{ts}")
+            }
+        }
+    }
+}
+
+/// `pwr 355/700W  1.20kWh  58°C  fan N/A`, dropping from the right what does not fit.
+fn power_line(g: &GpuReading, w: usize, theme: &Theme) -> Line<'static> {
+    let share = match (g.power_watts, g.power_limit_watts) {
+        (Some(p), Some(l)) if l > 0.0 => Some(p * 100.0 / l),
+        _ => None,
+    };
+    let draw = match g.power_watts {
+        Some(p) => styled(
+            format!("{p:.0}"),
+            share.map_or(theme.text, |s| theme.level(s)),
+        ),
+        None => na(theme),
+    };
+    let limit = g
+        .power_limit_watts
+        .map_or_else(|| NA.to_string(), fmt::watts);
+    let fixed = vec![
+        label("pwr ", theme),
+        draw,
+        styled(format!("/{limit}"), theme.dim),
+    ];
+    let segments = vec![
+        vec![
+            label("  ", theme),
+            // A bare `N/A` would not say what is missing: name it.
+            match g.energy_millijoules {
+                Some(mj) => styled(fmt::energy(mj), theme.text),
+                None => styled(format!("energy {NA}"), theme.na),
+            },
+        ],
+        vec![
+            label("  temp ", theme),
+            match g.temperature_celsius {
+                Some(t) => styled(format!("{t}°C"), theme.temperature(t)),
+                None => na(theme),
+            },
+        ],
+        vec![
+            label("  fan ", theme),
+            match g.fan_speed_pct {
+                Some(f) => styled(format!("{f}%"), theme.text),
+                None => na(theme),
+            },
+        ],
+    ];
+    fmt::fit(fixed, segments, w)
+}
+
+fn clock_line(g: &GpuReading, theme: &Theme) -> Line<'static> {
+    let slow = |cur: Option<u32>, max: Option<u32>| match (cur, max) {
+        (Some(c), Some(m)) if m > 0 && c * 10 < m * 9 => theme.warm,
+        (None, _) => theme.na,
+        _ => theme.text,
+    };
+    Line::from(vec![
+        label("SM ", theme),
+        styled(
+            fmt::clock_pair(g.clock_sm_mhz, g.clock_sm_max_mhz),
+            slow(g.clock_sm_mhz, g.clock_sm_max_mhz),
+        ),
+        label("  mem ", theme),
+        styled(
+            fmt::clock_pair(g.clock_memory_mhz, g.clock_memory_max_mhz),
+            slow(g.clock_memory_mhz, g.clock_memory_max_mhz),
+        ),
+        label(" MHz", theme),
+    ])
+}
+
+fn pcie_line(g: &GpuReading, theme: &Theme) -> Line<'static> {
+    let rate = |v: Option<u64>| match v {
+        Some(b) => styled(units::rate(b as f64), theme.text),
+        None => na(theme),
+    };
+    let mut spans = vec![
+        label("PCIe RX ", theme),
+        rate(g.pcie_rx_bytes_per_s),
+        label(" TX ", theme),
+        rate(g.pcie_tx_bytes_per_s),
+        label("  ", theme),
+    ];
+    spans.push(link_span(g, theme));
+    Line::from(spans)
+}
+
+/// `Gen5 x16`; below the card's maximum, `Gen3 x8 (max Gen5 x16)` in the warm colour.
+pub fn link_span(g: &GpuReading, theme: &Theme) -> Span<'static> {
+    let part = |prefix: &str, v: Option<u32>| {
+        v.map_or_else(|| format!("{prefix}{NA}"), |v| format!("{prefix}{v}"))
+    };
+    if g.pcie_link_gen.is_none() && g.pcie_link_width.is_none() {
+        return styled(format!("link {NA}"), theme.na);
+    }
+    let now = format!(
+        "{} {}",
+        part("Gen", g.pcie_link_gen),
+        part("x", g.pcie_link_width)
+    );
+    let below =
+        |cur: Option<u32>, max: Option<u32>| matches!((cur, max), (Some(c), Some(m)) if c < m);
+    if below(g.pcie_link_gen, g.pcie_link_gen_max)
+        || below(g.pcie_link_width, g.pcie_link_width_max)
+    {
+        let max = format!(
+            "{} {}",
+            part("Gen", g.pcie_link_gen_max),
+            part("x", g.pcie_link_width_max)
+        );
+        styled(format!("{now} (max {max})"), theme.warm)
+    } else {
+        styled(now, theme.text)
+    }
+}
+
+fn throttle_line(g: &GpuReading, theme: &Theme) -> Line<'static> {
+    let mut spans = vec![label("throttle ", theme)];
+    spans.extend(throttle_spans(g, theme));
+    Line::from(spans)
+}
+
+/// The throttle reasons: slowdowns hot, harmless ones dim, `none` or `N/A`.
+pub fn throttle_spans(g: &GpuReading, theme: &Theme) -> Vec<Span<'static>> {
+    match &g.throttle_reasons {
+        None => vec![na(theme)],
+        Some(r) if r.is_empty() => vec![styled("none", theme.dim)],
+        Some(reasons) => {
+            let mut spans = Vec::with_capacity(reasons.len() * 2);
+            for (i, r) in reasons.iter().enumerate() {
+                if i > 0 {
+                    spans.push(styled(" ", theme.text));
+                }
+                let style = if r.is_slowdown() {
+                    theme.hot
+                } else {
+                    theme.dim
+                };
+                spans.push(styled(r.label(), style));
+            }
+            spans
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vram_text_states_the_unit_once_and_na_when_absent() {
+        let gib = 1u64 << 30;
+        assert_eq!(vram_text(Some(40 * gib), Some(80 * gib)), "40.0/80.0GiB");
+        assert_eq!(vram_text(Some(512 << 20), Some(80 * gib)), "512MiB/80.0GiB");
+        assert_eq!(vram_text(None, Some(80 * gib)), "N/A/80.0GiB");
+        assert_eq!(vram_text(None, None), "N/A");
+        assert_eq!(vram_text(Some(0), Some(8 * gib)), "0B/8.0GiB");
+    }
+
+    #[test]
+    fn link_below_max_says_so() {
+        let theme = Theme::colour();
+        let mut g = GpuReading {
+            pcie_link_gen: Some(3),
+            pcie_link_gen_max: Some(5),
+            pcie_link_width: Some(16),
+            pcie_link_width_max: Some(16),
+            ..GpuReading::default()
+        };
+        let s = link_span(&g, &theme);
+        assert_eq!(s.content, "Gen3 x16 (max Gen5 x16)");
+        assert_eq!(s.style, theme.warm);
+        g.pcie_link_gen = Some(5);
+        assert_eq!(link_span(&g, &theme).content, "Gen5 x16");
+        assert_eq!(
+            link_span(&GpuReading::default(), &theme).content,
+            "link N/A"
+        );
+    }
+}

@@ -1,0 +1,204 @@
+//! The header: host, driver and CUDA versions, uptime, source and sample age on the first line;
+//! host CPU, iowait, load, memory, disk and network on the second (when there are two rows).
+//! A failing source replaces the second line (or takes the first) with a loud notice and the
+//! retry countdown.
+
+use gpumeter_model::Snapshot;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use crate::engine::{Engine, SourceHealth};
+use crate::units::{self, NA};
+
+use crate::ui::app::App;
+use crate::ui::theme::Theme;
+use crate::ui::widgets::fmt::{self, styled};
+
+/// A sample older than this is shown warm, and hot past [`STALE_HOT_MS`].
+const STALE_WARM_MS: i64 = 5_000;
+const STALE_HOT_MS: i64 = 30_000;
+
+pub fn render(frame: &mut Frame, area: Rect, app: &App, engine: &Engine, now_ms: i64) {
+    let theme = &app.theme;
+    let width = usize::from(area.width);
+    let mut lines = vec![identity_line(app, engine, now_ms, width)];
+    let failing = failing_line(app, engine, now_ms);
+    if area.height >= 2 {
+        lines.push(match (failing, engine.latest()) {
+            (Some(f), _) => f,
+            (None, Some(s)) => host_line(s, theme, width),
+            (None, None) => Line::default(),
+        });
+    } else if let Some(f) = failing {
+        lines[0] = f;
+    }
+    super::text::render(frame, area, lines);
+}
+
+fn sep(theme: &Theme) -> Span<'static> {
+    styled(" │ ", theme.dim)
+}
+
+/// Name, host, source and sample age first; versions and uptime when there is room.
+fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<'static> {
+    let theme = &app.theme;
+    let name = styled("gpumeter", theme.title);
+    let Some(snap) = engine.latest() else {
+        let waiting = vec![
+            sep(theme),
+            styled(
+                format!("waiting for the first reading from {}…", app.source_label),
+                theme.dim,
+            ),
+        ];
+        return Line::from([vec![name], waiting].concat());
+    };
+    let sys = &snap.system;
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| NA.to_string());
+    let source = if snap.source.is_empty() {
+        app.source_label.clone()
+    } else {
+        snap.source.clone()
+    };
+    let age = engine.sample_age_ms(now_ms).unwrap_or(0);
+    let age_style = if age >= STALE_HOT_MS {
+        theme.hot
+    } else if age >= STALE_WARM_MS {
+        theme.warm
+    } else {
+        theme.text
+    };
+    let segments = vec![
+        vec![sep(theme), styled(opt(&sys.hostname), theme.text)],
+        vec![sep(theme), styled(source, theme.key)],
+        vec![
+            sep(theme),
+            styled("sample ", theme.label),
+            styled(format!("{} ago", fmt::age(age)), age_style),
+        ],
+        vec![
+            sep(theme),
+            styled("driver ", theme.label),
+            styled(opt(&sys.driver_version), theme.text),
+        ],
+        // Its own separator: when the driver segment does not fit, CUDA must not read as
+        // part of the sample age.
+        vec![
+            sep(theme),
+            styled("CUDA ", theme.label),
+            styled(opt(&sys.cuda_driver_version), theme.text),
+        ],
+        vec![
+            sep(theme),
+            styled("up ", theme.label),
+            styled(units::opt(sys.uptime_s, units::duration_s), theme.text),
+        ],
+    ];
+    fmt::fit(vec![name], segments, width)
+}
+
+/// The loud line while the source fails as a whole.
+fn failing_line(app: &App, engine: &Engine, now_ms: i64) -> Option<Line<'static>> {
+    let SourceHealth::Failing {
+        message,
+        since_unix_ms,
+        retry_in_ms,
+    } = engine.health()
+    else {
+        return None;
+    };
+    let theme = &app.theme;
+    let retry = match app.last_failure_unix_ms {
+        Some(at) => {
+            let left = (at + *retry_in_ms as i64 - now_ms).max(0);
+            format!("retry in {}", fmt::age(left))
+        }
+        None => format!("retrying every {}", fmt::age(*retry_in_ms as i64)),
+    };
+    let since = fmt::age(now_ms - since_unix_ms);
+    let mut spans = vec![
+        styled(format!(" ⚠ SOURCE FAILING: {} ", message), theme.alarm),
+        styled(format!(" {retry}"), theme.hot),
+        styled(format!(" · failing for {since}"), theme.dim),
+    ];
+    if engine.latest().is_some() {
+        spans.push(styled(" · showing the last good reading", theme.dim));
+    }
+    Some(Line::from(spans))
+}
+
+fn host_line(s: &Snapshot, theme: &Theme, width: usize) -> Line<'static> {
+    let h = &s.host;
+    let mut cpu = vec![
+        styled("host CPU ", theme.label),
+        fmt::pct_span(h.cpu_util_pct, theme),
+    ];
+    if let Some(n) = h.cpu_count {
+        cpu.push(styled(format!(" of {n}"), theme.dim));
+    }
+    // iowait hurts early: 15 % already starves a GPU (the starved rule's default iowait_pct, see
+    // docs/alerts.md), so scale it up for colour.
+    let iowait = match h.iowait_pct {
+        Some(v) => styled(format!("{v:.1}%"), theme.level(v * 5.0)),
+        None => styled(NA, theme.na),
+    };
+    let rate = |v: Option<f64>| v.map_or_else(|| NA.to_string(), units::rate);
+    let mut segments = vec![
+        vec![styled("  iowait ", theme.label), iowait],
+        vec![
+            styled("  load ", theme.label),
+            styled(
+                h.load_avg_1m
+                    .map_or_else(|| NA.to_string(), |l| format!("{l:.1}")),
+                theme.text,
+            ),
+        ],
+        vec![
+            styled("  mem ", theme.label),
+            styled(
+                crate::ui::widgets::gpu_panel::vram_text(h.mem_used_bytes, h.mem_total_bytes),
+                theme.text,
+            ),
+        ],
+        vec![
+            styled("  disk ", theme.label),
+            styled(
+                format!(
+                    "R {} W {}",
+                    rate(h.disk_read_bytes_per_s),
+                    rate(h.disk_write_bytes_per_s)
+                ),
+                theme.text,
+            ),
+        ],
+        vec![
+            styled("  net ", theme.label),
+            styled(
+                format!(
+                    "↓{} ↑{}",
+                    rate(h.net_rx_bytes_per_s),
+                    rate(h.net_tx_bytes_per_s)
+                ),
+                theme.text,
+            ),
+        ],
+    ];
+    if let Some(w) = s.warnings.first() {
+        let more = s.warnings.len() - 1;
+        let extra = if more > 0 {
+            format!(" (+{more})")
+        } else {
+            String::new()
+        };
+        // A warning matters more than disk and network rates: put it before them.
+        segments.insert(
+            3,
+            vec![styled(
+                format!("  ⚠ {}{extra}", fmt::truncate(w, 60)),
+                theme.warm,
+            )],
+        );
+    }
+    fmt::fit(cpu, segments, width)
+}

@@ -1,0 +1,302 @@
+//! The spend panel: what the machine has cost, what it burns now, the budget and when its
+//! ceiling comes, how much of the watched time the GPUs sat idle, where the day and month will
+//! end, and the cost per busy GPU-hour against the list price. Renders a [`BillingView`] (computed by the engine) into a
+//! buffer in the theme's styles; reads nothing else and never mutates.
+//!
+//! Small areas degrade by dropping the less important lines from the bottom (the order of
+//! [`lines`]), then by clipping; no size panics.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget};
+
+use crate::billing::{BillingView, BudgetView};
+use crate::money::Currency;
+use crate::ui::theme::Theme;
+use crate::units::{NA, duration_s};
+
+const LABEL_WIDTH: usize = 11;
+
+fn hhmm_utc(unix_ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(unix_ms)
+        .map_or_else(|| NA.to_string(), |t| t.format("%H:%MZ").to_string())
+}
+
+fn day_month_utc(unix_ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(unix_ms)
+        .map_or_else(|| NA.to_string(), |t| t.format("%b %d %H:%MZ").to_string())
+}
+
+/// Severity of a line, for colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tone {
+    Plain,
+    Warn,
+    Alarm,
+}
+
+fn line(label: &str, value: String, tone: Tone, theme: &Theme) -> Line<'static> {
+    let style = match tone {
+        Tone::Plain => theme.text,
+        Tone::Warn => theme.warm,
+        Tone::Alarm => theme.hot.add_modifier(Modifier::BOLD),
+    };
+    Line::from(vec![
+        Span::styled(format!("{label:<LABEL_WIDTH$}"), theme.dim),
+        Span::styled(value, style),
+    ])
+}
+
+/// Alarm once the budget is spent; a warning from 80 % or when the forecast passes it.
+pub(crate) fn budget_tone(b: &BudgetView) -> Tone {
+    if b.share >= 1.0 {
+        Tone::Alarm
+    } else if b.share >= 0.8 || b.forecast.is_some_and(|f| f >= b.amount) {
+        Tone::Warn
+    } else {
+        Tone::Plain
+    }
+}
+
+/// When the budget ceiling comes at the current burn: `reached`, `in 7h07m at 16:07Z` (a date
+/// past a day), or `not reached this day`.
+pub(crate) fn ceiling(b: &BudgetView) -> String {
+    match (b.ceiling_in_ms, b.ceiling_at_unix_ms) {
+        (Some(0), _) => "reached".to_string(),
+        (Some(ms), Some(at)) => {
+            let at = if ms < 86_400_000 {
+                hhmm_utc(at)
+            } else {
+                day_month_utc(at)
+            };
+            format!(
+                "in {} at {at}",
+                duration_s(u64::try_from(ms / 1_000).unwrap_or(0))
+            )
+        }
+        _ => format!("not reached this {}", b.period),
+    }
+}
+
+/// The panel's lines, most important first.
+pub fn lines(view: &BillingView, theme: &Theme) -> Vec<Line<'static>> {
+    let c: Currency = view.currency;
+    let money = |m| c.format(m);
+    let mut out = Vec::new();
+    out.push(line(
+        "spent",
+        format!("{}  (today {})", money(view.spent), money(view.spent_today)),
+        Tone::Plain,
+        theme,
+    ));
+    out.push(line(
+        "burn",
+        format!(
+            "{}/h  ({}, {})",
+            money(view.burn_per_hour),
+            view.rate,
+            view.granularity.name()
+        ),
+        Tone::Plain,
+        theme,
+    ));
+    if let Some(b) = &view.budget {
+        let tone = budget_tone(b);
+        out.push(line(
+            "budget",
+            format!(
+                "{:.0}% of {}/{}",
+                b.share * 100.0,
+                money(b.amount),
+                b.period
+            ),
+            tone,
+            theme,
+        ));
+        out.push(line("ceiling", ceiling(b), tone, theme));
+    }
+    let (idle_text, idle_tone) = match view.idle_share {
+        Some(s) => (
+            format!(
+                "{:.0}% of the watched time ({})",
+                s * 100.0,
+                money(view.idle_cost)
+            ),
+            if s >= 0.5 { Tone::Warn } else { Tone::Plain },
+        ),
+        None => (NA.to_string(), Tone::Plain),
+    };
+    out.push(line("idle", idle_text, idle_tone, theme));
+    let proj = |m: Option<_>| m.map_or_else(|| NA.to_string(), money);
+    out.push(line(
+        "projected",
+        format!(
+            "{} end of day, {} end of month",
+            proj(view.projected_end_of_day),
+            proj(view.projected_end_of_month)
+        ),
+        Tone::Plain,
+        theme,
+    ));
+    let busy = match (view.cost_per_busy_gpu_hour, view.list_per_gpu_hour) {
+        (Some(actual), Some(list)) => {
+            let tone = if actual.micros() > list.micros().saturating_mul(2) {
+                Tone::Warn
+            } else {
+                Tone::Plain
+            };
+            (format!("{} vs list {}", money(actual), money(list)), tone)
+        }
+        (Some(actual), None) => (money(actual), Tone::Plain),
+        (None, _) => ("N/A (no busy GPU time yet)".to_string(), Tone::Plain),
+    };
+    out.push(line("busy GPU-h", busy.0, busy.1, theme));
+    if let Some(kwh) = view.energy_kwh {
+        let cost = view
+            .energy_cost
+            .map_or(String::new(), |m| format!("  {}", money(m)));
+        out.push(line(
+            "energy",
+            format!("{kwh:.2} kWh{cost}"),
+            Tone::Plain,
+            theme,
+        ));
+    }
+    out
+}
+
+/// Draws the panel into `area` of `buf` (clipped to the buffer).
+pub fn render(area: Rect, buf: &mut Buffer, view: &BillingView, theme: &Theme) {
+    let area = area.intersection(buf.area);
+    if area.is_empty() {
+        return;
+    }
+    let body = lines(view, theme);
+    // A border only when there is room for it and at least one line inside.
+    let (inner, block) = if area.height >= 3 && area.width >= 12 {
+        let block = Block::default().borders(Borders::ALL).title(" Spend ");
+        (block.inner(area), Some(block))
+    } else {
+        (area, None)
+    };
+    if let Some(block) = block {
+        block.render(area, buf);
+    }
+    let keep = usize::from(inner.height).min(body.len());
+    Paragraph::new(body.into_iter().take(keep).collect::<Vec<_>>()).render(inner, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::style::Color;
+
+    fn view() -> BillingView {
+        crate::ui::tests::fixtures::billing_view()
+    }
+
+    fn text(buf: &Buffer) -> String {
+        let a = buf.area;
+        (a.top()..a.bottom())
+            .map(|y| {
+                (a.left()..a.right())
+                    .map(|x| buf[(x, y)].symbol().to_string())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn shows_the_money_lines() {
+        let area = Rect::new(0, 0, 80, 10);
+        let mut buf = Buffer::empty(area);
+        render(area, &mut buf, &view(), &Theme::colour());
+        let t = text(&buf);
+        for want in [
+            "Spend",
+            "spent      $279.00  (today $279.00)",
+            "burn       $31.00/h  (31/h, per-second-min-60s)",
+            "budget     56% of $500.00/day",
+            "ceiling    in 7h07m at 16:07Z",
+            "idle       78% of the watched time ($217.62)",
+            "projected  $744.00 end of day, $23,064.00 end of month",
+            "busy GPU-h $17.66 vs list $3.88",
+            "energy     41.25 kWh",
+        ] {
+            assert!(t.contains(want), "missing {want:?} in\n{t}");
+        }
+        // Idle share over half is a warning, in colour only when colour is on.
+        let idle_row = (0..10)
+            .find(|&y| text(&buf).lines().nth(y).unwrap().contains("idle"))
+            .unwrap();
+        let cell = &buf[(12, u16::try_from(idle_row).unwrap())];
+        assert_eq!(cell.fg, Color::Yellow);
+        let mut plain = Buffer::empty(area);
+        render(area, &mut plain, &view(), &Theme::monochrome());
+        assert_eq!(
+            plain[(12, u16::try_from(idle_row).unwrap())].fg,
+            Color::Reset
+        );
+    }
+
+    #[test]
+    fn small_areas_keep_the_most_important_lines_and_never_panic() {
+        for w in 0..=50 {
+            for h in 0..=12 {
+                let mut buf = Buffer::empty(Rect::new(0, 0, 50, 12));
+                render(Rect::new(0, 0, w, h), &mut buf, &view(), &Theme::colour());
+            }
+        }
+        // An area partly outside the buffer is clipped, not a panic.
+        let mut buf = Buffer::empty(Rect::new(0, 0, 20, 4));
+        render(
+            Rect::new(10, 2, 40, 10),
+            &mut buf,
+            &view(),
+            &Theme::colour(),
+        );
+        let area = Rect::new(0, 0, 40, 3);
+        let mut buf = Buffer::empty(area);
+        render(area, &mut buf, &view(), &Theme::monochrome());
+        let t = text(&buf);
+        assert!(t.contains("spent"), "{t}");
+        assert!(!t.contains("burn"), "{t}");
+        let area = Rect::new(0, 0, 30, 2);
+        let mut buf = Buffer::empty(area);
+        render(area, &mut buf, &view(), &Theme::monochrome());
+        assert!(
+            text(&buf).starts_with("spent      $279.00"),
+            "{}",
+            text(&buf)
+        );
+    }
+
+    #[test]
+    fn a_reached_budget_is_an_alarm_and_missing_numbers_read_na() {
+        let mut v = view();
+        let b = v.budget.as_mut().unwrap();
+        b.share = 1.2;
+        b.ceiling_in_ms = Some(0);
+        v.cost_per_busy_gpu_hour = None;
+        v.idle_share = None;
+        let t: Vec<String> = lines(&v, &Theme::monochrome())
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        assert!(t.iter().any(|l| l.contains("120% of $500.00/day")), "{t:?}");
+        assert!(t.iter().any(|l| l == "ceiling    reached"), "{t:?}");
+        assert!(
+            t.iter().any(|l| l.contains("N/A (no busy GPU time yet)")),
+            "{t:?}"
+        );
+        assert!(t.iter().any(|l| l.starts_with("idle       N/A")), "{t:?}");
+        let colored = lines(&v, &Theme::colour());
+        assert_eq!(colored[2].spans[1].style.fg, Some(Color::Red));
+        assert_eq!(colored[3].spans[1].style.fg, Some(Color::Red));
+    }
+}
