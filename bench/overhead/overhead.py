@@ -86,6 +86,18 @@ def status_kib(pid, key):
     return None
 
 
+def anon_kib(pid):
+    """Anonymous memory (heap, stacks, buffers): what the monitor holds beyond shared code."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Anonymous:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def proc_count():
     return sum(1 for n in os.listdir("/proc") if n.isdigit())
 
@@ -264,6 +276,7 @@ def run_once(name, argv, env, seconds, warmup, prefix):
     cpu1 = tree_cpu_s(pid)
     window = time.monotonic() - w0
     hwm = status_kib(pid, "VmHWM")
+    anon = anon_kib(pid)
     st = proc_stat(pid)
     alive = st is not None
     last = pane_text(session)
@@ -276,6 +289,7 @@ def run_once(name, argv, env, seconds, warmup, prefix):
         "rss_steady_kib": statistics.median(rss[len(rss) // 2:]) if rss else None,
         "rss_end_kib": rss[-1] if rss else None,
         "rss_peak_kib": hwm,
+        "anon_kib": anon,
         "threads": st[1] if st else None,
         "first_paint_ms": None if first_paint is None else first_paint * 1000,
         "first_data_ms": None if first_data is None else first_data * 1000,
@@ -327,16 +341,17 @@ def summarize(results, baseline_ms, order):
         rows = [r for r in results if r["host_procs"] == hosts]
         procs = med(rows, "proc_count")
         lines += [f"### {hosts} extra host processes (~{procs:.0f} in /proc)", "",
-                  "| monitor | CPU s/min | steady RSS MiB | peak RSS MiB | threads | first paint ms | "
-                  "first data ms | runs |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| monitor | CPU s/min | steady RSS MiB | peak RSS MiB | anon MiB | threads | "
+                  "first paint ms | first data ms | runs |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         stats = {}
         for m in order:
             mr = [r for r in rows if r["monitor"] == m]
             if not mr:
                 continue
             s = {k: med(mr, k) for k in ("cpu_s_per_min", "rss_steady_kib", "rss_peak_kib",
-                                          "threads", "first_paint_ms", "first_data_ms")}
+                                          "anon_kib", "threads", "first_paint_ms",
+                                          "first_data_ms")}
             for k in ("first_paint_ms", "first_data_ms"):
                 if s[k] is not None:
                     s[k] = max(0.0, s[k] - baseline_ms)
@@ -344,7 +359,8 @@ def summarize(results, baseline_ms, order):
             ok = sum(1 for r in mr if r["alive"])
             lines.append(
                 f"| {m} | {fmt(s['cpu_s_per_min'], digits=3)} | {fmt(kib_mib(s['rss_steady_kib']), digits=1)} | "
-                f"{fmt(kib_mib(s['rss_peak_kib']), digits=1)} | {fmt(s['threads'], digits=0)} | "
+                f"{fmt(kib_mib(s['rss_peak_kib']), digits=1)} | {fmt(kib_mib(s['anon_kib']), digits=1)} | "
+                f"{fmt(s['threads'], digits=0)} | "
                 f"{fmt(s['first_paint_ms'], digits=0)} | {fmt(s['first_data_ms'], digits=0)} | {ok}/{len(mr)} |")
         g = stats.get("gpumeter")
         if g:
@@ -374,7 +390,7 @@ def scale(args, lib_dir, env, workdir, out):
     """gpumeter alone over GPU count, GPU-process count and host-process count, TUI and watch."""
     lib1 = os.path.join(lib_dir, "libnvidia-ml.so.1")
     tui = [args.gpumeter, "--nvml-lib", lib1, "--no-ledger", "--interval", "1s"]
-    watch = [args.gpumeter, "--nvml-lib", lib1, "--no-ledger", "--interval", "1s", "watch"]
+    watch = [args.gpumeter, "watch", "--nvml-lib", lib1, "--no-ledger", "--interval", "1s"]
     cases = [(g, 64, 0) for g in (1, 8, 64)]
     cases += [(8, p, 0) for p in (10, 500, 5000)]
     cases += [(8, 64, h) for h in (0, 1000, 4000)]
@@ -387,23 +403,29 @@ def scale(args, lib_dir, env, workdir, out):
         try:
             machine.set_host_procs(hosts)
             e = dict(env, GPUMETER_FAKE_NVML_SCENARIO=machine.scenario)
-            for mode, argv in (("tui", tui), ("watch", watch)):
+            modes = [("tui", tui), ("watch", watch)]
+            if (gpus, gprocs, hosts) == (8, 64, 0):
+                # The ledger writing too: a rate makes the meter run, the state dir is a temp one.
+                ledger = [a for a in watch if a != "--no-ledger"] + ["--rate", "3.10/gpu-h"]
+                modes.append(("watch+ledger", ledger))
+            for mode, argv in modes:
                 r = run_once("gpumeter", argv, e, args.seconds, args.warmup, "scale")
                 r.update(mode=mode, gpus=gpus, gpu_procs=gprocs, host_procs=hosts,
                          proc_count=proc_count())
                 rows.append(r)
-                print(f"  scale {mode:5} {gpus:3} GPUs {gprocs:5} GPU procs {hosts:5} host: "
+                print(f"  scale {mode:12} {gpus:3} GPUs {gprocs:5} GPU procs {hosts:5} host: "
                       f"{fmt(r['cpu_s_per_min'], digits=3)} CPU s/min, "
                       f"{fmt(kib_mib(r['rss_steady_kib']), digits=1)} MiB", flush=True)
         finally:
             machine.close()
     lines = ["| mode | GPUs | GPU procs | host procs (/proc) | CPU ms/tick | steady RSS MiB | "
-             "peak RSS MiB | first data ms |", "|---|---|---|---|---|---|---|---|"]
+             "peak RSS MiB | anon MiB | first data ms |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         per_tick = None if r["cpu_s_per_min"] is None else r["cpu_s_per_min"] * 1000 / 60
         lines.append(f"| {r['mode']} | {r['gpus']} | {r['gpu_procs']} | {r['host_procs']} ({r['proc_count']}) | "
                      f"{fmt(per_tick, digits=2)} | {fmt(kib_mib(r['rss_steady_kib']), digits=1)} | "
                      f"{fmt(kib_mib(r['rss_peak_kib']), digits=1)} | "
+                     f"{fmt(kib_mib(r['anon_kib']), digits=1)} | "
                      f"{fmt(r['first_data_ms'] if r['mode'] == 'tui' else None, digits=0)} |")
     out.write("## Scale: gpumeter alone (1 s interval; CPU per tick = CPU s/min ÷ 60)\n\n")
     out.write("\n".join(lines) + "\n")
