@@ -149,6 +149,42 @@ pub struct UiArgs {
     pub theme: Option<String>,
 }
 
+impl Cli {
+    /// An option given before the subcommand that the subcommand does not use (`gpumeter
+    /// --theme mono report`): named, so it is refused instead of ignored. `--nvml-lib` is left
+    /// out: it also comes from `GPUMETER_NVML_LIB`, which may be set for every command.
+    pub fn misplaced_option(&self) -> Option<(&'static str, &'static str)> {
+        let (name, source, files, pricing, ui) = match &self.command {
+            None | Some(Command::Completions { .. } | Command::Man) => return None,
+            Some(Command::Snapshot(_)) => ("snapshot", true, true, true, false),
+            Some(Command::Watch(_)) => ("watch", true, true, true, false),
+            Some(Command::Serve(_)) => ("serve", true, true, true, false),
+            Some(Command::Report(_)) => ("report", false, true, false, false),
+        };
+        let s = &self.source;
+        let f = &self.files;
+        let p = &self.pricing;
+        let u = &self.ui;
+        let given = [
+            (source, "--demo", s.demo.is_some()),
+            (source, "--list", s.list),
+            (source, "--interval", s.interval.is_some()),
+            (files, "--config", f.config.is_some()),
+            (files, "--ledger", f.ledger.is_some()),
+            (files, "--no-ledger", f.no_ledger),
+            (pricing, "--rate", p.rate.is_some()),
+            (pricing, "--budget", p.budget.is_some()),
+            (pricing, "--currency", p.currency.is_some()),
+            (ui, "--theme", u.theme.is_some()),
+            (ui, "--no-color", u.no_color),
+        ];
+        given
+            .into_iter()
+            .find(|(used, _, set)| *set && !used)
+            .map(|(_, flag, _)| (flag, name))
+    }
+}
+
 /// What to load from the config file and the flags. `ui` is `None` for commands that draw
 /// nothing; `demo` is a demo scenario's own prices.
 pub fn load_options(
@@ -190,6 +226,63 @@ pub enum Command {
     Watch(WatchArgs),
     /// Spend per day and per session from the ledger.
     Report(ReportArgs),
+    /// Serve the meter over HTTP: Prometheus /metrics, /api/v1/snapshot, /healthz, /-/ready.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Loopback by default; any other address needs a token
+    /// (--token-file or GPUMETER_SERVE_TOKEN).
+    #[arg(long, value_name = "ADDR:PORT", default_value = crate::serve::DEFAULT_LISTEN, value_parser = crate::serve::parse_listen)]
+    pub listen: std::net::SocketAddr,
+
+    /// Require `Authorization: Bearer <token>` with the token in this file (mode 600).
+    /// The token is never taken from the command line.
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+
+    /// Also export per-process series (pid, user, container, command), for the GPU
+    /// processes holding the most VRAM.
+    #[arg(long)]
+    pub process_metrics: bool,
+
+    /// With --process-metrics: how many processes at most (the rest are counted in
+    /// gpumeter_process_series_dropped).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 50,
+        requires = "process_metrics"
+    )]
+    pub process_limit: usize,
+
+    /// Also export the metric names another exporter's dashboards read (dcgm: the DCGM
+    /// exporter's DCGM_FI_DEV_* families). These do not pass promtool's lint.
+    #[arg(long, value_name = "NAME")]
+    pub compat: Option<Compat>,
+
+    /// Run the stop command once the machine has been idle this long, as in watch.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub autostop: Option<Duration>,
+
+    /// The command autostop runs (default: [autostop] command in the config file).
+    #[arg(long, value_name = "COMMAND", value_parser = parse_command)]
+    pub stop_cmd: Option<CommandLine>,
+
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub files: ConfigArgs,
+    #[command(flatten)]
+    pub pricing: PricingArgs,
+}
+
+/// Metric names of another exporter, for `serve --compat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Compat {
+    /// NVIDIA DCGM exporter names (DCGM_FI_DEV_GPU_UTIL, DCGM_FI_DEV_FB_USED, …).
+    Dcgm,
 }
 
 #[derive(Debug, Args)]
@@ -260,6 +353,11 @@ pub struct SnapshotArgs {
 
     #[command(flatten)]
     pub source: SourceArgs,
+    // With --json: the config and prices the `billing` block is computed from.
+    #[command(flatten)]
+    pub files: ConfigArgs,
+    #[command(flatten)]
+    pub pricing: PricingArgs,
 }
 
 fn parse_interval(s: &str) -> Result<Duration, String> {
@@ -391,10 +489,21 @@ mod tests {
             err.contains("--currency") && err.contains("unknown currency"),
             "{err}"
         );
-        // A subcommand refuses options it does not use.
+        // A subcommand refuses options it does not use, after it or before it.
         let err = Cli::try_parse_from(["gpumeter", "report", "--theme", "mono"])
             .unwrap_err()
             .to_string();
         assert!(err.contains("--theme"), "{err}");
+        let before = |args: &[&str]| Cli::try_parse_from(args).unwrap().misplaced_option();
+        assert_eq!(
+            before(&["gpumeter", "--theme", "mono", "report"]),
+            Some(("--theme", "report"))
+        );
+        assert_eq!(
+            before(&["gpumeter", "--no-color", "snapshot"]),
+            Some(("--no-color", "snapshot"))
+        );
+        assert_eq!(before(&["gpumeter", "--demo", "idle", "watch"]), None);
+        assert_eq!(before(&["gpumeter", "--theme", "mono"]), None);
     }
 }

@@ -2,8 +2,9 @@
 //!
 //! Layering (dependencies point one way):
 //! `source` (NVML, /proc, simulator) → `engine` (history, alert rules, autostop) → `session`
-//! (one metering run: engine + billing + ledger + alert fan-out) → front-ends (`ui` the
-//! dashboard, `watch` headless; `export` and `report` print one-shot output).
+//! (one metering run: engine + billing + ledger writer + alert fan-out + autostop guard; one
+//! `Step` per reading) → front-ends (`ui` the dashboard, `watch` headless, later `serve`; they
+//! only show the step; `export` and `report` print one-shot output).
 //! `billing`, `ledger`, `notify` and `export` are rooms the session and front-ends use; `config`
 //! reads the config file and hands each room its resolved settings; `cli` parses arguments and
 //! `main.rs` wires them together. The engine imports none of `cli`, `config`, `notify`, `ui`,
@@ -22,6 +23,7 @@ pub mod money;
 pub mod notify;
 pub mod report;
 pub mod sanitize;
+pub mod serve;
 pub mod session;
 pub mod source;
 pub mod ui;

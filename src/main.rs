@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
-use gpumeter::cli::{self, Cli, Command, ReportArgs, SnapshotArgs, SourceArgs, WatchArgs};
+use gpumeter::cli::{
+    self, Cli, Command, ReportArgs, ServeArgs, SnapshotArgs, SourceArgs, WatchArgs,
+};
 use gpumeter::clock::{Clock, FakeClock, SharedClock, SystemClock};
 use gpumeter::launch::{self, LaunchError};
 use gpumeter::source::collector;
@@ -17,6 +19,14 @@ use gpumeter::{config, export, report, ui};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some((flag, command)) = cli.misplaced_option() {
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("{flag} does not apply to `gpumeter {command}`"),
+            )
+            .exit();
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -34,6 +44,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let list = match &cli.command {
         Some(Command::Snapshot(a)) => a.source.or(&cli.source).list,
         Some(Command::Watch(a)) => a.source.or(&cli.source).list,
+        Some(Command::Serve(a)) => a.source.or(&cli.source).list,
         _ => cli.source.list,
     };
     if list {
@@ -55,30 +66,71 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Snapshot(args)) => snapshot(&cli, args),
         Some(Command::Watch(args)) => watch_cmd(&cli, args),
         Some(Command::Report(args)) => report_cmd(&cli, args),
+        Some(Command::Serve(args)) => serve_cmd(&cli, args),
         None => dashboard(&cli),
     }
 }
 
 fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
     let g = &args.source.or(&cli.source);
-    let snap = if let Some(demo) = g.demo.as_deref() {
-        // Read the scenario `--at` into its run on a private clock: no waiting.
+    // With --json the readings run through a session (no ledger, no channels) so the document
+    // carries the bill and the standing alerts; the table stays a plain reading.
+    let cfg = if args.json {
+        let settings = config::load(&cli::load_options(
+            &args.files.or(&cli.files),
+            &args.pricing.or(&cli.pricing),
+            None,
+            demo_pricing(g)?,
+        ))?;
+        let mut alerts = settings.alerts;
+        // A one-shot reading notifies no one and stops nothing: webhooks, hooks and autostop off.
+        alerts.notify.webhook = None;
+        alerts.notify.hooks.clear();
+        alerts.autostop.enabled = false;
+        gpumeter::session::SessionConfig {
+            pricing: settings.pricing,
+            interval_ms: millis(g.interval()),
+            alerts,
+            ..Default::default()
+        }
+    } else {
+        gpumeter::session::SessionConfig::default()
+    };
+    let mut session = gpumeter::session::Session::new(cfg)?;
+    if let Some(demo) = g.demo.as_deref() {
+        // Play the scenario up to `--at` on a private clock: no waiting, at most ~10 000
+        // readings however long `--at` is (the table needs only the last).
         let clock = FakeClock::new(SystemClock.now_unix_ms());
         let mut source = launch::open_source(Some(demo), None, Arc::new(clock.clone()))?;
-        clock.advance_ms(i64::try_from(args.at.as_millis()).unwrap_or(i64::MAX));
-        source.sample()?
+        let at = millis(args.at);
+        let step = if args.json {
+            millis(g.interval()).max(at / 10_000).max(1)
+        } else {
+            at.max(1)
+        };
+        let mut t = 0;
+        while t < at {
+            session.ingest(source.sample()?);
+            let dt = step.min(at - t);
+            clock.advance_ms(dt);
+            t += dt;
+        }
+        session.ingest(source.sample()?);
     } else {
         let clock: SharedClock = Arc::new(SystemClock);
         let mut source = launch::open_source(None, g.nvml_lib.as_deref(), clock)?;
         // Rates (CPU %, disk, PCIe) need two readings; one short interval apart, like top -n 1.
-        source.sample()?;
+        session.ingest(source.sample()?);
         std::thread::sleep(g.interval().min(Duration::from_secs(1)));
-        source.sample()?
-    };
+        session.ingest(source.sample()?);
+    }
+    let engine = session.engine();
+    let snap = engine.latest().context("no reading")?;
     let text = if args.json {
-        export::json::to_json(&snap)?
+        let doc = export::json::document(snap, engine.billing(), engine.alerts());
+        export::json::to_json_document(&doc)?
     } else {
-        export::table::to_table(&snap)
+        export::table::to_table(snap)
     };
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a message.
@@ -216,5 +268,56 @@ fn report_cmd(cli: &Cli, args: &ReportArgs) -> anyhow::Result<()> {
         SystemClock.now_unix_ms(),
         &mut std::io::stdout().lock(),
     )?;
+    Ok(())
+}
+
+fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
+    use gpumeter::serve::{self, auth, metrics::MetricsOptions, sampler::SamplerSetup};
+    let g = &args.source.or(&cli.source);
+    let token = auth::load_token(
+        args.token_file.as_deref(),
+        std::env::var(auth::TOKEN_ENV).ok(),
+        &mut |w| eprintln!("gpumeter: {w}"),
+    )?;
+    // Refuse a bad address before opening anything.
+    auth::check_listen(args.listen, token.as_ref())?;
+    let settings = config::load(&cli::load_options(
+        &args.files.or(&cli.files),
+        &args.pricing.or(&cli.pricing),
+        None,
+        demo_pricing(g)?,
+    ))?;
+    for n in &settings.notes {
+        eprintln!("gpumeter: {n}");
+    }
+    if settings.pricing.is_none() {
+        eprintln!("gpumeter: no pricing configured (pricing.rate or --rate): no spend to export");
+    }
+    let clock: SharedClock = Arc::new(SystemClock);
+    let source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock.clone())?;
+    let session = gpumeter::session::Session::new(gpumeter::session::SessionConfig {
+        pricing: settings.pricing,
+        ledger_path: ledger_path(&settings.ledger),
+        interval_ms: millis(g.interval()),
+        alerts: settings.alerts,
+        autostop_flags: gpumeter::session::AutostopFlags {
+            after_ms: args.autostop.map(millis),
+            command: args.stop_cmd.as_ref().map(|c| c.0.clone()),
+        },
+        ..Default::default()
+    })?;
+    let setup = SamplerSetup {
+        source,
+        clock,
+        interval: g.interval(),
+        session,
+        metrics: MetricsOptions {
+            process_limit: args.process_metrics.then_some(args.process_limit),
+            dcgm: args.compat == Some(cli::Compat::Dcgm),
+        },
+    };
+    serve::run(args.listen, token, setup, &mut |addr| {
+        eprintln!("gpumeter: serving on http://{addr}/metrics");
+    })?;
     Ok(())
 }

@@ -4,11 +4,13 @@
 //!
 //! Every raw serde struct of the file is here ([`raw`]), kept apart from the resolved
 //! [`Settings`] the program uses ([`resolve`] for pricing, ledger and theme; [`alerts`] with
-//! [`rules`] and [`channels`] for `[alerts]` and `[autostop]`). Settings are handed out as the
-//! types their users define (the engine's `RulesConfig`, notify's `NotifyConfig`); neither of
-//! those rooms reads config. Errors name the file, line, column and field, or the flag.
+//! [`rules`], [`channels`] and [`autostop`] for `[alerts]` and `[autostop]`). Settings are
+//! handed out as the types their users define (the engine's `RulesConfig` and
+//! `AutostopConfig`, notify's `NotifyConfig`); neither of those rooms reads config. Errors name
+//! the file, line, column and field, or the flag.
 
 pub mod alerts;
+pub mod autostop;
 pub mod channels;
 pub mod error;
 pub mod raw;

@@ -1,6 +1,6 @@
 //! The config file as written: every table's serde struct, where every key is optional (so a
-//! user file can set one key and leave the rest to the defaults) and unknown keys are refused;
-//! and the overlay of one layer's tables over another's, key by key. Values that need checking
+//! user file can set one key and leave the rest to the defaults) and unknown keys are refused.
+//! Layers are merged key by key on the TOML itself (see [`super::alerts`]). Values that need checking
 //! keep their span, or are checked by their resolver, so an error can name the key. Nothing here
 //! decides meaning; see [`super::resolve`] (pricing, ledger, theme) and [`super::alerts`].
 
@@ -138,57 +138,4 @@ pub struct RawStarved {
 pub struct RawThrottle {
     pub enabled: Option<bool>,
     pub window: Option<String>,
-}
-
-/// Copies every key `top` sets over `base`.
-macro_rules! overlay {
-    ($base:expr, $top:expr; $($f:ident),* $(,)?) => {
-        {
-            $( if $top.$f.is_some() { $base.$f = $top.$f.clone(); } )*
-        }
-    };
-}
-
-fn sub<T: Default + Clone>(base: &mut Option<T>, top: &Option<T>, f: impl Fn(&mut T, &T)) {
-    if let Some(t) = top {
-        f(base.get_or_insert_with(T::default), t);
-    }
-}
-
-impl RawAlerts {
-    /// Layers `top` (a later file) over `self`, key by key.
-    pub fn overlay(&mut self, top: &RawAlerts) {
-        overlay!(self, top; bell, desktop, fire_share_pct, clear_share_pct, history, hook_timeout, hooks);
-        sub(
-            &mut self.idle,
-            &top.idle,
-            |b, t| overlay!(b, t; enabled, gpu_util_pct, mem_util_pct, pcie_mb_per_s, window, remind_after, remind_every, arm_after_boot),
-        );
-        sub(
-            &mut self.forgotten,
-            &top.forgotten,
-            |b, t| overlay!(b, t; enabled, min_vram_gib, max_sm_pct, after),
-        );
-        sub(
-            &mut self.starved,
-            &top.starved,
-            |b, t| overlay!(b, t; enabled, window, util_below_pct, cpu_saturated_pct, main_core_pct, iowait_pct, h2d_rx_gb_per_s, moderate_share_pct, high_share_pct),
-        );
-        sub(
-            &mut self.throttle,
-            &top.throttle,
-            |b, t| overlay!(b, t; enabled, window),
-        );
-        sub(
-            &mut self.webhook,
-            &top.webhook,
-            |b, t| overlay!(b, t; url, timeout, max_per_minute, max_per_hour),
-        );
-    }
-}
-
-impl RawAutostop {
-    pub fn overlay(&mut self, top: &RawAutostop) {
-        overlay!(self, top; enabled, after, cpu_pct, net_kb_per_s, warn, arm_after_boot, command, wall);
-    }
 }

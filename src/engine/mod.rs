@@ -1,6 +1,9 @@
-//! Derived state, one tick at a time: the latest snapshot, the metric history and the health of
-//! the source. Later rooms (billing, alert rules) hang off [`Engine`] the same way. No terminal
-//! code and no wall clock here: callers pass "now" from a [`crate::clock::Clock`].
+//! Derived state, one tick at a time: the latest snapshot, the metric history, the health of
+//! the source, the billing meter (when priced) and the insights (alert rules and autostop, in
+//! `insights.rs`), whose transitions and events wait in bounded queues for the session core
+//! (`src/session/`) to fan out. No terminal code and no wall clock here: time is the
+//! snapshot's, or "now" passed in from a [`crate::clock::Clock`]. Imports neither the CLI, the
+//! config, the channels nor any front-end.
 
 pub mod autostop;
 pub mod history;

@@ -2,8 +2,10 @@
 //! notifications by OSC 9 / OSC 777 (through ssh, wrapped for tmux), an optional webhook
 //! (Slack-compatible JSON, rate-limited, never retried), optional command hooks per alert kind
 //! (argv, timeout, refused from a config file others can write), and `wall` plus the stop command
-//! for autostop. Consumes the engine's transitions and autostop events; never blocks the caller
-//! on the network or a child process except the stop command, which the caller runs.
+//! for autostop. Fed one transition or autostop event at a time by the session core's fan-out
+//! (`src/session/`); every alert carries its own currency, so the channels print money as
+//! the alert text does. Never blocks the caller on the network or a child process except the
+//! stop command, which the front-end runs ([`run_stop_command`]).
 
 pub mod hook;
 pub mod run;

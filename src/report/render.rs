@@ -143,15 +143,10 @@ pub fn table(report: &Report) -> String {
     let sessions: Vec<&ReportRow> = report.sessions.iter().map(|s| &s.row).collect();
     table_rows(&mut out, "session", &sessions);
     for s in &report.sessions {
-        let when = |ms: i64| {
-            chrono::DateTime::from_timestamp_millis(ms).map_or_else(
-                || ms.to_string(),
-                |t| t.format("%Y-%m-%d %H:%M").to_string(),
-            )
-        };
+        let when = |ms: i64| crate::clock::utc_text(ms, crate::clock::UtcStyle::Full);
         let _ = writeln!(
             out,
-            "  #{} {} on {} ({}), {} → {} UTC",
+            "  #{} {} on {} ({}), {} → {}",
             s.row.key,
             s.source,
             s.host,

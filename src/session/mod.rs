@@ -1,7 +1,7 @@
 //! The session core: the one heart of a metering run, behind every front-end (the dashboard,
 //! `gpumeter watch`, and `gpumeter serve`). A [`Session`] owns the [`Engine`] (history, rules,
 //! autostop), the billing session ([`metering`]: meter + ledger), the alert fan-out to the
-//! notification channels ([`fanout`]) and the autostop guard ([`autostop`]). No terminal, HTTP
+//! notification channels (`fanout.rs`) and the autostop guard ([`autostop`]). No terminal, HTTP
 //! or clap code here.
 //!
 //! One call per reading: [`Session::ingest`] takes a snapshot and returns a [`Step`]: the budget
@@ -232,6 +232,12 @@ impl Session {
             autostop: e.autostop(),
             ticks: e.ticks(),
         }
+    }
+
+    /// The engine, once the run is over (its open minute written): for fixtures that draw it.
+    pub fn into_engine(mut self) -> Engine {
+        self.finish();
+        self.engine
     }
 
     /// Writes the open minute (at exit; harmless to call twice).

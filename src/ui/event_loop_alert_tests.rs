@@ -101,14 +101,14 @@ async fn run(options: &UiOptions, phases: &[(u32, &[char])]) -> Run {
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_idle_alert_shows_in_the_panel() {
     let r = run(&quick_idle(), &[(180, &[])]).await;
     assert!(r.screen.contains("Alerts (1)"), "{}", r.screen);
     assert!(r.screen.to_lowercase().contains("idle"), "{}", r.screen);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_acknowledges_the_alert_which_stays_in_the_history() {
     let r = run(&quick_idle(), &[(180, &['a'])]).await;
     assert!(!r.screen.contains("Alerts ("), "{}", r.screen);
@@ -134,7 +134,7 @@ fn quick_autostop(marker: &std::path::Path) -> UiOptions {
     options
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn autostop_runs_the_stop_command_when_nobody_is_there() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("stopped");
@@ -154,7 +154,7 @@ async fn autostop_runs_the_stop_command_when_nobody_is_there() {
     assert!(marker.exists(), "{notes:?}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_key_cancels_the_autostop_countdown() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("stopped");

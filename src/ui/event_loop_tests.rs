@@ -31,7 +31,7 @@ async fn settle() {
     tokio::time::sleep(Duration::from_millis(150)).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn draws_collector_snapshots_and_quits_on_q() {
     let (keys, events) = scripted();
     let (tx, rx) = mpsc::channel(8);
@@ -62,7 +62,7 @@ async fn draws_collector_snapshots_and_quits_on_q() {
     assert!(screen.contains("GPU1"), "{screen}");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn source_failure_is_shown_with_its_retry() {
     let (keys, events) = scripted();
     let (tx, rx) = mpsc::channel(8);
@@ -103,7 +103,7 @@ async fn source_failure_is_shown_with_its_retry() {
     assert!(!screen.contains('\u{1b}'));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_signal_ends_the_loop() {
     let (tx, rx) = mpsc::channel::<CollectorEvent>(1);
     let clock = FakeClock::new(testing::NOW);
@@ -122,7 +122,7 @@ async fn a_signal_ends_the_loop() {
     assert_eq!(end.unwrap().reason, EndReason::Signal);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn closed_input_ends_the_loop() {
     let (_tx, rx) = mpsc::channel::<CollectorEvent>(1);
     let clock = FakeClock::new(testing::NOW);
@@ -140,7 +140,7 @@ async fn closed_input_ends_the_loop() {
     assert_eq!(end.unwrap().reason, EndReason::InputClosed);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_stopped_collector_is_reported_not_spun_on() {
     let (keys, events) = scripted();
     let (tx, rx) = mpsc::channel(8);
@@ -235,7 +235,7 @@ mod billing {
         Money::from_micros(l.total_usage().unwrap().spend_micros)
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn money_and_budget_crossings_show_once_and_q_writes_the_open_minute() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ledger.sqlite");
@@ -256,7 +256,7 @@ mod billing {
         assert_eq!(ledger_spend(&path), Money::parse("0.90").unwrap());
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_signal_also_writes_the_open_minute() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ledger.sqlite");
@@ -294,7 +294,7 @@ mod billing {
         buffer_to_string(terminal.backend().buffer())
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_second_instance_says_it_only_reads_the_ledger() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ledger.sqlite");
@@ -308,7 +308,7 @@ mod billing {
         assert!(screen.contains("spent      $0.00"), "{screen}");
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_foreign_file_is_set_aside_and_said_so() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ledger.sqlite");

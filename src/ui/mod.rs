@@ -17,7 +17,7 @@ pub mod theme;
 pub mod widgets;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::path::PathBuf;
 

@@ -5,7 +5,7 @@
 //! asked for) runs its stop command, its output going to ours (the journal, under systemd).
 //!
 //! A thin front-end over [`crate::session::Session`]: the session does the per-tick work; this
-//! room only prints each [`Step`] ([`lines`]) and runs the stop command when a step asks.
+//! room only prints each [`Step`] (`lines.rs`) and runs the stop command when a step asks.
 //!
 //! Stopping: `--for` ends it cleanly (last minute written). A signal or kill -9 loses at most the
 //! minute in progress; the ledger is never left half-written.

@@ -60,13 +60,26 @@ fn check(args: &[&str], groups: &[&[&str]], own: &[&str]) {
 #[test]
 fn each_command_lists_only_the_options_it_uses() {
     check(&[], &[SOURCE, FILES, PRICING, DISPLAY], &[]);
-    check(&["snapshot"], &[SOURCE], &["json", "at"]);
+    check(&["snapshot"], &[SOURCE, FILES, PRICING], &["json", "at"]);
     check(
         &["watch"],
         &[SOURCE, FILES, PRICING],
         &["for", "fast", "autostop", "stop-cmd"],
     );
     check(&["report"], &[FILES], &["since", "json", "csv"]);
+    check(
+        &["serve"],
+        &[SOURCE, FILES, PRICING],
+        &[
+            "listen",
+            "token-file",
+            "process-metrics",
+            "process-limit",
+            "compat",
+            "autostop",
+            "stop-cmd",
+        ],
+    );
     check(&["completions"], &[], &[]);
     check(&["man"], &[], &[]);
 }
@@ -78,4 +91,20 @@ fn the_report_help_the_issue_quoted_is_clean() {
     for gone in ["--theme", "--interval", "--nvml-lib", "--demo"] {
         assert!(!text.contains(gone), "{gone}:\n{text}");
     }
+}
+
+#[test]
+fn an_option_before_a_subcommand_that_ignores_it_is_refused() {
+    let out = Command::cargo_bin("gpumeter")
+        .unwrap()
+        .env_remove("GPUMETER_NVML_LIB")
+        .args(["--theme", "mono", "report"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--theme does not apply to `gpumeter report`"),
+        "{err}"
+    );
 }

@@ -12,12 +12,15 @@
 
 use serde::{Deserialize, Serialize};
 
+mod document;
 mod throttle;
 
+pub use document::{AlertSummary, BillingSummary, BudgetSummary, Document, Evidence};
 pub use throttle::ThrottleReason;
 
 /// Version of the [`Snapshot`] schema. Bump on any change a reader would misread.
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: the JSON document may carry `billing` and `alerts` beside the reading ([`Document`]).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One reading of the whole machine at one instant.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

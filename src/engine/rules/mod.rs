@@ -399,4 +399,9 @@ impl Rules {
     pub fn idle_totals(&self) -> &IdleTotals {
         self.idle.totals()
     }
+
+    /// Starved time per (GPU, cause) since start, in ms (see [`starved::StarvedRule::totals`]).
+    pub fn starved_totals(&self) -> &BTreeMap<(u32, starved::Cause), i64> {
+        self.starved.totals()
+    }
 }

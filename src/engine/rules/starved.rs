@@ -23,7 +23,7 @@ use super::window::{DEFAULT_MAX_GAP_MS, MeanWindow, Window};
 use super::{Ctx, RuleOutput};
 
 /// What the evidence is consistent with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Cause {
     CpuBound,
     IoBound,
@@ -31,6 +31,27 @@ pub enum Cause {
     /// Disk reads at their observed peak, without iowait or D state.
     DiskThroughput,
     Unclassified,
+}
+
+impl Cause {
+    pub const ALL: [Cause; 5] = [
+        Cause::CpuBound,
+        Cause::IoBound,
+        Cause::HostToDevice,
+        Cause::DiskThroughput,
+        Cause::Unclassified,
+    ];
+
+    /// Stable snake-case name (metric labels, JSON).
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::CpuBound => "cpu_bound",
+            Cause::IoBound => "io_bound",
+            Cause::HostToDevice => "host_to_device",
+            Cause::DiskThroughput => "disk_throughput",
+            Cause::Unclassified => "unclassified",
+        }
+    }
 }
 
 /// One GPU's starvation state.
@@ -104,6 +125,8 @@ pub struct StarvedRule {
     jobs: BTreeMap<JobKey, JobState>,
     host: Host,
     last_t: Option<i64>,
+    /// Time each GPU has stood starved, by cause, since start (ms; the exporter's counter).
+    totals: BTreeMap<(u32, Cause), i64>,
 }
 
 impl StarvedRule {
@@ -123,7 +146,14 @@ impl StarvedRule {
             gpus: BTreeMap::new(),
             jobs: BTreeMap::new(),
             last_t: None,
+            totals: BTreeMap::new(),
         }
+    }
+
+    /// Starved time per (GPU, cause) since start, in ms: each tick a verdict stands adds the
+    /// tick's length to every GPU it names.
+    pub fn totals(&self) -> &BTreeMap<(u32, Cause), i64> {
+        &self.totals
     }
 
     /// Classifies a job's averaged evidence.
@@ -254,13 +284,18 @@ impl StarvedRule {
                 Severity::Info
             };
             let js = &self.jobs[&j.key];
+            let cause = self.cause(js, util_mean);
+            for g in &starved {
+                *self.totals.entry((*g, cause)).or_insert(0) += dt;
+            }
+            let js = &self.jobs[&j.key];
             let verdict = Verdict {
                 job: j,
                 starved: &starved,
                 util_mean,
                 waiting,
                 share,
-                cause: self.cause(js, util_mean),
+                cause,
                 wasting_per_hour: rate_per_gpu
                     .map(|r| (r as f64 * waiting * starved.len() as f64).round() as i64),
             };

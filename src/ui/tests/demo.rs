@@ -1,4 +1,4 @@
-//! The built-in demo scenarios played into an [`Engine`] for tests: each one driven through a
+//! The built-in demo scenarios played through a [`Session`] for tests: each one driven through a
 //! [`SimSource`] on a fake clock for a fixed time, metered at its own price (no ledger), the
 //! way `gpumeter --demo` runs it. Deterministic: a fixed start, no wall time, no host name from
 //! this machine (the scenario names its own), no config file. Shared by the scenario snapshots
@@ -11,7 +11,7 @@ use gpumeter_sim::Scenario;
 use crate::clock::FakeClock;
 use crate::config::{Env, LoadOptions};
 use crate::engine::Engine;
-use crate::session::Metering;
+use crate::session::{Session, SessionConfig};
 use crate::source::Source;
 use crate::source::sim::SimSource;
 
@@ -35,14 +35,19 @@ pub fn played_for(name: &str, seconds: i64) -> Engine {
     assert!(settings.pricing.is_some(), "{name} carries no price");
     let clock = FakeClock::new(START);
     let mut source = SimSource::new(scenario, Arc::new(clock.clone()));
-    let mut engine = Engine::new();
-    let mut metering = Metering::new(settings.pricing, None, 1_000);
+    let mut session = Session::new(SessionConfig {
+        pricing: settings.pricing,
+        interval_ms: 1_000,
+        alerts: settings.alerts,
+        ..SessionConfig::default()
+    })
+    .unwrap();
     for _ in 0..=seconds {
-        let step = metering.ingest(&mut engine, source.sample().unwrap());
+        let step = session.ingest(source.sample().unwrap());
         assert!(step.notes.is_empty(), "{name}: {:?}", step.notes);
         clock.advance_ms(1_000);
     }
-    engine
+    session.into_engine()
 }
 
 /// The scenario's engine after [`SECONDS`].

@@ -13,6 +13,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
 use crate::billing::{BillingView, BudgetView};
+use crate::clock::{UtcStyle, utc_text};
 use crate::money::Currency;
 use crate::ui::theme::Theme;
 use crate::units::{NA, duration_s};
@@ -20,13 +21,11 @@ use crate::units::{NA, duration_s};
 const LABEL_WIDTH: usize = 11;
 
 fn hhmm_utc(unix_ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(unix_ms)
-        .map_or_else(|| NA.to_string(), |t| t.format("%H:%MZ").to_string())
+    utc_text(unix_ms, UtcStyle::Clock)
 }
 
 fn day_month_utc(unix_ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(unix_ms)
-        .map_or_else(|| NA.to_string(), |t| t.format("%b %d %H:%MZ").to_string())
+    utc_text(unix_ms, UtcStyle::DayClock)
 }
 
 /// Severity of a line, for colour.

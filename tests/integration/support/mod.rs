@@ -1,4 +1,5 @@
 //! Shared test harnesses.
 
 pub mod fake_nvml;
+pub mod serve;
 pub mod tmux;

@@ -16,8 +16,7 @@ use crate::engine::rules::{HistoryEntry, HistoryEvent};
 use crate::ui::theme::Theme;
 
 fn hhmm_utc(unix_ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(unix_ms)
-        .map_or_else(|| "--:--".into(), |t| t.format("%H:%MZ").to_string())
+    crate::clock::utc_text(unix_ms, crate::clock::UtcStyle::Clock)
 }
 
 /// One history entry as a line.

@@ -1,0 +1,80 @@
+//! The dependency rule, checked on the source: the engine imports none of the rooms above it or
+//! beside it (cli, config, notify, the front-ends, the session core), and `notify` does not read
+//! `config` (config resolves into notify's settings, never the reverse).
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The `crate::` rooms a file names, from `crate::room` paths and `use crate::{room, …}` groups.
+fn rooms_used(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("crate::") {
+        let rest = &text[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let inner = group.split('}').next().unwrap_or_default();
+            for part in inner.split(',') {
+                let name = part.trim().split("::").next().unwrap_or_default().trim();
+                if !name.is_empty() {
+                    out.push(name.to_string());
+                }
+            }
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            out.push(name);
+        }
+    }
+    out
+}
+
+fn check(room: &str, forbidden: &[&str]) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(room);
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    assert!(!files.is_empty(), "no sources under {}", root.display());
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for used in rooms_used(&text) {
+            assert!(
+                !forbidden.contains(&used.as_str()),
+                "{} uses crate::{used}, which {room} must not depend on",
+                f.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_engine_knows_nothing_of_the_rooms_above_it() {
+    check(
+        "engine",
+        &[
+            "cli", "config", "notify", "ui", "watch", "serve", "fleet", "session",
+        ],
+    );
+}
+
+#[test]
+fn notify_does_not_read_config() {
+    check("notify", &["cli", "config", "ui", "watch", "session"]);
+}
+
+#[test]
+fn the_check_sees_grouped_imports() {
+    assert_eq!(
+        rooms_used("use crate::{config::Env, ui};\nlet x = crate::cli::Cli;"),
+        ["config", "ui", "cli"]
+    );
+}
