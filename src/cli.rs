@@ -209,8 +209,9 @@ pub fn load_options(
 }
 
 /// The subcommands. To add one: a variant here with its own args struct that flattens only the
-/// option groups above it reads (plus its own options), a case in `main.rs`, and its expected
-/// `--help` in `tests/integration/cli_help.rs`.
+/// option groups above it reads (plus its own options), its groups in [`Cli::misplaced_option`],
+/// a case in `main.rs` (merge each group with the one before the subcommand: `args.source.or(&cli
+/// .source)`), and its expected `--help` in `tests/integration/cli_help.rs`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print one reading and exit.

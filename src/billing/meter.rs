@@ -20,6 +20,14 @@ use crate::money::Money;
 
 /// A GPU counts as busy above this utilization (kernels or memory controller), in percent.
 pub const BUSY_UTIL_PCT: u32 = 5;
+/// Whether a GPU counts as busy for billing: working, with kernels or the memory controller
+/// above [`BUSY_UTIL_PCT`].
+pub fn gpu_busy(g: &gpumeter_model::GpuReading) -> bool {
+    g.state == GpuState::Ok
+        && (g.util_gpu_pct.is_some_and(|u| u > BUSY_UTIL_PCT)
+            || g.util_memory_pct.is_some_and(|u| u > BUSY_UTIL_PCT))
+}
+
 /// Millijoules in one kWh.
 pub const MJ_PER_KWH: i128 = 3_600_000_000;
 pub(super) const BYTES_PER_GB: i128 = 1_000_000_000;
@@ -237,10 +245,7 @@ impl Meter {
         };
         let mut power = 0.0;
         for g in &snap.gpus {
-            let ok = g.state == GpuState::Ok;
-            let busy = ok
-                && (g.util_gpu_pct.is_some_and(|u| u > BUSY_UTIL_PCT)
-                    || g.util_memory_pct.is_some_and(|u| u > BUSY_UTIL_PCT));
+            let busy = gpu_busy(g);
             power += g
                 .power_watts
                 .filter(|w| w.is_finite() && *w > 0.0)

@@ -177,7 +177,7 @@ impl Run {
         let busy = snap
             .gpus
             .iter()
-            .filter(|g| g.util_gpu_pct.unwrap_or(0) > 5 || g.util_memory_pct.unwrap_or(0) > 5)
+            .filter(|g| crate::billing::meter::gpu_busy(g))
             .count();
         (busy, snap.gpus.len())
     }

@@ -288,3 +288,29 @@ fn bad_pricing_names_the_field_or_flag() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--fast needs --demo"));
 }
+
+#[test]
+fn the_idle_alert_and_the_minute_lines_write_yen_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = gpumeter(&dir.path().join("ledger.sqlite"))
+        .args(["--demo", "idle", "--currency", "JPY", "--rate", "480000/h"])
+        .args(["watch", "--fast", "--for", "40m", "--no-ledger"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // 10 idle minutes at ¥480,000/h: one formatter, no decimals for yen, thousands grouped.
+    assert!(
+        text.contains("GPUs idle 10 min — ¥80,000 so far, ¥480,000/h"),
+        "{text}"
+    );
+    assert!(text.contains("burn ¥480,000/h"), "{text}");
+    assert!(
+        !text.contains("¥80000") && !text.contains("¥480000"),
+        "{text}"
+    );
+}
