@@ -35,6 +35,8 @@ pub struct Cli {
     pub pricing: PricingArgs,
     #[command(flatten)]
     pub ui: UiArgs,
+    #[command(flatten)]
+    pub recording: RecordArgs,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -60,6 +62,10 @@ pub struct SourceArgs {
     /// Time between readings, e.g. 1s, 500ms, 2s (at least 100ms) [default: 1s].
     #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
     pub interval: Option<Duration>,
+
+    /// Play a recording (from `gpumeter record` or --record) instead of reading the GPUs.
+    #[arg(long, value_name = "FILE", conflicts_with = "demo")]
+    pub replay: Option<PathBuf>,
 }
 
 impl SourceArgs {
@@ -70,6 +76,7 @@ impl SourceArgs {
             list: self.list || outer.list,
             nvml_lib: self.nvml_lib.clone().or_else(|| outer.nvml_lib.clone()),
             interval: self.interval.or(outer.interval),
+            replay: self.replay.clone().or_else(|| outer.replay.clone()),
         }
     }
 
@@ -104,6 +111,32 @@ impl ConfigArgs {
             no_ledger: self.no_ledger || outer.no_ledger,
         }
     }
+}
+
+/// Recording the readings as they are taken (`--record FILE`).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Recording")]
+pub struct RecordArgs {
+    /// Also record every reading to FILE (NDJSON; zstd-compressed when FILE ends in .zst).
+    /// FILE must not exist yet.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub caps: RecordCaps,
+}
+
+/// Size caps of a recording.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RecordCaps {
+    /// Rotate the recording before a file grows past this size (e.g. 100M, 2G): FILE becomes
+    /// FILE.1, and so on.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_size: Option<u64>,
+
+    /// With --max-size: how many files to keep, the current one included.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_files: u32,
 }
 
 /// What the machine costs.
@@ -160,7 +193,11 @@ impl Cli {
             Some(Command::Watch(_)) => ("watch", true, true, true, false),
             Some(Command::Serve(_)) => ("serve", true, true, true, false),
             Some(Command::Report(_)) => ("report", false, true, false, false),
+            Some(Command::Record(_)) => ("record", true, false, false, false),
         };
+        // `--record` before the subcommand counts for the front-ends that run readings.
+        let rec = matches!(self.command, Some(Command::Watch(_) | Command::Serve(_)));
+        let r = &self.recording;
         let s = &self.source;
         let f = &self.files;
         let p = &self.pricing;
@@ -169,6 +206,9 @@ impl Cli {
             (source, "--demo", s.demo.is_some()),
             (source, "--list", s.list),
             (source, "--interval", s.interval.is_some()),
+            (source, "--replay", s.replay.is_some()),
+            (rec, "--record", r.record.is_some()),
+            (rec, "--max-size", r.caps.max_size.is_some()),
             (files, "--config", f.config.is_some()),
             (files, "--ledger", f.ledger.is_some()),
             (files, "--no-ledger", f.no_ledger),
@@ -229,6 +269,55 @@ pub enum Command {
     Report(ReportArgs),
     /// Serve the meter over HTTP: Prometheus /metrics, /api/v1/snapshot, /healthz, /-/ready.
     Serve(ServeArgs),
+    /// Record readings to a file, to replay later with --replay.
+    Record(RecordCmdArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RecordCmdArgs {
+    /// Where to record (NDJSON; zstd-compressed when the name ends in .zst). Must not exist.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Stop after this long (e.g. 8h); default: until interrupted.
+    #[arg(long = "for", value_name = "DURATION", value_parser = parse_duration)]
+    pub for_: Option<Duration>,
+
+    /// With --demo: step a simulated clock by the interval as fast as possible (no waiting).
+    #[arg(long)]
+    pub fast: bool,
+
+    #[command(flatten)]
+    pub caps: RecordCaps,
+    #[command(flatten)]
+    pub source: SourceArgs,
+}
+
+/// A size such as `500K`, `100M`, `2G` (powers of 1024) or a plain number of bytes.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1u64 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                _ => return Err(format!("unknown size unit in '{s}' (use K, M or G)")),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size (examples: 500K, 100M, 2G)"))?;
+    let bytes = n
+        .checked_mul(mult)
+        .ok_or_else(|| format!("'{s}' is too large"))?;
+    if bytes < 4096 {
+        return Err(format!("'{s}' is too small: at least 4K"));
+    }
+    Ok(bytes)
 }
 
 #[derive(Debug, Args)]
@@ -277,6 +366,8 @@ pub struct ServeArgs {
     pub files: ConfigArgs,
     #[command(flatten)]
     pub pricing: PricingArgs,
+    #[command(flatten)]
+    pub recording: RecordArgs,
 }
 
 /// Metric names of another exporter, for `serve --compat`.
@@ -312,6 +403,8 @@ pub struct WatchArgs {
     pub files: ConfigArgs,
     #[command(flatten)]
     pub pricing: PricingArgs,
+    #[command(flatten)]
+    pub recording: RecordArgs,
 }
 
 /// A command line split into its words (no shell will run it).

@@ -22,6 +22,12 @@ pub enum LaunchError {
     Scenario(String),
     #[error(transparent)]
     Source(SourceError),
+    /// The recording to replay cannot be read.
+    #[error(transparent)]
+    Replay(#[from] crate::recording::ReadError),
+    /// The recording to write cannot be created.
+    #[error(transparent)]
+    Record(#[from] crate::recording::RecordError),
 }
 
 impl LaunchError {
@@ -90,6 +96,30 @@ pub fn open_source(
             Err(e) => Err(LaunchError::Source(e)),
         },
     }
+}
+
+/// Opens a recording as the source (`--replay FILE`).
+pub fn open_replay(path: &Path) -> Result<Box<dyn Source>, LaunchError> {
+    Ok(Box::new(crate::source::replay::ReplaySource::open(path)?))
+}
+
+/// The same source, each reading also recorded to `path` (`--record FILE`); the file is
+/// created now, so a bad path fails before anything runs.
+pub fn record_to(
+    source: Box<dyn Source>,
+    path: &Path,
+    opts: crate::recording::RecordOptions,
+) -> Result<Box<dyn Source>, LaunchError> {
+    let writer = crate::recording::Writer::create(path, opts)?;
+    Ok(Box::new(crate::source::tee::Tee::new(source, writer)))
+}
+
+/// The built-in scenario a recording of a demo was taken from (`demo:NAME` in its header), so a
+/// replayed demo is priced as the demo was.
+pub fn replayed_scenario(path: &Path) -> Option<Scenario> {
+    let reader = crate::recording::Reader::open(path).ok()?;
+    let name = reader.header().source.strip_prefix("demo:")?.to_string();
+    Scenario::builtin(&name)
 }
 
 #[cfg(test)]

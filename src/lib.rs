@@ -21,6 +21,7 @@ pub mod launch;
 pub mod ledger;
 pub mod money;
 pub mod notify;
+pub mod recording;
 pub mod report;
 pub mod sanitize;
 pub mod serve;

@@ -45,6 +45,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Snapshot(a)) => a.source.or(&cli.source).list,
         Some(Command::Watch(a)) => a.source.or(&cli.source).list,
         Some(Command::Serve(a)) => a.source.or(&cli.source).list,
+        Some(Command::Record(a)) => a.source.or(&cli.source).list,
         _ => cli.source.list,
     };
     if list {
@@ -67,6 +68,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Watch(args)) => watch_cmd(&cli, args),
         Some(Command::Report(args)) => report_cmd(&cli, args),
         Some(Command::Serve(args)) => serve_cmd(&cli, args),
+        Some(Command::Record(args)) => record_cmd(&cli, args),
         None => dashboard(&cli),
     }
 }
@@ -97,7 +99,27 @@ fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
         gpumeter::session::SessionConfig::default()
     };
     let mut session = gpumeter::session::Session::new(cfg)?;
-    if let Some(demo) = g.demo.as_deref() {
+    if let Some(path) = &g.replay {
+        // Every recorded reading up to `--at` after the first, through the session.
+        let mut source = launch::open_replay(path)?;
+        let first = source.sample()?;
+        let until = first.taken_at_unix_ms.saturating_add(millis(args.at));
+        session.ingest(first);
+        loop {
+            match source.sample() {
+                Ok(s) if s.taken_at_unix_ms <= until => {
+                    session.ingest(s);
+                }
+                Ok(_) => break,
+                Err(e) if e.is_final() => {
+                    // Shorter than `--at`: the last reading, and why it is the last.
+                    eprintln!("gpumeter: {e}");
+                    break;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    } else if let Some(demo) = g.demo.as_deref() {
         // Play the scenario up to `--at` on a private clock: no waiting, at most ~10 000
         // readings however long `--at` is (the table needs only the last).
         let clock = FakeClock::new(SystemClock.now_unix_ms());
@@ -155,7 +177,7 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
     let theme = ui::theme::file::load(&settings.theme.name, &settings.theme.origin)?;
     let clock: SharedClock = Arc::new(SystemClock);
     // Open the source before touching the terminal, so a missing driver is a plain message.
-    let source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock.clone())?;
+    let source = source_for(g, clock.clone(), &cli.recording)?;
     let label = source.label();
     let (tx, rx) = tokio::sync::mpsc::channel(16);
     collector::spawn(source, g.interval(), tx).context("starting the collector thread")?;
@@ -188,10 +210,95 @@ fn ledger_path(ledger: &config::LedgerSettings) -> Option<std::path::PathBuf> {
 
 /// The demo scenario's own price, so `--demo` shows money moving without a config file.
 fn demo_pricing(g: &SourceArgs) -> anyhow::Result<Option<config::DemoPricing>> {
+    if let Some(path) = &g.replay {
+        // A replayed demo is priced as the demo was.
+        return Ok(launch::replayed_scenario(path).and_then(|s| launch::demo_pricing(&s)));
+    }
     let Some(name) = g.demo.as_deref() else {
         return Ok(None);
     };
     Ok(launch::demo_pricing(&launch::load_scenario(name)?))
+}
+
+/// The source the options name (a replay, a demo or this machine), recorded when asked.
+fn source_for(
+    g: &SourceArgs,
+    clock: SharedClock,
+    rec: &cli::RecordArgs,
+) -> anyhow::Result<Box<dyn gpumeter::source::Source>> {
+    let source = match &g.replay {
+        Some(path) => launch::open_replay(path)?,
+        None => launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock)?,
+    };
+    Ok(match &rec.record {
+        Some(path) => launch::record_to(source, path, record_options(&rec.caps, g))?,
+        None => source,
+    })
+}
+
+fn record_options(caps: &cli::RecordCaps, g: &SourceArgs) -> gpumeter::recording::RecordOptions {
+    gpumeter::recording::RecordOptions {
+        max_size: caps.max_size,
+        max_files: caps.max_files,
+        interval_ms: millis(g.interval()),
+    }
+}
+
+/// `--record` given with the subcommand, else before it.
+fn recording_of<'a>(cli: &'a Cli, own: &'a cli::RecordArgs) -> &'a cli::RecordArgs {
+    if own.record.is_some() {
+        own
+    } else {
+        &cli.recording
+    }
+}
+
+fn record_cmd(cli: &Cli, args: &cli::RecordCmdArgs) -> anyhow::Result<()> {
+    let g = &args.source.or(&cli.source);
+    watch::check_fast(args.fast, g.demo.is_some() || g.replay.is_some())?;
+    let (fake, clock): (Option<FakeClock>, SharedClock) = if args.fast {
+        let f = FakeClock::new(SystemClock.now_unix_ms());
+        (Some(f.clone()), Arc::new(f))
+    } else {
+        (None, Arc::new(SystemClock))
+    };
+    let source = match &g.replay {
+        Some(path) => launch::open_replay(path)?,
+        None => launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock.clone())?,
+    };
+    let writer = gpumeter::recording::Writer::create(&args.file, record_options(&args.caps, g))?;
+    let mut tee = gpumeter::source::tee::Tee::new(source, writer);
+    let interval = g.interval();
+    let end = args
+        .for_
+        .map(|d| clock.now_unix_ms().saturating_add(millis(d)));
+    eprintln!("gpumeter: recording to {}", args.file.display());
+    loop {
+        let started = std::time::Instant::now();
+        if end.is_some_and(|e| clock.now_unix_ms() > e) {
+            break;
+        }
+        match gpumeter::source::Source::sample(&mut tee) {
+            Ok(snap) => {
+                for w in snap.warnings.iter().filter(|w| w.starts_with("recording:")) {
+                    eprintln!("gpumeter: {w}");
+                }
+            }
+            Err(e) if e.is_final() => {
+                eprintln!("gpumeter: {e}");
+                break;
+            }
+            Err(e) => eprintln!("gpumeter: {e}"),
+        }
+        match &fake {
+            Some(f) => f.advance_ms(millis(interval)),
+            None => std::thread::sleep(interval.saturating_sub(started.elapsed())),
+        }
+    }
+    let n = tee.recorded();
+    tee.finish()?;
+    eprintln!("gpumeter: recorded {n} readings to {}", args.file.display());
+    Ok(())
 }
 
 fn millis(d: Duration) -> i64 {
@@ -200,7 +307,7 @@ fn millis(d: Duration) -> i64 {
 
 fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
     let g = &args.source.or(&cli.source);
-    watch::check_fast(args.fast, g.demo.is_some())?;
+    watch::check_fast(args.fast, g.demo.is_some() || g.replay.is_some())?;
     let settings = config::load(&cli::load_options(
         &args.files.or(&cli.files),
         &args.pricing.or(&cli.pricing),
@@ -217,7 +324,7 @@ fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
         let real: SharedClock = Arc::new(SystemClock);
         (WatchClock::Real(real.clone()), real)
     };
-    let mut source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), shared)?;
+    let mut source = source_for(g, shared, recording_of(cli, &args.recording))?;
     let ledger = ledger_path(&settings.ledger);
     let opts = WatchOptions {
         for_ms: args.for_.map(millis),
@@ -294,7 +401,7 @@ fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
         eprintln!("gpumeter: no pricing configured (pricing.rate or --rate): no spend to export");
     }
     let clock: SharedClock = Arc::new(SystemClock);
-    let source = launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock.clone())?;
+    let source = source_for(g, clock.clone(), recording_of(cli, &args.recording))?;
     let session = gpumeter::session::Session::new(gpumeter::session::SessionConfig {
         pricing: settings.pricing,
         ledger_path: ledger_path(&settings.ledger),

@@ -38,16 +38,25 @@ struct Sampler {
     roster: Roster,
     errors: u64,
     opts: MetricsOptions,
+    /// A replay reached its end: the last state stays served, nothing more is read.
+    ended: bool,
 }
 
 impl Sampler {
     fn tick(&mut self, out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<()> {
+        if self.ended {
+            return Ok(());
+        }
         match self.source.sample() {
             Ok(snap) => {
                 let at = snap.taken_at_unix_ms;
                 self.roster.observe(&snap);
                 let step = self.session.ingest(snap);
                 self.show(&step, at, out, err)?;
+            }
+            Err(e) if e.is_final() => {
+                self.ended = true;
+                writeln!(err, "gpumeter: {e}; serving the last reading")?;
             }
             Err(e) => {
                 self.errors += 1;
@@ -124,6 +133,7 @@ pub fn run(
         roster: Roster::default(),
         errors: 0,
         opts: setup.metrics,
+        ended: false,
     };
     loop {
         let started = Instant::now();

@@ -2,6 +2,8 @@
 //! the engine or the terminal:
 //! - [`local`]: this machine, NVML for the GPUs ([`nvml`]) plus /proc for the host ([`host`]);
 //! - [`sim`]: the built-in demo scenarios (the `gpumeter-sim` crate);
+//! - [`replay`]: a recording played back (`--replay FILE`), and [`tee`]: any source whose
+//!   readings are also recorded (`--record FILE`);
 //! - [`collector`]: runs any source on its own thread and sends snapshots over a channel, so a
 //!   slow or hung driver call never blocks the dashboard.
 
@@ -9,7 +11,9 @@ pub mod collector;
 pub mod host;
 pub mod local;
 pub mod nvml;
+pub mod replay;
 pub mod sim;
+pub mod tee;
 
 use gpumeter_model::Snapshot;
 
@@ -36,4 +40,14 @@ pub enum SourceError {
     /// A demo scenario could not be loaded.
     #[error("scenario: {0}")]
     Scenario(String),
+    /// The source has nothing more to give (a replay reached its end): final, no retry helps.
+    #[error("{0}")]
+    Ended(String),
+}
+
+impl SourceError {
+    /// Whether retrying is pointless (the readings are over).
+    pub fn is_final(&self) -> bool {
+        matches!(self, SourceError::Ended(_))
+    }
 }

@@ -61,7 +61,9 @@ impl WatchClock {
 /// Why watching stopped early.
 #[derive(Debug, thiserror::Error)]
 pub enum WatchError {
-    #[error("--fast needs --demo: only a simulated machine can run faster than time")]
+    #[error(
+        "--fast needs --demo (or --replay): only a simulated or recorded machine can run faster than time"
+    )]
     FastNeedsDemo,
     #[error(transparent)]
     Autostop(#[from] AutostopSetupError),
@@ -241,6 +243,11 @@ pub fn run_watch_with(
         }
         match source.sample() {
             Ok(snap) => run.tick(snap, out, err)?,
+            // A replay that reached its end: the run is over.
+            Err(e) if e.is_final() => {
+                writeln!(err, "gpumeter: {e}")?;
+                break;
+            }
             Err(e) => {
                 run.session.source_failed(e.to_string(), now, 0);
                 writeln!(err, "gpumeter: {}: {e}", source.label())?;

@@ -29,7 +29,8 @@ fn options(text: &str) -> Vec<String> {
         .collect()
 }
 
-const SOURCE: &[&str] = &["demo", "list", "nvml-lib", "interval"];
+const SOURCE: &[&str] = &["demo", "list", "nvml-lib", "interval", "replay"];
+const RECORDING: &[&str] = &["record", "max-size", "max-files"];
 const FILES: &[&str] = &["config", "ledger", "no-ledger"];
 const PRICING: &[&str] = &["rate", "budget", "currency"];
 const DISPLAY: &[&str] = &["theme", "no-color"];
@@ -59,17 +60,17 @@ fn check(args: &[&str], groups: &[&[&str]], own: &[&str]) {
 
 #[test]
 fn each_command_lists_only_the_options_it_uses() {
-    check(&[], &[SOURCE, FILES, PRICING, DISPLAY], &[]);
+    check(&[], &[SOURCE, FILES, PRICING, DISPLAY, RECORDING], &[]);
     check(&["snapshot"], &[SOURCE, FILES, PRICING], &["json", "at"]);
     check(
         &["watch"],
-        &[SOURCE, FILES, PRICING],
+        &[SOURCE, FILES, PRICING, RECORDING],
         &["for", "fast", "autostop", "stop-cmd"],
     );
     check(&["report"], &[FILES], &["since", "json", "csv"]);
     check(
         &["serve"],
-        &[SOURCE, FILES, PRICING],
+        &[SOURCE, FILES, PRICING, RECORDING],
         &[
             "listen",
             "token-file",
@@ -79,6 +80,11 @@ fn each_command_lists_only_the_options_it_uses() {
             "autostop",
             "stop-cmd",
         ],
+    );
+    check(
+        &["record"],
+        &[SOURCE],
+        &["for", "fast", "max-size", "max-files"],
     );
     check(&["completions"], &[], &[]);
     check(&["man"], &[], &[]);

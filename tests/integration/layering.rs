@@ -80,6 +80,20 @@ fn notify_does_not_read_config() {
 }
 
 #[test]
+fn sources_and_recordings_know_nothing_of_the_engine_or_the_front_ends() {
+    let above = [
+        "engine", "session", "cli", "config", "notify", "ui", "watch", "serve", "fleet",
+    ];
+    check("source", &above);
+    check("recording", &above);
+}
+
+#[test]
+fn serve_draws_nothing_and_parses_no_arguments() {
+    check("serve", &["ui", "cli"]);
+}
+
+#[test]
 fn the_check_sees_grouped_imports() {
     assert_eq!(
         rooms_used(

@@ -13,6 +13,7 @@ mod fake_nvml_tui;
 mod insights;
 mod layering;
 mod pynvml;
+mod record;
 mod serve;
 mod serve_load;
 mod serve_prometheus;

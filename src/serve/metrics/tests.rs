@@ -3,7 +3,41 @@
 use gpumeter_model::{GpuReading, Snapshot};
 
 use super::*;
-use crate::ui::tests::demo::{names, played_for};
+
+/// A built-in scenario after `seconds` of one-second readings through a session at its own
+/// price (no ledger, no user config), on a fake clock.
+fn played_for(name: &str, seconds: i64) -> Engine {
+    use crate::source::Source;
+    let scenario = gpumeter_sim::Scenario::builtin(name).unwrap();
+    let settings = crate::config::load(&crate::config::LoadOptions {
+        env: crate::config::Env::default(),
+        demo: crate::launch::demo_pricing(&scenario),
+        ..Default::default()
+    })
+    .unwrap();
+    let clock = crate::clock::FakeClock::new(1_767_603_600_000);
+    let mut source =
+        crate::source::sim::SimSource::new(scenario, std::sync::Arc::new(clock.clone()));
+    let mut session = crate::session::Session::new(crate::session::SessionConfig {
+        pricing: settings.pricing,
+        interval_ms: 1_000,
+        alerts: settings.alerts,
+        ..Default::default()
+    })
+    .unwrap();
+    for _ in 0..=seconds {
+        session.ingest(source.sample().unwrap());
+        clock.advance_ms(1_000);
+    }
+    session.into_engine()
+}
+
+fn names() -> Vec<&'static str> {
+    gpumeter_sim::builtin_scenarios()
+        .iter()
+        .map(|(n, _)| *n)
+        .collect()
+}
 
 /// The value of every sample of `name`, with its label text (`{gpu="0",…}` or ``).
 fn samples(text: &str, name: &str) -> Vec<(String, f64)> {

@@ -1,0 +1,58 @@
+//! `--replay FILE`: a recording as a source. Each `sample` is the next recorded reading, with
+//! its recorded time (so the meter and the rules run on the recorded clock) and `source` set to
+//! `replay:<file name>`. The end of the recording, or a damaged tail, is a final
+//! [`SourceError::Ended`] that says how many readings were read and where it stopped.
+
+use std::path::Path;
+
+use gpumeter_model::Snapshot;
+
+use super::{Source, SourceError};
+use crate::recording::{ReadError, Reader};
+
+/// A recording played back.
+#[derive(Debug)]
+pub struct ReplaySource {
+    reader: Reader,
+    label: String,
+}
+
+impl ReplaySource {
+    pub fn open(path: &Path) -> Result<ReplaySource, ReadError> {
+        let reader = Reader::open(path)?;
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        Ok(ReplaySource {
+            reader,
+            label: format!("replay:{}", crate::sanitize::sanitize(&name, 64)),
+        })
+    }
+
+    /// The recording's header (host, interval, start).
+    pub fn header(&self) -> &crate::recording::Header {
+        self.reader.header()
+    }
+}
+
+impl Source for ReplaySource {
+    fn sample(&mut self) -> Result<Snapshot, SourceError> {
+        if let Some(mut snap) = self.reader.next_reading() {
+            snap.source = self.label.clone();
+            return Ok(snap);
+        }
+        let file = self.reader.path().display();
+        Err(SourceError::Ended(match self.reader.tail() {
+            Some(t) => format!("{file}: {t}"),
+            None => format!(
+                "{file}: end of the recording ({} readings)",
+                self.reader.readings()
+            ),
+        }))
+    }
+
+    fn label(&self) -> String {
+        self.label.clone()
+    }
+}
