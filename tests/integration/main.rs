@@ -11,6 +11,7 @@ mod cli_help;
 mod container;
 mod fake_nvml;
 mod fake_nvml_faults;
+mod fake_nvml_gpm;
 mod fake_nvml_tui;
 mod insights;
 mod layering;
