@@ -17,6 +17,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod engine;
+pub mod eval;
 pub mod export;
 pub mod launch;
 pub mod ledger;

@@ -9,6 +9,7 @@ mod check;
 mod cli;
 mod cli_help;
 mod container;
+mod corpus;
 mod fake_nvml;
 mod fake_nvml_faults;
 mod fake_nvml_gpm;

@@ -31,8 +31,8 @@ pub use gpm::{GpmSpec, XidSpec};
 pub use health::{ComputeModeSpec, GpuHealthSpec, NvLinkSpec, PreflightSpec};
 pub use pricing::{Pricing, RateUnit};
 pub use scenario::{
-    FaultSpec, GpuSignal, GpuSpec, HostSpec, ProcessGpuSpec, ProcessKind, ProcessSpec, Scenario,
-    ThreadSpec, ThrottleRule, WorkersSpec,
+    FaultSpec, FireLabel, GpuSignal, GpuSpec, HostSpec, Labels, ProcessGpuSpec, ProcessKind,
+    ProcessSpec, Scenario, ThreadSpec, ThrottleRule, WorkersSpec,
 };
 pub use signal::{Range, Signal, Wave};
 pub use simulate::Simulator;

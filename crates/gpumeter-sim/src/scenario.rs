@@ -43,6 +43,47 @@ pub struct Scenario {
     /// What `gpumeter check --demo` shows beyond the GPUs.
     #[serde(default)]
     pub preflight: PreflightSpec,
+    /// What the alert rules must say about this timeline (the labelled corpus); `--demo`
+    /// and the fake NVML ignore it.
+    pub labels: Option<Labels>,
+}
+
+/// A timeline's labels: how long to run it, which alerts must fire (and when), and which rules
+/// must stay quiet. Any alert that fires without a label that covers it is a false alarm.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Labels {
+    /// The kind of case, for the results table (`healthy look-alike`, `starved: CPU`, …).
+    pub case: Option<String>,
+    /// Seconds to fast-forward.
+    pub duration_s: u64,
+    #[serde(default)]
+    pub fire: Vec<FireLabel>,
+    /// Rules (`starved`, `idle`, `forgotten`, `throttle`, `checkpoint`) that must not fire.
+    #[serde(default)]
+    pub quiet: Vec<String>,
+}
+
+/// An alert that must fire.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FireLabel {
+    /// The rule (the alert kind's name).
+    pub rule: String,
+    /// Its verdict (the `verdict` evidence: `CPU-bound input`, …), at every fire and update.
+    pub verdict: Option<String>,
+    /// The GPUs it names (as its util evidence lists them).
+    pub gpus: Option<Vec<u32>>,
+    /// Text its `job` evidence contains.
+    pub job: Option<String>,
+    /// It must first fire within [from, to] seconds.
+    pub within_s: [f64; 2],
+    /// How many times it may fire (more is flapping); default 1.
+    #[serde(default = "one")]
+    pub max_fires: u32,
+    /// It may also not fire at all (at most `max_fires` notices).
+    #[serde(default)]
+    pub optional: bool,
 }
 
 fn default_boot_offset() -> u64 {

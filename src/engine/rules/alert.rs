@@ -19,6 +19,8 @@ pub enum AlertKind {
     Throttle,
     /// A budget threshold crossed (from billing).
     Budget,
+    /// GPUs pausing periodically while the job writes checkpoints.
+    Checkpoint,
 }
 
 impl AlertKind {
@@ -30,15 +32,17 @@ impl AlertKind {
             AlertKind::Starved => "starved",
             AlertKind::Throttle => "throttle",
             AlertKind::Budget => "budget",
+            AlertKind::Checkpoint => "checkpoint",
         }
     }
 
-    pub const ALL: [AlertKind; 5] = [
+    pub const ALL: [AlertKind; 6] = [
         AlertKind::IdlePaid,
         AlertKind::Forgotten,
         AlertKind::Starved,
         AlertKind::Throttle,
         AlertKind::Budget,
+        AlertKind::Checkpoint,
     ];
 
     /// The kind named `name` (as [`AlertKind::name`] writes it).

@@ -61,7 +61,13 @@ impl ForgottenRule {
                 let key = (p.pid, p.start_time_unix_s, u.gpu_index);
                 seen.insert(key);
                 let value = self.quiet(snap, u);
-                let (span, fire, clear) = (self.cfg.window_ms, self.fire_share, self.clear_share);
+                // A process that ran kernels for even 1 % of the window is in use (an inference
+                // server between bursts), not forgotten.
+                let (span, fire, clear) = (
+                    self.cfg.window_ms,
+                    self.fire_share.max(0.99),
+                    self.clear_share,
+                );
                 self.windows
                     .entry(key)
                     .or_insert_with(|| Window::new(span, fire, clear))

@@ -11,6 +11,7 @@
 
 pub mod alert;
 mod budget_text;
+pub mod checkpoint;
 pub mod config;
 pub mod forgotten;
 pub mod idle;
@@ -134,6 +135,7 @@ pub struct Rules {
     forgotten: forgotten::ForgottenRule,
     starved: starved::StarvedRule,
     throttle: throttle::ThrottleRule,
+    checkpoint: checkpoint::CheckpointRule,
     active: BTreeMap<String, ActiveAlert>,
     /// Alerts handed in from outside (budget), standing until acknowledged.
     external: BTreeMap<String, Alert>,
@@ -169,6 +171,8 @@ impl Rules {
                 clear,
             ),
             throttle: throttle::ThrottleRule::new(config.throttle.clone(), fire, clear),
+            // Checkpoints follow the starved switch: they are what starved would misread.
+            checkpoint: checkpoint::CheckpointRule::new(config.starved.enabled),
             config,
             currency: Currency::USD,
             active: BTreeMap::new(),
@@ -209,6 +213,7 @@ impl Rules {
             self.forgotten.evaluate(&ctx),
             self.starved.evaluate(&ctx),
             self.throttle.evaluate(&ctx),
+            self.checkpoint.evaluate(&ctx),
         ];
         let mut standing: BTreeMap<String, Alert> = self.external.clone();
         let mut remind: BTreeSet<String> = BTreeSet::new();

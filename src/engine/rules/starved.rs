@@ -13,7 +13,19 @@
 //! - I/O-bound input: iowait ≥ 15 %, a process of the tree in D state most of the window, or
 //!   I/O pressure (PSI) ≥ 20 % of the time;
 //! - host-to-device copies: PCIe RX ≥ 1 GB/s while util < 30 %;
-//! - else I/O-bound when disk reads sit at their observed peak, else unclassified.
+//! - else disk-throughput bound when reads are high *and* the disk shows saturation (busy ≥ 90 %
+//!   of the time in `/proc/diskstats`); a steady read rate alone is no limit; else unclassified.
+//!
+//! Hysteresis and holds (tuned on the labelled corpus, `docs/accuracy.md`):
+//! - each sample's condition is the GPU's util over a short span (a quarter of the window, at
+//!   most 10 s: enough to smooth a sawtooth of a few seconds), and the verdict needs that for
+//!   80 % of the window: a pause shorter than that (a checkpoint, a burst of requests and the
+//!   quiet after it) never fires, and a pause at the idle level is no starvation at all;
+//! - warm-up: nothing fires for a job before its GPUs have been active (above the idle level)
+//!   for one window in all — loading and compiling first;
+//! - a lighter phase: an unclassified verdict is held back when the job's input work (its CPU
+//!   and the disk reads) fell with the util, to ≤ 60 % of what it was while the GPUs were busy —
+//!   an evaluation pass, not a GPU waiting for input.
 //!
 //! One alert per job (torchrun ranks share one), worded "consistent with", with the evidence
 //! numbers, a severity from the starved share of the job's last hour (≥ 5 % moderate, ≥ 20 %
@@ -27,6 +39,15 @@ use super::job::{self, Job, JobKey, JobSample};
 use super::starved_text;
 use super::window::{DEFAULT_MAX_GAP_MS, MeanWindow, Window};
 use super::{Ctx, RuleOutput};
+
+/// Disk-throughput bound needs the busiest disk busy at least this share of the time (percent).
+pub(super) const DISK_BUSY_PCT: f64 = 90.0;
+/// A lighter phase: input work at most this share of its busy-time level.
+const PHASE_DROP_SHARE: f64 = 0.6;
+/// How far back the busy-time level of a job's input work looks.
+const BASELINE_SPAN_MS: i64 = 600_000;
+/// Longest span of the per-sample util (see the module doc).
+const MAX_SMOOTH_MS: i64 = 10_000;
 
 /// CPU-bound when the cgroup was throttled in at least this share of its periods (percent).
 pub(super) const THROTTLED_PCT: f64 = 25.0;
@@ -76,6 +97,8 @@ impl Cause {
 #[derive(Debug, Clone)]
 struct GpuState {
     util: MeanWindow,
+    /// Util over the short span each sample's condition looks at.
+    recent: MeanWindow,
     verdict: Window,
     /// The starved condition over the severity horizon, while held.
     history: Window,
@@ -90,6 +113,11 @@ pub(super) struct JobState {
     pub(super) thread_pct: MeanWindow,
     pub(super) dstate: MeanWindow,
     pub(super) runnable: MeanWindow,
+    /// Cores used and disk reads while the job's GPUs were busy (its normal input work).
+    busy_cores: MeanWindow,
+    busy_reads: MeanWindow,
+    /// Time its GPUs have been active (above the idle level) since it appeared.
+    active_ms: i64,
     pub(super) pcie_rx: MeanWindow,
     /// Waste since the alert began, rate × ms (micro-units·ms per hour).
     waste_acc: i128,
@@ -105,6 +133,9 @@ impl JobState {
             thread_pct: MeanWindow::new(span),
             dstate: MeanWindow::new(span),
             runnable: MeanWindow::new(span),
+            busy_cores: MeanWindow::new(BASELINE_SPAN_MS),
+            busy_reads: MeanWindow::new(BASELINE_SPAN_MS),
+            active_ms: 0,
             pcie_rx: MeanWindow::new(span),
             waste_acc: 0,
             since: None,
@@ -119,6 +150,19 @@ impl JobState {
         self.dstate.push(t, s.dstate);
         self.runnable.push(t, s.runnable);
         self.pcie_rx.push(t, s.pcie_rx);
+    }
+
+    /// Whether the job's input work fell with the util (a lighter phase, see the module doc).
+    fn phase_dropped(&self, reads_now: Option<f64>) -> bool {
+        let (Some(now), Some(base)) = (self.cores_used.mean(), self.busy_cores.mean()) else {
+            return false;
+        };
+        let cpu_fell = base > 0.0 && now <= PHASE_DROP_SHARE * base;
+        let reads_fell = match (reads_now, self.busy_reads.mean()) {
+            (Some(r), Some(b)) if b > 1e6 => r <= PHASE_DROP_SHARE * b,
+            _ => true,
+        };
+        cpu_fell && reads_fell
     }
 
     pub(super) fn cpu_share(&self) -> Option<f64> {
@@ -142,6 +186,7 @@ pub(super) struct Host {
     pub(super) cgroup_used: MeanWindow,
     pub(super) io_pressure: MeanWindow,
     pub(super) cpu_pressure: MeanWindow,
+    pub(super) disk_busy: MeanWindow,
     /// OOM-kill counter readings within the window: (time, count).
     pub(super) oom: std::collections::VecDeque<(i64, u64)>,
 }
@@ -181,6 +226,7 @@ impl StarvedRule {
                 cgroup_used: MeanWindow::new(span),
                 io_pressure: MeanWindow::new(span),
                 cpu_pressure: MeanWindow::new(span),
+                disk_busy: MeanWindow::new(span),
                 oom: std::collections::VecDeque::new(),
             },
             cfg,
@@ -237,9 +283,16 @@ impl StarvedRule {
             .mean()
             .is_some_and(|rx| rx >= c.h2d_rx_bytes_per_s)
             && util_mean < c.h2d_util_below_pct;
-        let disk = self.host.disk_read.mean().is_some_and(|d| {
-            d >= c.disk_min_bytes_per_s && d >= c.disk_peak_share * self.host.disk_peak
-        });
+        let disk = self
+            .host
+            .disk_read
+            .mean()
+            .is_some_and(|d| d >= c.disk_min_bytes_per_s)
+            && self
+                .host
+                .disk_busy
+                .mean()
+                .is_some_and(|b| b >= DISK_BUSY_PCT);
         if cpu {
             Cause::CpuBound
         } else if single {
@@ -272,6 +325,7 @@ impl StarvedRule {
         self.host.cgroup_used.push(now, cg.cpu_used_cores);
         self.host.io_pressure.push(now, snap.host.io_pressure_pct);
         self.host.cpu_pressure.push(now, snap.host.cpu_pressure_pct);
+        self.host.disk_busy.push(now, snap.host.disk_busy_pct);
         if let Some(n) = cg.oom_kills {
             self.host.oom.push_back((now, n));
         }
@@ -289,18 +343,21 @@ impl StarvedRule {
         }
 
         let (span, horizon) = (self.cfg.window_ms, self.cfg.severity_horizon_ms);
+        let smooth = (span / 4).clamp(500, MAX_SMOOTH_MS);
         let (fire, clear) = (self.fire_share, self.clear_share);
         for g in &snap.gpus {
             let held = job::held(snap, g.index);
             let st = self.gpus.entry(g.index).or_insert_with(|| GpuState {
                 util: MeanWindow::new(span),
+                recent: MeanWindow::new(smooth),
                 verdict: Window::new(span, fire, clear),
                 history: Window::new(horizon, 0.5, 0.1),
             });
             let util = g.util_gpu_pct.map(f64::from).filter(|_| held);
             st.util.push(now, util);
+            st.recent.push(now, util);
             let starved = if held {
-                st.util
+                st.recent
                     .mean()
                     .map(|m| m > self.idle_util_pct && m < self.cfg.util_below_pct)
             } else {
@@ -321,14 +378,34 @@ impl StarvedRule {
                 .jobs
                 .entry(j.key)
                 .or_insert_with(|| JobState::new(span));
-            js.push(now, &job::sample(snap, j));
+            let sample = job::sample(snap, j);
+            js.push(now, &sample);
+            let recent: Vec<f64> = j
+                .gpus
+                .iter()
+                .filter_map(|g| self.gpus.get(g).and_then(|s| s.recent.mean()))
+                .collect();
+            let job_util =
+                (!recent.is_empty()).then(|| recent.iter().sum::<f64>() / recent.len() as f64);
+            if job_util.is_some_and(|u| u > self.idle_util_pct) {
+                js.active_ms += dt;
+            }
+            if job_util.is_some_and(|u| u >= self.cfg.util_below_pct) {
+                js.busy_cores.push(now, sample.cores_used);
+                js.busy_reads.push(now, snap.host.disk_read_bytes_per_s);
+            } else {
+                // Keep the baseline's clock moving without adding to it.
+                js.busy_cores.push(now, None);
+                js.busy_reads.push(now, None);
+            }
             let starved: Vec<u32> = j
                 .gpus
                 .iter()
                 .copied()
                 .filter(|g| self.gpus.get(g).is_some_and(|s| s.verdict.is_active()))
                 .collect();
-            if starved.is_empty() {
+            let warming_up = js.active_ms < span;
+            if starved.is_empty() || warming_up {
                 js.since = None;
                 js.waste_acc = 0;
                 continue;
@@ -367,6 +444,14 @@ impl StarvedRule {
             };
             let js = &self.jobs[&j.key];
             let cause = self.cause(js, util_mean);
+            // A lighter phase, or one already over (the GPUs are busy again while the
+            // window catches up): nothing to say.
+            let busy_again = job_util.is_some_and(|u| u >= self.cfg.util_below_pct);
+            if cause == Cause::Unclassified
+                && (busy_again || js.phase_dropped(self.host.disk_read.mean()))
+            {
+                continue;
+            }
             for g in &starved {
                 *self.totals.entry((*g, cause)).or_insert(0) += dt;
             }

@@ -8,7 +8,7 @@ use super::budget_text::{
 };
 use super::config::StarvedConfig;
 use super::job::{busiest, busiest_thread, gpu_ranges};
-use super::starved::{Cause, Host, JobState, Verdict};
+use super::starved::{Cause, DISK_BUSY_PCT, Host, JobState, Verdict};
 use crate::units;
 use gpumeter_model::Snapshot;
 
@@ -197,7 +197,21 @@ pub(super) fn alert(
             "disk reads".into(),
             host.disk_read.mean().map_or_else(
                 || units::NA.into(),
-                |d| format!("{} (peak {})", units::rate(d), units::rate(host.disk_peak)),
+                |d| {
+                    let busy = host.disk_busy.mean();
+                    let judged = match busy {
+                        Some(b) if b >= DISK_BUSY_PCT => {
+                            format!("disk {b:.0} % busy: at its limit")
+                        }
+                        Some(b) => format!("disk {b:.0} % busy: not at a limit"),
+                        None => "disk busy time unknown: not judged a limit".into(),
+                    };
+                    format!(
+                        "{} (peak {}), {judged}",
+                        units::rate(d),
+                        units::rate(host.disk_peak)
+                    )
+                },
             ),
         ),
         (

@@ -1,0 +1,352 @@
+//! Scoring one timeline's alert transitions against its labels, and the per-rule totals and
+//! markdown table over a corpus. Pure: transitions in, numbers and words out.
+
+use std::collections::BTreeMap;
+
+use gpumeter_sim::{FireLabel, Labels};
+
+use crate::engine::rules::job::gpu_ranges;
+use crate::engine::rules::{Alert, Transition};
+
+/// An alert that fired, as the scoring sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fired {
+    pub at_s: f64,
+    pub rule: String,
+    pub id: String,
+    pub verdict: Option<String>,
+    /// The GPUs its util evidence names (`4–7`), if any.
+    pub gpus: Option<String>,
+    pub job: Option<String>,
+    pub title: String,
+}
+
+impl Fired {
+    fn of(at_s: f64, a: &Alert) -> Fired {
+        let ev = |pred: &dyn Fn(&str) -> bool| {
+            a.evidence
+                .iter()
+                .find(|(k, _)| pred(k))
+                .map(|(_, v)| v.clone())
+        };
+        Fired {
+            at_s,
+            rule: a.kind.name().to_string(),
+            id: a.id.clone(),
+            verdict: ev(&|k| k == "verdict"),
+            gpus: ev(&|k| k.starts_with("GPU util")).and_then(|v| {
+                let (_, after) = v.split_once(" on ")?;
+                Some(
+                    after
+                        .trim_start_matches("GPUs ")
+                        .trim_start_matches("GPU ")
+                        .to_string(),
+                )
+            }),
+            job: ev(&|k| k == "job"),
+            title: a.title.clone(),
+        }
+    }
+}
+
+/// Counts for one rule.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RuleStats {
+    pub true_pos: u32,
+    pub false_pos: u32,
+    pub false_neg: u32,
+    pub true_neg: u32,
+    /// Seconds from each met label's window start to the first fire.
+    pub detect_s: Vec<f64>,
+}
+
+/// One timeline's result.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    pub name: String,
+    pub case: String,
+    pub fired: Vec<Fired>,
+    pub rules: BTreeMap<String, RuleStats>,
+    /// What went wrong, in words (empty: the timeline passed).
+    pub problems: Vec<String>,
+}
+
+impl Outcome {
+    pub fn passed(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+fn stats<'a>(o: &'a mut Outcome, rule: &str) -> &'a mut RuleStats {
+    o.rules.entry(rule.to_string()).or_default()
+}
+
+/// Whether an alert is one the label speaks of (rule, GPUs, job).
+fn covers(l: &FireLabel, f: &Fired) -> bool {
+    f.rule == l.rule
+        && l.gpus
+            .as_ref()
+            .is_none_or(|g| f.gpus.as_deref() == Some(gpu_ranges(g).as_str()))
+        && l.job
+            .as_ref()
+            .is_none_or(|j| f.job.as_deref().is_some_and(|fj| fj.contains(j.as_str())))
+}
+
+/// Scores the transitions `(seconds since start, transition)` of one timeline.
+pub fn score(name: &str, labels: Option<&Labels>, events: &[(f64, Transition)]) -> Outcome {
+    let mut o = Outcome {
+        name: name.to_string(),
+        case: labels.and_then(|l| l.case.clone()).unwrap_or_default(),
+        ..Outcome::default()
+    };
+    let fired: Vec<Fired> = events
+        .iter()
+        .filter_map(|(t, tr)| match tr {
+            Transition::Fired(a) => Some(Fired::of(*t, a)),
+            _ => None,
+        })
+        .collect();
+    let updated: Vec<Fired> = events
+        .iter()
+        .filter_map(|(t, tr)| match tr {
+            Transition::Updated(a) => Some(Fired::of(*t, a)),
+            _ => None,
+        })
+        .collect();
+    let Some(labels) = labels else {
+        o.problems.push("no labels".into());
+        o.fired = fired;
+        return o;
+    };
+    let mut covered = vec![false; fired.len()];
+    for l in &labels.fire {
+        let mine: Vec<usize> = (0..fired.len()).filter(|&i| covers(l, &fired[i])).collect();
+        for &i in &mine {
+            covered[i] = true;
+        }
+        let what = match &l.verdict {
+            Some(v) => format!("{} ({v})", l.rule),
+            None => l.rule.clone(),
+        };
+        let Some(&first) = mine.first() else {
+            if !l.optional {
+                stats(&mut o, &l.rule).false_neg += 1;
+                o.problems.push(format!("missed: {what} never fired"));
+            }
+            continue;
+        };
+        let f = &fired[first];
+        let [from, to] = l.within_s;
+        let mut wrong = Vec::new();
+        if f.at_s < from || f.at_s > to {
+            wrong.push(format!(
+                "{what} fired at {:.0} s, outside {from:.0}–{to:.0} s",
+                f.at_s
+            ));
+        }
+        if mine.len() > l.max_fires as usize {
+            wrong.push(format!(
+                "{what} fired {} times (at most {}: flapping)",
+                mine.len(),
+                l.max_fires
+            ));
+        }
+        if let Some(v) = &l.verdict {
+            let ids: Vec<&str> = mine.iter().map(|&i| fired[i].id.as_str()).collect();
+            let seen = mine
+                .iter()
+                .map(|&i| &fired[i])
+                .chain(updated.iter().filter(|u| ids.contains(&u.id.as_str())));
+            for s in seen {
+                if s.verdict.as_deref() != Some(v.as_str()) {
+                    wrong.push(format!(
+                        "{what}: verdict {:?} at {:.0} s",
+                        s.verdict.as_deref().unwrap_or("none"),
+                        s.at_s
+                    ));
+                    break;
+                }
+            }
+        }
+        if wrong.is_empty() {
+            let st = stats(&mut o, &l.rule);
+            st.true_pos += 1;
+            st.detect_s.push((f.at_s - from).max(0.0));
+        } else {
+            stats(&mut o, &l.rule).false_neg += 1;
+            o.problems.extend(wrong);
+        }
+    }
+    for (f, &c) in fired.iter().zip(&covered) {
+        if !c {
+            stats(&mut o, &f.rule).false_pos += 1;
+            o.problems.push(format!(
+                "false alarm at {:.0} s: {} — {}",
+                f.at_s, f.rule, f.title
+            ));
+        }
+    }
+    for rule in &labels.quiet {
+        if !fired.iter().any(|f| &f.rule == rule) {
+            stats(&mut o, rule).true_neg += 1;
+        }
+    }
+    o.fired = fired;
+    o
+}
+
+/// Per-rule sums over a corpus.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    pub rules: BTreeMap<String, RuleStats>,
+}
+
+impl Totals {
+    pub fn of(outcomes: &[Outcome]) -> Totals {
+        let mut t = Totals::default();
+        for o in outcomes {
+            for (rule, s) in &o.rules {
+                let e = t.rules.entry(rule.clone()).or_default();
+                e.true_pos += s.true_pos;
+                e.false_pos += s.false_pos;
+                e.false_neg += s.false_neg;
+                e.true_neg += s.true_neg;
+                e.detect_s.extend(&s.detect_s);
+            }
+        }
+        t
+    }
+
+    /// The markdown table: one row per rule.
+    pub fn markdown(&self) -> String {
+        let mut out = String::from(
+            "| rule | true pos. | false pos. | false neg. | true neg. | precision | recall | \
+             time to detect (median, max) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        );
+        for (rule, s) in &self.rules {
+            let ratio = |a: u32, b: u32| {
+                if a + b == 0 {
+                    "–".to_string()
+                } else {
+                    format!("{:.0} %", f64::from(a) * 100.0 / f64::from(a + b))
+                }
+            };
+            let mut d = s.detect_s.clone();
+            d.sort_by(f64::total_cmp);
+            let ttd = match (d.get(d.len() / 2), d.last()) {
+                (Some(m), Some(x)) => format!("{m:.0} s, {x:.0} s"),
+                _ => "–".into(),
+            };
+            out.push_str(&format!(
+                "| {rule} | {} | {} | {} | {} | {} | {} | {ttd} |\n",
+                s.true_pos,
+                s.false_pos,
+                s.false_neg,
+                s.true_neg,
+                ratio(s.true_pos, s.false_pos),
+                ratio(s.true_pos, s.false_neg),
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rules::{AlertKind, Severity};
+
+    fn alert(kind: AlertKind, id: &str, verdict: &str) -> Alert {
+        Alert {
+            id: id.into(),
+            kind,
+            severity: Severity::Moderate,
+            gpu: None,
+            title: format!("{id} title"),
+            detail: String::new(),
+            evidence: vec![
+                ("verdict".into(), verdict.into()),
+                ("GPU util (60 s mean)".into(), "40 % on GPUs 4–7".into()),
+            ],
+            cost_micros: None,
+            next_step: None,
+            since_unix_ms: 0,
+            currency: "USD".into(),
+        }
+    }
+
+    fn labels(text: &str) -> Labels {
+        let s = gpumeter_sim::Scenario::from_toml(
+            "t.toml",
+            &format!("name = \"t\"\ndescription = \"t\"\n{text}"),
+        )
+        .unwrap();
+        s.labels.unwrap()
+    }
+
+    #[test]
+    fn a_label_met_in_time_with_its_verdict_is_a_true_positive() {
+        let l = labels(
+            "[labels]\nduration_s = 600\nquiet = [\"idle\"]\n[[labels.fire]]\nrule = \"starved\"\n\
+             verdict = \"CPU-bound input\"\ngpus = [4, 5, 6, 7]\nwithin_s = [60, 240]\n",
+        );
+        let a = alert(AlertKind::Starved, "starved:job-1", "CPU-bound input");
+        let o = score("t", Some(&l), &[(100.0, Transition::Fired(a))]);
+        assert!(o.passed(), "{:?}", o.problems);
+        assert_eq!(o.rules["starved"].true_pos, 1);
+        assert_eq!(o.rules["starved"].detect_s, vec![40.0]);
+        assert_eq!(o.rules["idle"].true_neg, 1);
+    }
+
+    #[test]
+    fn late_flapping_wrong_verdict_unlabelled_and_missing_alerts_fail() {
+        let l = labels(
+            "[labels]\nduration_s = 600\n[[labels.fire]]\nrule = \"starved\"\n\
+             verdict = \"CPU-bound input\"\nwithin_s = [0, 60]\n\
+             [[labels.fire]]\nrule = \"idle\"\nwithin_s = [0, 60]\n",
+        );
+        let cpu = alert(AlertKind::Starved, "starved:job-1", "CPU-bound input");
+        let disk = alert(AlertKind::Starved, "starved:job-1", "disk-throughput bound");
+        let ev = [
+            (90.0, Transition::Fired(cpu.clone())),
+            (120.0, Transition::Updated(disk)),
+            (200.0, Transition::Fired(cpu)),
+            (
+                300.0,
+                Transition::Fired(alert(AlertKind::Throttle, "throttle:x", "")),
+            ),
+        ];
+        let o = score("t", Some(&l), &ev);
+        let all = o.problems.join("\n");
+        assert!(all.contains("outside 0–60 s"), "{all}");
+        assert!(all.contains("fired 2 times"), "{all}");
+        assert!(
+            all.contains("verdict \"disk-throughput bound\" at 120 s"),
+            "{all}"
+        );
+        assert!(all.contains("missed: idle never fired"), "{all}");
+        assert!(all.contains("false alarm at 300 s: throttle"), "{all}");
+        let t = Totals::of(&[o]);
+        assert_eq!(t.rules["starved"].false_neg, 1);
+        assert_eq!(t.rules["throttle"].false_pos, 1);
+        assert!(
+            t.markdown()
+                .contains("| throttle | 0 | 1 | 0 | 0 | 0 % | – | – |")
+        );
+    }
+
+    #[test]
+    fn an_optional_label_may_stay_quiet_but_not_flap() {
+        let l = labels(
+            "[labels]\nduration_s = 600\n[[labels.fire]]\nrule = \"idle\"\noptional = true\n\
+             within_s = [0, 600]\n",
+        );
+        assert!(score("t", Some(&l), &[]).passed());
+        let a = alert(AlertKind::IdlePaid, "idle", "");
+        let twice = [
+            (10.0, Transition::Fired(a.clone())),
+            (20.0, Transition::Fired(a)),
+        ];
+        assert!(!score("t", Some(&l), &twice).passed());
+    }
+}
