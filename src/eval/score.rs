@@ -271,7 +271,7 @@ mod tests {
             cost_micros: None,
             next_step: None,
             since_unix_ms: 0,
-            currency: "USD".into(),
+            currency: crate::money::Currency::USD,
         }
     }
 
