@@ -193,8 +193,11 @@ impl Cli {
             Some(Command::Watch(_)) => ("watch", true, true, true, false),
             Some(Command::Serve(_)) => ("serve", true, true, true, false),
             Some(Command::Report(_)) => ("report", false, true, false, false),
+            Some(Command::Check(_)) => ("check", true, true, true, false),
             Some(Command::Record(_)) => ("record", true, false, false, false),
         };
+        // `check` reads --demo, --list and --config of these groups, not the rest.
+        let check = name == "check";
         // `--record` before the subcommand counts for the front-ends that run readings.
         let rec = matches!(self.command, Some(Command::Watch(_) | Command::Serve(_)));
         let r = &self.recording;
@@ -205,13 +208,13 @@ impl Cli {
         let given = [
             (source, "--demo", s.demo.is_some()),
             (source, "--list", s.list),
-            (source, "--interval", s.interval.is_some()),
-            (source, "--replay", s.replay.is_some()),
+            (source && !check, "--interval", s.interval.is_some()),
+            (source && !check, "--replay", s.replay.is_some()),
             (rec, "--record", r.record.is_some()),
             (rec, "--max-size", r.caps.max_size.is_some()),
             (files, "--config", f.config.is_some()),
-            (files, "--ledger", f.ledger.is_some()),
-            (files, "--no-ledger", f.no_ledger),
+            (files && !check, "--ledger", f.ledger.is_some()),
+            (files && !check, "--no-ledger", f.no_ledger),
             (pricing, "--rate", p.rate.is_some()),
             (pricing, "--budget", p.budget.is_some()),
             (pricing, "--currency", p.currency.is_some()),
@@ -267,6 +270,9 @@ pub enum Command {
     Watch(WatchArgs),
     /// Spend per day and per session from the ledger.
     Report(ReportArgs),
+    /// Pre-flight a rented machine in ~10 s: GPUs, driver and torch, links, host balance,
+    /// storage, software hazards, billing. Exit 0 all ok, 4 warnings, 5 failures.
+    Check(CheckArgs),
     /// Serve the meter over HTTP: Prometheus /metrics, /api/v1/snapshot, /healthz, /-/ready.
     Serve(ServeArgs),
     /// Record readings to a file, to replay later with --replay.
@@ -321,6 +327,49 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 #[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The GPUs that were paid for, e.g. 8xH100, 4xA100, 8 or H100 (a mismatch fails).
+    #[arg(long, value_name = "N×MODEL", value_parser = parse_expect)]
+    pub expect: Option<crate::check::Expect>,
+
+    /// The Python the job will run, to read its torch build (default: python3 or python on
+    /// PATH). torch is not imported: CUDA is not initialised.
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+
+    /// Probe the dataset's directory: at most ~2 s and 256 MiB read (existing files, read
+    /// only; a temporary file there only when it holds too little), and its file system.
+    #[arg(long, value_name = "PATH")]
+    pub data: Option<PathBuf>,
+
+    /// Print the versioned JSON report instead of text.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Check a built-in simulated machine instead of this one (default scenario: rented, a
+    /// fresh 8×H100 box with two hazards), or a scenario file (a path ending in .toml).
+    #[arg(long, value_name = "SCENARIO", num_args = 0..=1, default_missing_value = "rented", help_heading = "Source")]
+    pub demo: Option<String>,
+
+    /// Load NVML from this file instead of the system's libnvidia-ml.so.1.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "GPUMETER_NVML_LIB",
+        help_heading = "Source"
+    )]
+    pub nvml_lib: Option<PathBuf>,
+
+    /// Read this config file (for the rate and budget) instead of
+    /// $XDG_CONFIG_HOME/gpumeter/config.toml.
+    #[arg(long, value_name = "PATH", help_heading = "Files")]
+    pub config: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub pricing: PricingArgs,
+}
+
+#[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Address to listen on. Loopback by default; any other address needs a token
     /// (--token-file or GPUMETER_SERVE_TOKEN).
@@ -368,6 +417,10 @@ pub struct ServeArgs {
     pub pricing: PricingArgs,
     #[command(flatten)]
     pub recording: RecordArgs,
+}
+
+fn parse_expect(s: &str) -> Result<crate::check::Expect, String> {
+    crate::check::Expect::parse(s)
 }
 
 /// Metric names of another exporter, for `serve --compat`.

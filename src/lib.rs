@@ -12,6 +12,7 @@
 //! a [`clock::Clock`] so every rule is testable with a fake clock.
 
 pub mod billing;
+pub mod check;
 pub mod cli;
 pub mod clock;
 pub mod config;

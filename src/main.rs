@@ -27,6 +27,25 @@ fn main() -> ExitCode {
             )
             .exit();
     }
+    // `check` has its own exit codes (0 ok, 4 warnings, 5 failures).
+    if let Some(Command::Check(args)) = &cli.command {
+        let now = SystemClock.now_unix_ms();
+        if cli.source.list {
+            print!("{}", launch::scenario_list());
+            return ExitCode::SUCCESS;
+        }
+        return match gpumeter::check::run::run(&cli, args, now, &mut std::io::stdout().lock()) {
+            Ok(code) => ExitCode::from(code),
+            Err(err) => {
+                eprintln!("gpumeter: {err}");
+                let code = match &err {
+                    gpumeter::check::run::CheckError::Launch(e) => e.exit_code(),
+                    _ => 1,
+                };
+                ExitCode::from(code)
+            }
+        };
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -67,6 +86,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Snapshot(args)) => snapshot(&cli, args),
         Some(Command::Watch(args)) => watch_cmd(&cli, args),
         Some(Command::Report(args)) => report_cmd(&cli, args),
+        // Handled in `main`, with its own exit codes.
+        Some(Command::Check(_)) => Ok(()),
         Some(Command::Serve(args)) => serve_cmd(&cli, args),
         Some(Command::Record(args)) => record_cmd(&cli, args),
         None => dashboard(&cli),

@@ -2,6 +2,7 @@
 //! the engine or the terminal:
 //! - [`local`]: this machine, NVML for the GPUs ([`nvml`]) plus /proc for the host ([`host`]);
 //! - [`sim`]: the built-in demo scenarios (the `gpumeter-sim` crate);
+//! - [`inspect`]: a one-time look at the GPUs' health and wiring for `gpumeter check`;
 //! - [`replay`]: a recording played back (`--replay FILE`), and [`tee`]: any source whose
 //!   readings are also recorded (`--record FILE`);
 //! - [`collector`]: runs any source on its own thread and sends snapshots over a channel, so a
@@ -9,6 +10,7 @@
 
 pub mod collector;
 pub mod host;
+pub mod inspect;
 pub mod local;
 pub mod nvml;
 pub mod replay;

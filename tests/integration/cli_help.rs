@@ -69,6 +69,13 @@ fn each_command_lists_only_the_options_it_uses() {
     );
     check(&["report"], &[FILES], &["since", "json", "csv"]);
     check(
+        &["check"],
+        &[PRICING],
+        &[
+            "expect", "python", "data", "json", "demo", "nvml-lib", "config",
+        ],
+    );
+    check(
         &["serve"],
         &[SOURCE, FILES, PRICING, RECORDING],
         &[
@@ -113,4 +120,31 @@ fn an_option_before_a_subcommand_that_ignores_it_is_refused() {
         err.contains("--theme does not apply to `gpumeter report`"),
         "{err}"
     );
+}
+
+#[test]
+fn check_refuses_the_ledger_and_interval_before_it_and_takes_demo() {
+    for flags in [
+        &["--ledger", "/tmp/x.sqlite"][..],
+        &["--interval", "2s"][..],
+    ] {
+        let out = Command::cargo_bin("gpumeter")
+            .unwrap()
+            .env_remove("GPUMETER_NVML_LIB")
+            .args(flags)
+            .arg("check")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("does not apply to `gpumeter check`"), "{err}");
+    }
+    let out = Command::cargo_bin("gpumeter")
+        .unwrap()
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .args(["--demo", "idle", "check", "--json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["source"], "demo:idle");
 }

@@ -5,6 +5,7 @@
 
 mod billing_cli;
 mod billing_week;
+mod check;
 mod cli;
 mod cli_help;
 mod fake_nvml;

@@ -14,6 +14,7 @@ pub const ERROR_UNINITIALIZED: nvmlReturn_t = 1;
 pub const ERROR_INVALID_ARGUMENT: nvmlReturn_t = 2;
 pub const ERROR_NOT_SUPPORTED: nvmlReturn_t = 3;
 pub const ERROR_NOT_FOUND: nvmlReturn_t = 6;
+pub const ERROR_CORRUPTED_INFOROM: nvmlReturn_t = 14;
 pub const ERROR_INSUFFICIENT_SIZE: nvmlReturn_t = 7;
 pub const ERROR_ARGUMENT_VERSION_MISMATCH: nvmlReturn_t = 25;
 pub const ERROR_UNKNOWN: nvmlReturn_t = 999;
@@ -47,6 +48,19 @@ pub const TEMPERATURE_THRESHOLD_SLOWDOWN: c_uint = 1;
 /// `nvmlMemoryErrorType_t` (corrected, uncorrected) and `nvmlEccCounterType_t` (volatile,
 /// aggregate): both have two values.
 pub const ECC_KINDS: c_uint = 2;
+
+/// `nvmlPageRetirementCause_t`: multiple single-bit errors, a double-bit error.
+pub const RETIRED_SBE: c_uint = 0;
+pub const RETIRED_DBE: c_uint = 1;
+
+/// `NVML_NVLINK_MAX_LINKS`.
+pub const NVLINK_MAX_LINKS: c_uint = 18;
+
+/// `nvmlGpuTopologyLevel_t`.
+pub const TOPOLOGY_INTERNAL: c_uint = 0;
+pub const TOPOLOGY_SINGLE: c_uint = 10;
+pub const TOPOLOGY_NODE: c_uint = 40;
+pub const TOPOLOGY_SYSTEM: c_uint = 50;
 
 /// `nvmlMemory_v2` as `NVML_STRUCT_VERSION(Memory, 2)`: size | 2 << 24. nvtop passes a bare 2.
 pub const MEMORY_V2_VERSION: c_uint = 0x0200_0028;

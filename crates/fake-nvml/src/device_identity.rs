@@ -1,14 +1,13 @@
-//! Who a device is and how it is set up: name, UUID, PCI info, index, minor number, CUDA
-//! compute capability, MIG mode, and the modes nvidia-ml-py clients (nvitop, gpustat) show
-//! (persistence, display, compute mode, ECC error counts). Settings the scenario does not
-//! model read as a plain data-center default: persistence on, no display, default compute
-//! mode, no ECC errors.
+//! Who a device is: name, UUID, PCI info, index, minor number, CUDA compute capability, MIG
+//! mode, and the display modes nvidia-ml-py clients (nvitop, gpustat) show (no display). The
+//! health and setup a pre-flight asks for (persistence, compute mode, ECC) are in
+//! `device_health`.
 
 #![allow(non_snake_case)]
 
 use std::ffi::{c_char, c_int, c_uint};
 
-use crate::abi::{ECC_KINDS, ERROR_INVALID_ARGUMENT, nvmlDevice_t, nvmlPciInfo_t, nvmlReturn_t};
+use crate::abi::{nvmlDevice_t, nvmlPciInfo_t, nvmlReturn_t};
 use crate::call::{Device, copy_c_string, device_call, device_out, supported};
 
 /// A string-returning device function.
@@ -61,7 +60,7 @@ pub unsafe extern "C" fn nvmlDeviceGetPciInfo_v3(
 }
 
 /// The struct for a bus id such as `00000000:18:00.0`.
-fn pci_info(bus_id: &str, name: &str) -> nvmlPciInfo_t {
+pub(crate) fn pci_info(bus_id: &str, name: &str) -> nvmlPciInfo_t {
     let mut parts = bus_id.split([':', '.']);
     let mut hex = || {
         parts
@@ -204,15 +203,6 @@ pub unsafe extern "C" fn nvmlDeviceGetMigMode(
     })
 }
 
-/// `NVML_FEATURE_ENABLED`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetPersistenceMode(
-    device: nvmlDevice_t,
-    mode: *mut c_uint,
-) -> nvmlReturn_t {
-    device_out("nvmlDeviceGetPersistenceMode", device, mode, |_| Ok(1))
-}
-
 /// `NVML_FEATURE_DISABLED`: no monitor attached.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetDisplayMode(
@@ -229,31 +219,6 @@ pub unsafe extern "C" fn nvmlDeviceGetDisplayActive(
     active: *mut c_uint,
 ) -> nvmlReturn_t {
     device_out("nvmlDeviceGetDisplayActive", device, active, |_| Ok(0))
-}
-
-/// `NVML_COMPUTEMODE_DEFAULT`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetComputeMode(
-    device: nvmlDevice_t,
-    mode: *mut c_uint,
-) -> nvmlReturn_t {
-    device_out("nvmlDeviceGetComputeMode", device, mode, |_| Ok(0))
-}
-
-/// No ECC errors of any kind; an unknown error or counter type is `INVALID_ARGUMENT`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetTotalEccErrors(
-    device: nvmlDevice_t,
-    error_type: c_uint,
-    counter_type: c_uint,
-    count: *mut u64,
-) -> nvmlReturn_t {
-    device_out("nvmlDeviceGetTotalEccErrors", device, count, |_| {
-        if error_type >= ECC_KINDS || counter_type >= ECC_KINDS {
-            return Err(ERROR_INVALID_ARGUMENT);
-        }
-        Ok(0)
-    })
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! Holds: the C types and codes (`abi`), the global state with its refcount, clock and call
 //! counters (`state`), the environment it reads (`load`), the call discipline every export
 //! follows (`call`), and the exports by topic: `system`, `device_identity`, `device_util`,
-//! `device_power`, `device_clocks`, `process`. Reads the scenario engine; touches nothing else.
+//! `device_power`, `device_clocks`, `device_health`, `device_links`, `process`. Reads the scenario engine; touches nothing else.
 //!
 //! Environment (read on the first `nvmlInit`): `GPUMETER_FAKE_NVML_SCENARIO` (a built-in
 //! scenario name or a `.toml` path; default `training`), `GPUMETER_FAKE_NVML_ELAPSED_MS`
@@ -28,7 +28,9 @@
 pub mod abi;
 mod call;
 mod device_clocks;
+mod device_health;
 mod device_identity;
+mod device_links;
 mod device_power;
 mod device_util;
 mod load;
@@ -37,7 +39,9 @@ mod state;
 mod system;
 
 pub use device_clocks::*;
+pub use device_health::*;
 pub use device_identity::*;
+pub use device_links::*;
 pub use device_power::*;
 pub use device_util::*;
 pub use load::{DEFAULT_SCENARIO, ELAPSED_ENV, SCENARIO_ENV};

@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use crate::scenario::Scenario;
 
-const BUILTIN: [(&str, &str); 7] = [
+const BUILTIN: [(&str, &str); 8] = [
     ("training", include_str!("../scenarios/training.toml")),
     ("cpu-starved", include_str!("../scenarios/cpu-starved.toml")),
     ("io-starved", include_str!("../scenarios/io-starved.toml")),
@@ -12,6 +12,7 @@ const BUILTIN: [(&str, &str); 7] = [
     ("forgotten", include_str!("../scenarios/forgotten.toml")),
     ("gpu-lost", include_str!("../scenarios/gpu-lost.toml")),
     ("mixed", include_str!("../scenarios/mixed.toml")),
+    ("rented", include_str!("../scenarios/rented.toml")),
 ];
 
 /// The TOML text of a built-in scenario.

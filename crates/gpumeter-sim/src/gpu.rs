@@ -49,6 +49,11 @@ pub(crate) fn expand_gpus(scenario: &Scenario) -> Vec<GpuInstance> {
 }
 
 impl GpuInstance {
+    /// Which `[[gpu]]` entry this device was made from.
+    pub(crate) fn spec_index(&self) -> usize {
+        self.spec
+    }
+
     pub(crate) fn reading(
         &mut self,
         scenario: &Scenario,

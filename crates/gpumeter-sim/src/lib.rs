@@ -14,6 +14,7 @@ mod demo_faults;
 mod error;
 mod faults;
 mod gpu;
+mod health;
 mod noise;
 mod pricing;
 mod processes;
@@ -25,6 +26,7 @@ mod validate;
 pub use builtin::builtin_scenarios;
 pub use error::ScenarioError;
 pub use faults::{Fault, NvmlError, nvml_error_code, nvml_error_name};
+pub use health::{ComputeModeSpec, GpuHealthSpec, NvLinkSpec, PreflightSpec};
 pub use pricing::{Pricing, RateUnit};
 pub use scenario::{
     FaultSpec, GpuSignal, GpuSpec, HostSpec, ProcessGpuSpec, ProcessKind, ProcessSpec, Scenario,

@@ -7,6 +7,7 @@ use gpumeter_model::ThrottleReason;
 use serde::Deserialize;
 
 use crate::faults::NvmlError;
+use crate::health::{GpuHealthSpec, PreflightSpec};
 use crate::pricing::Pricing;
 use crate::signal::Signal;
 
@@ -35,6 +36,9 @@ pub struct Scenario {
     #[serde(default, rename = "fault")]
     pub faults: Vec<FaultSpec>,
     pub pricing: Option<Pricing>,
+    /// What `gpumeter check --demo` shows beyond the GPUs.
+    #[serde(default)]
+    pub preflight: PreflightSpec,
 }
 
 fn default_boot_offset() -> u64 {
@@ -107,6 +111,9 @@ pub struct GpuSpec {
     /// Throttle reasons: always on, or on while a signal is above/below a level.
     #[serde(default)]
     pub throttle: Vec<ThrottleRule>,
+    /// Health and setup for `gpumeter check` (ECC, remaps, NVLink …); healthy when absent.
+    #[serde(default)]
+    pub health: GpuHealthSpec,
 }
 
 fn one() -> u32 {

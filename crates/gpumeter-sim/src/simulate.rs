@@ -8,7 +8,7 @@ use crate::faults::{Fault, function_matches};
 use crate::gpu::{GpuInstance, expand_gpus};
 use crate::noise;
 use crate::processes::{ProcInstance, expand, round2};
-use crate::scenario::Scenario;
+use crate::scenario::{GpuSpec, Scenario};
 use crate::signal::{Range, Signal};
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -71,6 +71,13 @@ impl Simulator {
 
     pub fn scenario(&self) -> &Scenario {
         &self.scenario
+    }
+
+    /// The `[[gpu]]` entry device `index` was replicated from (its health keys, for the fake
+    /// driver's pre-flight calls).
+    pub fn gpu_spec(&self, index: u32) -> Option<&GpuSpec> {
+        let gpu = self.gpus.get(usize::try_from(index).ok()?)?;
+        self.scenario.gpus.get(gpu.spec_index())
     }
 
     /// The full reading `elapsed_ms` after the scenario started, with demo faults applied

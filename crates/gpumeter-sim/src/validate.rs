@@ -6,6 +6,9 @@ use std::collections::BTreeSet;
 use crate::error::ScenarioError;
 use crate::scenario::Scenario;
 
+/// NVML's `NVML_NVLINK_MAX_LINKS`.
+const MAX_NVLINKS: u32 = 18;
+
 impl Scenario {
     /// Parses and checks a scenario; `origin` (a file name) prefixes every error message.
     pub fn from_toml(origin: &str, text: &str) -> Result<Scenario, ScenarioError> {
@@ -94,6 +97,20 @@ impl Scenario {
                     );
                 }
                 _ => {}
+            }
+            if let Some(nv) = &g.health.nvlink {
+                if nv.links > MAX_NVLINKS {
+                    return bad(
+                        format!("gpu[{i}].health.nvlink.links"),
+                        format!("at most {MAX_NVLINKS}, got {}", nv.links),
+                    );
+                }
+                if let Some(d) = nv.down.iter().find(|d| **d >= nv.links) {
+                    return bad(
+                        format!("gpu[{i}].health.nvlink.down"),
+                        format!("link {d} does not exist ({} links)", nv.links),
+                    );
+                }
             }
             for (j, t) in g.throttle.iter().enumerate() {
                 if t.when.is_some() == (t.above.is_none() && t.below.is_none()) {

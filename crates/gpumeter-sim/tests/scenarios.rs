@@ -30,7 +30,7 @@ fn mean_util(sim: &mut Simulator, secs: u64) -> f64 {
 }
 
 #[test]
-fn all_seven_builtins_parse_and_are_listed_in_order() {
+fn all_builtins_parse_and_are_listed_in_order() {
     let list = builtin_scenarios();
     let names: Vec<&str> = list.iter().map(|(n, _)| *n).collect();
     assert_eq!(
@@ -42,7 +42,8 @@ fn all_seven_builtins_parse_and_are_listed_in_order() {
             "idle",
             "forgotten",
             "gpu-lost",
-            "mixed"
+            "mixed",
+            "rented"
         ]
     );
     for (name, desc) in list {
@@ -296,4 +297,30 @@ fn affinity_and_cgroup_quota_reach_the_snapshot_and_default_to_unknown() {
     let snap = at(&mut sim("training"), 5);
     assert_eq!(snap.host.cpu_quota_cores, None);
     assert!(snap.processes.iter().all(|p| p.cpus_allowed.is_none()));
+}
+
+#[test]
+fn rented_is_an_idle_box_with_one_degraded_link_and_a_newer_torch() {
+    let mut s = sim("rented");
+    let snap = at(&mut s, 60);
+    assert!(snap.processes.is_empty());
+    for g in &snap.gpus {
+        let expect = if g.index == 5 {
+            (Some(4), Some(8))
+        } else {
+            (Some(5), Some(16))
+        };
+        assert_eq!(
+            (g.pcie_link_gen_max, g.pcie_link_width),
+            expect,
+            "GPU {}",
+            g.index
+        );
+        assert_eq!(g.util_gpu_pct, Some(0));
+    }
+    let health = &s.gpu_spec(5).unwrap().health;
+    assert_eq!(health.pcie_gen_card_max, Some(5));
+    assert_eq!(s.scenario().preflight.torch_cuda.as_deref(), Some("12.9"));
+    assert_eq!(s.gpu_spec(3).unwrap().health.numa_node, Some(0));
+    assert_eq!(s.gpu_spec(4).unwrap().health.numa_node, Some(1));
 }

@@ -30,6 +30,7 @@ mod cgroup;
 mod containers;
 mod cpu;
 mod io;
+mod limits;
 mod memory;
 mod nspid;
 mod processes;
@@ -49,6 +50,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use gpumeter_model::{GpuUse, HostReading, ProcessReading, SystemInfo};
+
+pub use limits::{HostLimits, parse_cpu_list};
 
 use crate::sanitize::sanitize;
 

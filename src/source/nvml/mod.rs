@@ -5,12 +5,14 @@
 //!
 //! Holds: loading and the open messages (`open`), error sorting (`errors`), the memo of refused
 //! readings (`support`), per-GPU memory between ticks (`slot`), per-GPU reading (`device`),
-//! processes and their utilization cursor (`processes`), intervals (`schedule`).
+//! processes and their utilization cursor (`processes`), intervals (`schedule`), and the
+//! one-time pre-flight inspection for `gpumeter check` (`inspect`).
 //! Touches only NVML; /proc and the snapshot assembly are in `source::local`. No globals: each
 //! [`NvmlSource`] owns its library handle, so tests can open a fake library by path.
 
 mod device;
 mod errors;
+mod inspect;
 mod open;
 mod processes;
 mod schedule;
@@ -23,6 +25,7 @@ use std::path::{Path, PathBuf};
 use gpumeter_model::{GpuReading, GpuState, GpuUse};
 use nvml_wrapper::{cuda_driver_version_major, cuda_driver_version_minor};
 
+pub use inspect::inspect;
 pub use open::{DEFAULT_NVML_LIB, NVML_LIB_ENV};
 pub use slot::NvmlTiming;
 

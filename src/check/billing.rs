@@ -1,0 +1,56 @@
+//! The billing family: is a rate configured (so gpumeter can put a price on idle time) and a
+//! budget (so it warns before the bill does), and where; and what the machine says it is, from
+//! local DMI data only (`/sys/class/dmi/id`), never from the network.
+
+use super::facts::Facts;
+use super::verdict::{Family, Level, Verdict};
+
+fn v(id: &'static str, level: Level, s: String) -> Verdict {
+    Verdict::new(Family::Billing, id, level, s)
+}
+
+pub fn check(facts: &Facts) -> Vec<Verdict> {
+    let b = &facts.billing;
+    let mut out = Vec::new();
+    if let Some(e) = &b.config_error {
+        out.push(
+            v(
+                "billing.config",
+                Level::Fail,
+                format!("the config file does not load: {e}"),
+            )
+            .fix("fix the file (the message names the line)"),
+        );
+    }
+    let from = b
+        .origin
+        .as_deref()
+        .map_or(String::new(), |o| format!(" (from {o})"));
+    out.push(match &b.rate {
+        Some(r) => v("billing.rate", Level::Ok, format!("rate {r}{from}")),
+        None => v("billing.rate", Level::Warn, "no rate configured: gpumeter cannot price idle time".into())
+            .fix("pass --rate 2.49/h (or 3.10/gpu-h), or set [pricing] rate in ~/.config/gpumeter/config.toml"),
+    });
+    out.push(match (&b.budget, &b.rate) {
+        (Some(x), _) => v("billing.budget", Level::Ok, format!("budget {x}{from}")),
+        (None, _) => v(
+            "billing.budget",
+            Level::Warn,
+            "no budget set: nothing warns before the bill does".into(),
+        )
+        .fix("pass --budget 500/day (or 2000/month), or set [pricing] budget in the config file"),
+    });
+    out.push(match &b.instance {
+        Some(i) => v(
+            "billing.instance",
+            Level::Ok,
+            format!("machine: {i} (from DMI)"),
+        ),
+        None => v(
+            "billing.instance",
+            Level::Skip,
+            "no DMI data (/sys/class/dmi/id): instance type unknown".into(),
+        ),
+    });
+    out
+}
