@@ -5,15 +5,29 @@ use std::collections::BTreeMap;
 
 use gpumeter_model::Snapshot;
 
-use super::series::Series;
+use super::series::{DEFAULT_TIERS, Series};
+
+/// Power is kept to 0.1 W (up to 6.5 kW); the percentages to 0.01.
+const POWER_STEP_W: f64 = 0.1;
 
 /// One GPU's histories.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct GpuHistory {
     pub util_pct: Series,
     pub memory_util_pct: Series,
     pub vram_used_pct: Series,
     pub power_watts: Series,
+}
+
+impl Default for GpuHistory {
+    fn default() -> Self {
+        Self {
+            util_pct: Series::default(),
+            memory_util_pct: Series::default(),
+            vram_used_pct: Series::default(),
+            power_watts: Series::with_step(POWER_STEP_W, &DEFAULT_TIERS),
+        }
+    }
 }
 
 /// All histories, keyed by GPU index.
@@ -66,5 +80,24 @@ mod tests {
         assert_eq!(g.util_pct.last(), Some((5_000, 40.0)));
         assert_eq!(g.power_watts.last(), None);
         assert!(h.gpu(0).is_none());
+    }
+
+    #[test]
+    fn power_keeps_tenths_of_a_watt_above_the_percent_range() {
+        let mut h = History::default();
+        for (i, w) in [(0, 687.25), (1, 687.25)] {
+            let mut snap = Snapshot::empty("t", 60_000 + i * 1_000);
+            snap.gpus.push(GpuReading {
+                index: 0,
+                power_watts: Some(w),
+                ..GpuReading::default()
+            });
+            h.record(&snap);
+        }
+        let pts = h.gpu(0).unwrap().power_watts.window(62_000, 10_000);
+        assert_eq!(pts.len(), 2);
+        // The closed point is stored to 0.1 W; the open one is exact.
+        assert!((pts[0].mean - 687.3).abs() < 1e-9, "{pts:?}");
+        assert_eq!(pts[1].mean, 687.25);
     }
 }

@@ -1,7 +1,10 @@
 //! A bounded time series with coarser tiers: recent samples at full resolution, older ones
 //! folded into means, so memory stays fixed however long gpumeter runs.
-
-use std::collections::VecDeque;
+//!
+//! Each tier is a ring indexed by time (slot = bucket number mod capacity), so a point needs no
+//! timestamp; its mean and max are kept as `u16` multiples of the series' step (0.01 for
+//! percentages). A full default series is 13 140 slots × 4 bytes ≈ 51 KiB, where
+//! (timestamp, f64, f64) points took 6× that.
 
 /// One stored point: the mean and max of the samples folded into it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,57 +38,120 @@ pub const DEFAULT_TIERS: [TierSpec; 3] = [
     },
 ];
 
+/// The step percentages are kept to.
+pub const PERCENT_STEP: f64 = 0.01;
+
+/// A slot no sample fell into.
+const GAP: u16 = u16::MAX;
+
+/// Values as multiples of a step, in `0..GAP` (readings here are never negative; larger values
+/// clamp to the top).
+#[derive(Debug, Clone, Copy)]
+struct Codec {
+    step: f64,
+}
+
+impl Codec {
+    fn encode(self, v: f64) -> u16 {
+        // `as` saturates, and NaN never gets here (push filters non-finite values).
+        (v / self.step).round().clamp(0.0, f64::from(GAP - 1)) as u16
+    }
+
+    fn decode(self, q: u16) -> f64 {
+        f64::from(q) * self.step
+    }
+}
+
+/// The bucket being filled.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    bucket: i64,
+    sum: f64,
+    n: u32,
+    max: f64,
+}
+
+impl Open {
+    fn mean(&self) -> f64 {
+        self.sum / f64::from(self.n.max(1))
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Tier {
     spec: TierSpec,
-    points: VecDeque<Point>,
-    /// The bucket being filled: (bucket start, sum, count, max).
-    open: Option<(i64, f64, u32, f64)>,
+    /// (mean, max) per slot, [`GAP`] where nothing was sampled; allocated on the first close.
+    slots: Vec<[u16; 2]>,
+    /// Bucket number of the newest closed slot.
+    newest: Option<i64>,
+    open: Option<Open>,
 }
 
 impl Tier {
     fn new(spec: TierSpec) -> Self {
         Self {
             spec,
-            points: VecDeque::with_capacity(spec.capacity.min(1024)),
+            slots: Vec::new(),
+            newest: None,
             open: None,
         }
     }
 
-    fn push(&mut self, t_ms: i64, v: f64) {
-        let res = self.spec.resolution_ms.max(1);
-        let bucket = t_ms.div_euclid(res) * res;
-        match &mut self.open {
-            Some((start, sum, n, max)) if *start == bucket => {
-                *sum += v;
-                *n += 1;
-                *max = max.max(v);
-            }
-            Some((start, _, _, _)) if bucket < *start => {
-                // The clock stepped back: start afresh rather than mix out-of-order time.
-                self.points.clear();
-                self.open = Some((bucket, v, 1, v));
-            }
-            _ => {
-                self.close();
-                self.open = Some((bucket, v, 1, v));
-            }
-        }
+    fn res(&self) -> i64 {
+        self.spec.resolution_ms.max(1)
     }
 
-    fn close(&mut self) {
-        if let Some((start, sum, n, max)) = self.open.take() {
-            if self.points.len() == self.spec.capacity {
-                self.points.pop_front();
+    fn slot(&self, bucket: i64) -> usize {
+        // capacity > 0 wherever this is called; rem_euclid keeps it in range for any bucket.
+        bucket.rem_euclid(self.spec.capacity as i64) as usize
+    }
+
+    fn push(&mut self, t_ms: i64, v: f64, codec: Codec) {
+        let bucket = t_ms.div_euclid(self.res());
+        match &mut self.open {
+            Some(open) if open.bucket == bucket => {
+                open.sum += v;
+                open.n += 1;
+                open.max = open.max.max(v);
+                return;
             }
-            if self.spec.capacity > 0 {
-                self.points.push_back(Point {
-                    t_ms: start,
-                    mean: sum / f64::from(n.max(1)),
-                    max,
-                });
+            Some(open) if bucket < open.bucket => {
+                // The clock stepped back: start afresh rather than mix out-of-order time.
+                self.slots.fill([GAP; 2]);
+                self.newest = None;
+            }
+            _ => self.close(codec),
+        }
+        self.open = Some(Open {
+            bucket,
+            sum: v,
+            n: 1,
+            max: v,
+        });
+    }
+
+    fn close(&mut self, codec: Codec) {
+        let Some(open) = self.open.take() else {
+            return;
+        };
+        let cap = self.spec.capacity;
+        if cap == 0 {
+            return;
+        }
+        if self.slots.is_empty() {
+            self.slots = vec![[GAP; 2]; cap];
+        }
+        // Buckets skipped since the newest closed one are gaps (at most a whole ring's worth).
+        if let Some(newest) = self.newest {
+            let skipped = (open.bucket - newest - 1).clamp(0, cap as i64);
+            for b in open.bucket - skipped..open.bucket {
+                let i = self.slot(b);
+                self.slots[i] = [GAP; 2];
             }
         }
+        let i = self.slot(open.bucket);
+        self.slots[i] = [codec.encode(open.mean()), codec.encode(open.max)];
+        self.newest = Some(open.bucket);
     }
 
     fn span_ms(&self) -> i64 {
@@ -93,43 +159,72 @@ impl Tier {
     }
 
     /// Closed points plus the open bucket, oldest first, from `since_ms` on.
-    fn points_since(&self, since_ms: i64) -> Vec<Point> {
-        let mut out: Vec<Point> = self
-            .points
-            .iter()
-            .filter(|p| p.t_ms >= since_ms)
-            .copied()
-            .collect();
-        if let Some((start, sum, n, max)) = self.open
-            && start >= since_ms
+    fn points_since(&self, since_ms: i64, codec: Codec) -> Vec<Point> {
+        let res = self.res();
+        let mut out = Vec::new();
+        if let Some(newest) = self.newest {
+            let oldest = newest - self.spec.capacity as i64 + 1;
+            let first = oldest.max(since_ms.div_euclid(res) + i64::from(since_ms % res != 0));
+            out.reserve((newest - first + 2).clamp(0, 4096) as usize);
+            for b in first..=newest {
+                let [mean, max] = self.slots[self.slot(b)];
+                if mean != GAP {
+                    out.push(Point {
+                        t_ms: b * res,
+                        mean: codec.decode(mean),
+                        max: codec.decode(max),
+                    });
+                }
+            }
+        }
+        if let Some(open) = self.open
+            && open.bucket * res >= since_ms
         {
             out.push(Point {
-                t_ms: start,
-                mean: sum / f64::from(n.max(1)),
-                max,
+                t_ms: open.bucket * res,
+                mean: open.mean(),
+                max: open.max,
             });
         }
         out
+    }
+
+    fn stored(&self) -> usize {
+        self.slots.iter().filter(|s| s[0] != GAP).count()
     }
 }
 
 /// A tiered series of one metric. Missing samples (`None`) leave gaps rather than zeros.
 #[derive(Debug, Clone)]
 pub struct Series {
+    codec: Codec,
     tiers: Vec<Tier>,
     last: Option<(i64, f64)>,
 }
 
 impl Default for Series {
+    /// A percentage series with the default tiers.
     fn default() -> Self {
         Self::with_tiers(&DEFAULT_TIERS)
     }
 }
 
 impl Series {
-    /// A series with the given tiers, finest first.
+    /// A percentage series (kept to 0.01) with the given tiers, finest first.
     pub fn with_tiers(specs: &[TierSpec]) -> Self {
+        Self::with_step(PERCENT_STEP, specs)
+    }
+
+    /// A series of non-negative values kept to multiples of `step` (up to 65 534 steps; larger
+    /// values clamp), with the given tiers. The newest sample is kept exactly.
+    pub fn with_step(step: f64, specs: &[TierSpec]) -> Self {
+        let step = if step.is_finite() && step > 0.0 {
+            step
+        } else {
+            PERCENT_STEP
+        };
         Self {
+            codec: Codec { step },
             tiers: specs.iter().copied().map(Tier::new).collect(),
             last: None,
         }
@@ -141,7 +236,7 @@ impl Series {
             return;
         };
         for tier in &mut self.tiers {
-            tier.push(t_ms, v);
+            tier.push(t_ms, v, self.codec);
         }
         self.last = Some((t_ms, v));
     }
@@ -160,7 +255,8 @@ impl Series {
             .iter()
             .find(|t| t.span_ms() >= span_ms)
             .or_else(|| self.tiers.last());
-        tier.map(|t| t.points_since(since)).unwrap_or_default()
+        tier.map(|t| t.points_since(since, self.codec))
+            .unwrap_or_default()
     }
 
     /// Mean of the samples in the last `span_ms` (by the finest covering tier).
@@ -174,7 +270,15 @@ impl Series {
 
     /// Stored points across all tiers (for memory accounting in tests and benchmarks).
     pub fn stored_points(&self) -> usize {
-        self.tiers.iter().map(|t| t.points.len()).sum()
+        self.tiers.iter().map(Tier::stored).sum()
+    }
+
+    /// Bytes held by the stored points (for memory accounting in tests and benchmarks).
+    pub fn heap_bytes(&self) -> usize {
+        self.tiers
+            .iter()
+            .map(|t| t.slots.capacity() * std::mem::size_of::<[u16; 2]>())
+            .sum()
     }
 }
 
@@ -224,6 +328,65 @@ mod tests {
         s.push(1_000, None);
         s.push(2_000, Some(80.0));
         assert_eq!(s.mean_over(3_000, 5_000), Some(80.0));
+    }
+
+    #[test]
+    fn a_skipped_bucket_is_a_gap_and_old_buckets_leave_the_ring() {
+        let mut s = Series::with_tiers(&SMALL);
+        s.push(0, Some(10.0));
+        s.push(2_000, Some(30.0));
+        let pts = s.window(3_000, 5_000);
+        let ts: Vec<i64> = pts.iter().map(|p| p.t_ms).collect();
+        assert_eq!(ts, vec![0, 2_000]);
+        // Seven seconds on, the 5-slot ring has dropped second 0 and second 2.
+        s.push(9_000, Some(50.0));
+        s.push(10_000, Some(60.0));
+        let ts: Vec<i64> = s.window(10_500, 5_000).iter().map(|p| p.t_ms).collect();
+        assert_eq!(ts, vec![9_000, 10_000]);
+        assert_eq!(s.tiers[0].stored(), 1);
+    }
+
+    #[test]
+    fn a_jump_past_the_whole_ring_clears_it() {
+        let mut s = Series::with_tiers(&SMALL);
+        for i in 0..5 {
+            s.push(i * 1_000, Some(1.0));
+        }
+        s.push(100_000, Some(2.0));
+        s.push(101_000, Some(3.0));
+        let pts = s.tiers[0].points_since(i64::MIN / 2, s.codec);
+        let got: Vec<(i64, f64)> = pts.iter().map(|p| (p.t_ms, p.mean)).collect();
+        assert_eq!(got, vec![(100_000, 2.0), (101_000, 3.0)]);
+    }
+
+    #[test]
+    fn values_are_kept_to_the_step_and_clamp_at_the_top() {
+        let mut s = Series::with_step(0.5, &SMALL);
+        s.push(0, Some(10.3));
+        s.push(1_000, Some(1e9));
+        s.push(2_000, Some(1.0));
+        let pts = s.window(2_500, 5_000);
+        assert_eq!(pts[0].mean, 10.5);
+        assert_eq!(pts[1].mean, 0.5 * f64::from(u16::MAX - 1));
+        assert_eq!(s.last(), Some((2_000, 1.0)));
+    }
+
+    #[test]
+    fn a_full_default_series_costs_four_bytes_a_slot() {
+        let mut s = Series::default();
+        // A week and a bit at one sample a minute, then 15 minutes at 1 s: every tier full.
+        let mut t = 0;
+        while t < 8 * 24 * 3_600_000 {
+            s.push(t, Some(42.0));
+            t += 60_000;
+        }
+        for _ in 0..1_000 {
+            s.push(t, Some(42.0));
+            t += 1_000;
+        }
+        let slots: usize = DEFAULT_TIERS.iter().map(|t| t.capacity).sum();
+        assert_eq!(s.heap_bytes(), slots * 4);
+        assert!(s.stored_points() > 10_080, "{}", s.stored_points());
     }
 
     #[test]

@@ -267,7 +267,9 @@ where
                 }
                 dirty = true;
             },
-            _ = tick.tick() => dirty = true,
+            // Only when nothing else drew for a whole tick: readings arriving each second
+            // already move the age, and a second frame a second would double the cost.
+            _ = tick.tick() => dirty |= last_draw.is_none_or(|t| t.elapsed() >= TICK),
             () = tokio::time::sleep_until(next_frame), if dirty => {},
         }
 

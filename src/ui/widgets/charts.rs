@@ -3,13 +3,13 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph};
+use ratatui::widgets::{Block, Paragraph};
 
 use crate::engine::series::Series;
 use crate::engine::{Engine, GpuHistory};
 
+use super::braille;
 use crate::ui::app::App;
 use crate::ui::widgets::fmt::styled;
 
@@ -133,32 +133,48 @@ fn render_one(
         Metric::Util | Metric::Vram => 100.0,
         Metric::Power => power_scale(engine, &gpus, &lines),
     };
-    let datasets: Vec<Dataset<'_>> = lines
-        .iter()
-        .map(|(g, pts)| {
-            Dataset::default()
-                .marker(Marker::Braille)
-                .graph_type(GraphType::Line)
-                .style(theme.series_style(*g))
-                .data(pts)
-        })
-        .collect();
-    let span_s = SPAN_MS as f64 / 1000.0;
     let top_label = match metric {
         Metric::Power => format!("{y_max:.0}W"),
         _ => "100".to_string(),
     };
-    let chart = Chart::new(datasets)
-        .block(block)
-        .legend_position(None)
-        .x_axis(Axis::default().bounds([-span_s, 0.0]))
-        .y_axis(
-            Axis::default()
-                .bounds([0.0, y_max])
-                .style(theme.dim)
-                .labels([styled("0", theme.dim), styled(top_label, theme.dim)]),
-        );
-    frame.render_widget(chart, area);
+    frame.render_widget(block, area);
+    // The y axis: the top and "0" labels, a rule, then the plot (no x axis: the title says
+    // the span).
+    let label_w = top_label.chars().count().max(1) as u16;
+    if inner.width <= label_w + 1 {
+        return;
+    }
+    let buf = frame.buffer_mut();
+    let bottom = inner.bottom() - 1;
+    buf.set_stringn(
+        inner.x,
+        inner.y,
+        &top_label,
+        usize::from(label_w),
+        theme.dim,
+    );
+    buf.set_stringn(inner.x, bottom, "0", 1, theme.dim);
+    for y in inner.top()..inner.bottom() {
+        if let Some(cell) = buf.cell_mut((inner.x + label_w, y)) {
+            cell.set_symbol(ratatui::symbols::line::VERTICAL)
+                .set_style(theme.dim);
+        }
+    }
+    let plot = Rect {
+        x: inner.x + label_w + 1,
+        width: inner.width - label_w - 1,
+        ..inner
+    };
+    let span_s = SPAN_MS as f64 / 1000.0;
+    braille::plot(
+        buf,
+        plot,
+        lines
+            .iter()
+            .map(|(g, pts)| (theme.series_style(*g), pts.as_slice())),
+        [-span_s, 0.0],
+        [0.0, y_max],
+    );
 }
 
 /// The power chart's top: the highest power limit of the charted GPUs, else the highest value

@@ -7,7 +7,7 @@ use gpumeter_model::{GpuReading, GpuState};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::{Block, Borders};
 
 use crate::units::{self, NA};
 
@@ -42,7 +42,7 @@ pub fn render(frame: &mut Frame, area: Rect, gpu: &GpuReading, selected: bool, t
         Some((headline, detail)) => problem_lines(headline, detail, inner.height, theme),
         None => reading_lines(gpu, usize::from(inner.width), theme),
     };
-    frame.render_widget(Paragraph::new(lines), inner);
+    super::text::render(frame, inner, lines);
 }
 
 /// What to say instead of readings for a GPU that does not answer.

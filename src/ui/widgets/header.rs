@@ -7,7 +7,6 @@ use gpumeter_model::Snapshot;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 
 use crate::engine::{Engine, SourceHealth};
 use crate::units::{self, NA};
@@ -34,7 +33,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, engine: &Engine, now_ms:
     } else if let Some(f) = failing {
         lines[0] = f;
     }
-    frame.render_widget(Paragraph::new(lines), area);
+    super::text::render(frame, area, lines);
 }
 
 fn sep(theme: &Theme) -> Span<'static> {

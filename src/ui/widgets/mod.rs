@@ -4,6 +4,7 @@
 //! helpers (widths, padding, bars) are in [`fmt`].
 
 pub mod alerts;
+mod braille;
 pub mod charts;
 pub mod fmt;
 pub mod gpu_line;
@@ -14,3 +15,4 @@ pub mod process_table;
 pub mod spend_line;
 pub mod spend_panel;
 pub mod status_line;
+mod text;

@@ -7,7 +7,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::{Block, Borders};
 
 use crate::units::{self, NA};
 
@@ -188,7 +188,7 @@ pub fn render(
         }
         lines.push(line);
     }
-    frame.render_widget(Paragraph::new(lines), inner);
+    super::text::render(frame, inner, lines);
 }
 
 fn title(count: usize, app: &App) -> Line<'static> {

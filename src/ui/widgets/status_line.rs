@@ -5,7 +5,6 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
-use ratatui::widgets::Paragraph;
 
 use crate::ui::app::App;
 use crate::ui::widgets::fmt::{self, styled};
@@ -72,5 +71,5 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, countdown: Option<&str>)
             .collect();
         fmt::fit(Vec::new(), segments, width)
     };
-    frame.render_widget(Paragraph::new(line), area);
+    super::text::render(frame, area, vec![line]);
 }

@@ -1,0 +1,537 @@
+#!/usr/bin/env python3
+"""Side-by-side overhead of GPU monitors on one fake-NVML machine (see README.md here).
+
+Every monitor runs its TUI in a tmux pane (200x60, 1 s refresh) against the same scenario: the fake
+libnvidia-ml (crates/fake-nvml) reports GPU processes whose pids are real sleeping processes this
+script spawns (some with worker children), beside N extra idle host processes. Per run it records
+the CPU seconds of the monitor's process tree (utime+stime, children included, from /proc), steady
+and peak RSS, threads, and time to first frame (net of tmux's own start). Monitors alternate over
+rounds; the report gives medians and gpumeter's ratio to each peer.
+
+Python 3 standard library only. Run it through run.sh, which builds and finds the monitors.
+"""
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+HZ = os.sysconf("SC_CLK_TCK")
+GPU_NAME = "NVIDIA H100 80GB HBM3"
+MARKER = "H100"  # what shows once a monitor draws GPU data
+COLS, ROWS = 200, 60
+
+
+# ---------------------------------------------------------------- /proc readings
+
+def proc_stat(pid):
+    """(utime+stime+cutime+cstime in ticks, threads) of one pid, or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            text = f.read()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()
+    # fields[0] is state (field 3); utime is field 14 -> index 11.
+    ticks = sum(int(x) for x in fields[11:15])
+    return ticks, int(fields[17])
+
+
+def children(pid):
+    out = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out.extend(int(c) for c in f.read().split())
+    except OSError:
+        pass
+    return out
+
+
+def tree(pid):
+    seen, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        seen.append(p)
+        todo.extend(children(p))
+    return seen
+
+
+def tree_cpu_s(pid):
+    """CPU seconds of pid and its live descendants (reaped children count through cutime)."""
+    total = 0
+    for p in tree(pid):
+        st = proc_stat(p)
+        if st:
+            total += st[0]
+    return total / HZ
+
+
+def status_kib(pid, key):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def anon_kib(pid):
+    """Anonymous memory (heap, stacks, buffers): what the monitor holds beyond shared code."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Anonymous:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def proc_count():
+    return sum(1 for n in os.listdir("/proc") if n.isdigit())
+
+
+# ---------------------------------------------------------------- the machine
+
+class Machine:
+    """The sleeping GPU processes, the idle host processes and the scenario naming them."""
+
+    def __init__(self, workdir, gpus, gpu_procs, workers_every=4, workers=4):
+        self.workdir = workdir
+        self.gpu_leaders = []
+        self.host = []
+        for i in range(gpu_procs):
+            if workers and i % workers_every == 0:
+                # A trainer with dataloader-like workers: sh is the GPU process, sleeps its children.
+                script = " ".join(["sleep 1000000 &"] * workers) + " wait"
+                p = subprocess.Popen(["sh", "-c", script], start_new_session=True)
+            else:
+                p = subprocess.Popen(["sleep", "1000000"], start_new_session=True)
+            self.gpu_leaders.append(p)
+        self.scenario = os.path.join(workdir, f"scenario-{gpus}g-{gpu_procs}p.toml")
+        with open(self.scenario, "w") as f:
+            f.write(scenario_toml(gpus, [p.pid for p in self.gpu_leaders]))
+        self.gpus = gpus
+
+    def set_host_procs(self, n):
+        while len(self.host) > n:
+            p = self.host.pop()
+            p.kill()
+            p.wait()
+        while len(self.host) < n:
+            self.host.append(subprocess.Popen(["sleep", "1000000"]))
+
+    def close(self):
+        self.set_host_procs(0)
+        for p in self.gpu_leaders:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)  # the leader and its workers, by group id
+            except ProcessLookupError:
+                pass
+            p.wait()
+
+
+def scenario_toml(gpus, pids):
+    out = [
+        'name = "overhead"',
+        f'description = "bench/overhead: {gpus} GPUs, {len(pids)} GPU processes with real pids"',
+        'driver_version = "550.90.07"',
+        'cuda_driver_version = "12.4"',
+        "seed = 5",
+        "",
+        "[host]",
+        "cpu_count = 2",
+        "mem_total_gib = 24",
+        "",
+        "[[gpu]]",
+        f"count = {gpus}",
+        f'name = "{GPU_NAME}"',
+        "memory_total_bytes = 85520809984",
+        "power_limit_watts = 700",
+        "clock_sm_max_mhz = 1980",
+        "clock_memory_max_mhz = 2619",
+        "pcie_gen_max = 5",
+        "pcie_width_max = 16",
+        "phase_step_s = 0.37",
+        "util_gpu_pct = { sine = { min = 60, max = 99, period_s = 11 }, noise = 2 }",
+        "util_memory_pct = { sine = { min = 30, max = 58, period_s = 11 }, noise = 3 }",
+        "power_watts = { sine = { min = 400, max = 690, period_s = 11 }, noise = 8 }",
+        "temperature_c = { sine = { min = 60, max = 71, period_s = 120 }, noise = 1 }",
+        "clock_sm_mhz = { sine = { min = 1800, max = 1980, period_s = 11 }, noise = 15 }",
+        "clock_memory_mhz = { const = 2619 }",
+        "pcie_rx_mb_per_s = { const = 900, noise = 50 }",
+        "pcie_tx_mb_per_s = { const = 180, noise = 40 }",
+        "fan_speed_pct = { const = 40 }",
+        "encoder_util_pct = { const = 0 }",
+        "decoder_util_pct = { const = 0 }",
+        "",
+    ]
+    for i, pid in enumerate(pids):
+        out += [
+            "[[process]]",
+            f"pid = {pid}",
+            'name = "python"',
+            "gpus = [{ gpu = %d, memory_gib = { const = %.1f }, sm_util_pct = { const = 40, noise = 5 },"
+            " mem_util_pct = { const = 10 } }]" % (i % gpus, 1.0 + (i % 7)),
+            "",
+        ]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- monitors
+
+def monitors(args, lib_dir):
+    """name -> argv, for every monitor found (and a note for each one skipped)."""
+    found, notes = {}, []
+    lib1 = os.path.join(lib_dir, "libnvidia-ml.so.1")
+    found["gpumeter"] = [args.gpumeter, "--nvml-lib", lib1, "--no-ledger", "--interval", "1s"]
+    if args.nvtop:
+        found["nvtop"] = [args.nvtop, "-d", "10"]
+    else:
+        notes.append("nvtop: skipped (set NVTOP to a binary; bench/overhead/build-nvtop.sh builds one)")
+    if args.all_smi:
+        found["all-smi"] = [args.all_smi, "local", "--interval", "1"]
+    else:
+        notes.append("all-smi: skipped (not installed)")
+    if args.venv:
+        found["nvitop"] = [os.path.join(args.venv, "bin", "nvitop"), "--interval", "1"]
+        found["gpustat"] = [os.path.join(args.venv, "bin", "gpustat"), "-i", "1", "-a"]
+    else:
+        notes.append("nvitop, gpustat: skipped (no venv)")
+    only = [m for m in args.only.split(",") if m] if args.only else None
+    if only:
+        found = {k: v for k, v in found.items() if k in only}
+    return found, notes
+
+
+def tmux(*a, check=True):
+    # Its own socket, no user config; the pane's TERM is tmux's default for every monitor alike.
+    return subprocess.run(["tmux", "-L", "gpumeter-overhead", "-f", "/dev/null", *a], check=check,
+                          capture_output=True, text=True)
+
+
+def pane_text(session):
+    r = tmux("capture-pane", "-p", "-t", session, check=False)
+    return r.stdout if r.returncode == 0 else ""
+
+
+def pane_cmd(argv, env):
+    """`exec env K=V … argv`: the pane's pid is then the monitor's, with exactly this setup."""
+    keys = ("LD_LIBRARY_PATH", "GPUMETER_FAKE_NVML_SCENARIO", "XDG_CONFIG_HOME", "XDG_STATE_HOME",
+            "HOME", "PATH")
+    pairs = [f"{k}={env[k]}" for k in keys if k in env]
+    return " ".join(shlex.quote(a) for a in ["exec", "env", *pairs, *argv])
+
+
+SESSIONS = iter(range(1_000_000))
+
+
+def fresh(prefix):
+    """A session name never used before in this server (a killed one may linger a moment)."""
+    return f"{prefix}{next(SESSIONS)}"
+
+
+def run_once(name, argv, env, seconds, warmup, prefix):
+    """One monitor in a fresh tmux session for `seconds`; returns its figures."""
+    session = fresh(prefix)
+    cmd = pane_cmd(argv, env)
+    t0 = time.monotonic()
+    r = tmux("new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", session,
+             "-x", str(COLS), "-y", str(ROWS), cmd)
+    pid = int(r.stdout.strip())
+    first_paint = first_data = None
+    deadline = t0 + 15
+    while time.monotonic() < deadline and first_data is None:
+        text = pane_text(session)
+        now = time.monotonic() - t0
+        if first_paint is None and text.strip():
+            first_paint = now
+        if MARKER in text:
+            first_data = now
+        if proc_stat(pid) is None:
+            break
+    start_wall = t0 + warmup
+    while time.monotonic() < start_wall:
+        time.sleep(0.05)
+    cpu0 = tree_cpu_s(pid)
+    w0 = time.monotonic()
+    rss = []
+    end = w0 + seconds
+    while time.monotonic() < end:
+        time.sleep(min(1.0, max(0.0, end - time.monotonic())))
+        v = status_kib(pid, "VmRSS")
+        if v is not None:
+            rss.append(v)
+    cpu1 = tree_cpu_s(pid)
+    window = time.monotonic() - w0
+    hwm = status_kib(pid, "VmHWM")
+    anon = anon_kib(pid)
+    st = proc_stat(pid)
+    alive = st is not None
+    last = pane_text(session)
+    tmux("kill-session", "-t", session, check=False)
+    return {
+        "monitor": name,
+        "alive": alive,
+        "cpu_s_per_min": (cpu1 - cpu0) * 60.0 / window if alive else None,
+        "cpu_s_total": cpu1 if alive else None,
+        "rss_steady_kib": statistics.median(rss[len(rss) // 2:]) if rss else None,
+        "rss_end_kib": rss[-1] if rss else None,
+        "rss_peak_kib": hwm,
+        "anon_kib": anon,
+        "threads": st[1] if st else None,
+        "first_paint_ms": None if first_paint is None else first_paint * 1000,
+        "first_data_ms": None if first_data is None else first_data * 1000,
+        "last_screen": None if alive else last,
+    }
+
+
+def tmux_baseline(env, rounds=5):
+    """Time for tmux to show a pane that prints at once: subtracted from first-frame times."""
+    vals = []
+    for i in range(rounds):
+        r = run_quick(["sh", "-c", f"echo {MARKER}; exec sleep 100"], env, f"base")
+        if r is not None:
+            vals.append(r)
+    return statistics.median(vals) if vals else 0.0
+
+
+def run_quick(argv, env, prefix):
+    session = fresh(prefix)
+    cmd = pane_cmd(argv, env)
+    t0 = time.monotonic()
+    tmux("new-session", "-d", "-s", session, "-x", str(COLS), "-y", str(ROWS), cmd)
+    seen = None
+    while time.monotonic() < t0 + 5:
+        if MARKER in pane_text(session):
+            seen = (time.monotonic() - t0) * 1000
+            break
+    tmux("kill-session", "-t", session, check=False)
+    return seen
+
+
+# ---------------------------------------------------------------- report
+
+def med(rows, key):
+    vals = [r[key] for r in rows if r.get(key) is not None]
+    return statistics.median(vals) if vals else None
+
+
+def fmt(v, unit="", digits=2):
+    if v is None:
+        return "–"
+    return f"{v:.{digits}f}{unit}"
+
+
+def summarize(results, baseline_ms, order):
+    """Markdown: one table per host-process count, medians, and gpumeter's ratios."""
+    lines = []
+    for hosts in sorted({r["host_procs"] for r in results}):
+        rows = [r for r in results if r["host_procs"] == hosts]
+        procs = med(rows, "proc_count")
+        lines += [f"### {hosts} extra host processes (~{procs:.0f} in /proc)", "",
+                  "| monitor | CPU s/min | steady RSS MiB | peak RSS MiB | anon MiB | threads | "
+                  "first paint ms | first data ms | runs |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        stats = {}
+        for m in order:
+            mr = [r for r in rows if r["monitor"] == m]
+            if not mr:
+                continue
+            s = {k: med(mr, k) for k in ("cpu_s_per_min", "rss_steady_kib", "rss_peak_kib",
+                                          "anon_kib", "threads", "first_paint_ms",
+                                          "first_data_ms")}
+            for k in ("first_paint_ms", "first_data_ms"):
+                if s[k] is not None:
+                    s[k] = max(0.0, s[k] - baseline_ms)
+            stats[m] = s
+            ok = sum(1 for r in mr if r["alive"])
+            lines.append(
+                f"| {m} | {fmt(s['cpu_s_per_min'], digits=3)} | {fmt(kib_mib(s['rss_steady_kib']), digits=1)} | "
+                f"{fmt(kib_mib(s['rss_peak_kib']), digits=1)} | {fmt(kib_mib(s['anon_kib']), digits=1)} | "
+                f"{fmt(s['threads'], digits=0)} | "
+                f"{fmt(s['first_paint_ms'], digits=0)} | {fmt(s['first_data_ms'], digits=0)} | {ok}/{len(mr)} |")
+        g = stats.get("gpumeter")
+        if g:
+            lines += ["", "gpumeter ÷ peer (below 1 = gpumeter cheaper):", ""]
+            for m, s in stats.items():
+                if m == "gpumeter":
+                    continue
+                lines.append(f"- {m}: CPU {ratio(g['cpu_s_per_min'], s['cpu_s_per_min'])}, "
+                             f"steady RSS {ratio(g['rss_steady_kib'], s['rss_steady_kib'])}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def kib_mib(v):
+    return None if v is None else v / 1024
+
+
+def ratio(a, b):
+    if a is None or not b:
+        return "–"
+    return f"{a / b:.2f}×"
+
+
+# ---------------------------------------------------------------- scale curves (gpumeter alone)
+
+def scale(args, lib_dir, env, workdir, out):
+    """gpumeter alone over GPU count, GPU-process count and host-process count, TUI and watch."""
+    lib1 = os.path.join(lib_dir, "libnvidia-ml.so.1")
+    tui = [args.gpumeter, "--nvml-lib", lib1, "--no-ledger", "--interval", "1s"]
+    watch = [args.gpumeter, "watch", "--nvml-lib", lib1, "--no-ledger", "--interval", "1s"]
+    cases = [(g, 64, 0) for g in (1, 8, 64)]
+    cases += [(8, p, 0) for p in (10, 500, 5000)]
+    cases += [(8, 64, h) for h in (0, 1000, 4000)]
+    seen, rows = set(), []
+    for gpus, gprocs, hosts in cases:
+        if (gpus, gprocs, hosts) in seen:
+            continue
+        seen.add((gpus, gprocs, hosts))
+        machine = Machine(workdir, gpus, gprocs)
+        try:
+            machine.set_host_procs(hosts)
+            e = dict(env, GPUMETER_FAKE_NVML_SCENARIO=machine.scenario)
+            modes = [("tui", tui), ("watch", watch)]
+            if (gpus, gprocs, hosts) == (8, 64, 0):
+                # The ledger writing too: a rate makes the meter run, the state dir is a temp one.
+                ledger = [a for a in watch if a != "--no-ledger"] + ["--rate", "3.10/gpu-h"]
+                modes.append(("watch+ledger", ledger))
+            for mode, argv in modes:
+                r = run_once("gpumeter", argv, e, args.seconds, args.warmup, "scale")
+                r.update(mode=mode, gpus=gpus, gpu_procs=gprocs, host_procs=hosts,
+                         proc_count=proc_count())
+                rows.append(r)
+                print(f"  scale {mode:12} {gpus:3} GPUs {gprocs:5} GPU procs {hosts:5} host: "
+                      f"{fmt(r['cpu_s_per_min'], digits=3)} CPU s/min, "
+                      f"{fmt(kib_mib(r['rss_steady_kib']), digits=1)} MiB", flush=True)
+        finally:
+            machine.close()
+    lines = ["| mode | GPUs | GPU procs | host procs (/proc) | CPU ms/tick | steady RSS MiB | "
+             "peak RSS MiB | anon MiB | first data ms |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        per_tick = None if r["cpu_s_per_min"] is None else r["cpu_s_per_min"] * 1000 / 60
+        lines.append(f"| {r['mode']} | {r['gpus']} | {r['gpu_procs']} | {r['host_procs']} ({r['proc_count']}) | "
+                     f"{fmt(per_tick, digits=2)} | {fmt(kib_mib(r['rss_steady_kib']), digits=1)} | "
+                     f"{fmt(kib_mib(r['rss_peak_kib']), digits=1)} | "
+                     f"{fmt(kib_mib(r['anon_kib']), digits=1)} | "
+                     f"{fmt(r['first_data_ms'] if r['mode'] == 'tui' else None, digits=0)} |")
+    out.write("## Scale: gpumeter alone (1 s interval; CPU per tick = CPU s/min ÷ 60)\n\n")
+    out.write("\n".join(lines) + "\n")
+    return rows
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpumeter", required=True)
+    ap.add_argument("--lib-dir", required=True, help="folder with the fake libnvidia-ml.so{,.1}")
+    ap.add_argument("--nvtop")
+    ap.add_argument("--all-smi")
+    ap.add_argument("--venv", help="venv with nvitop and gpustat")
+    ap.add_argument("--stand-in-bin", help="folder with the nvidia-smi stand-in, put on PATH")
+    ap.add_argument("--hosts", default="0,1000,4000", help="extra host process counts")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=30, help="measured seconds per run")
+    ap.add_argument("--warmup", type=float, default=5, help="seconds after start not measured")
+    ap.add_argument("--only", help="comma-separated monitors")
+    ap.add_argument("--scale", action="store_true", help="also the gpumeter-alone scale curves")
+    ap.add_argument("--no-peers", action="store_true", help="skip the side-by-side runs")
+    ap.add_argument("--out", required=True, help="folder for results.md and results.json")
+    args = ap.parse_args()
+    for k in ("gpumeter", "lib_dir", "nvtop", "all_smi", "venv", "stand_in_bin", "out"):
+        if getattr(args, k):
+            setattr(args, k, os.path.abspath(getattr(args, k)))
+    if not shutil.which("tmux"):
+        sys.exit("overhead: tmux is not installed")
+
+    os.makedirs(args.out, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="gpumeter-overhead-")
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = args.lib_dir + ":" + env.get("LD_LIBRARY_PATH", "")
+    env["XDG_CONFIG_HOME"] = os.path.join(workdir, "config")  # no user config in the way
+    env["XDG_STATE_HOME"] = os.path.join(workdir, "state")
+    env["HOME"] = workdir  # nvitop/gpustat keep no state here either
+    env.pop("GPUMETER_NVML_LIB", None)
+    if args.stand_in_bin:
+        env["PATH"] = args.stand_in_bin + ":" + env["PATH"]
+    tmux("kill-server", check=False)
+    # One idle session keeps the server up, so no run pays for starting it.
+    tmux("new-session", "-d", "-s", "keep", "-x", str(COLS), "-y", str(ROWS), "sleep 1000000")
+    report = open(os.path.join(args.out, "results.md"), "w")
+    results = {"machine": machine_info(), "runs": [], "scale": []}
+    try:
+        found, notes = monitors(args, args.lib_dir)
+        report.write(f"# gpumeter overhead, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n")
+        report.write(f"{results['machine']}\n\n")
+        for n in notes:
+            print(n)
+            report.write(f"- {n}\n")
+        env_keep = dict(env)
+        baseline = tmux_baseline(env_keep)
+        report.write(f"\n{args.rounds} rounds × {args.seconds:.0f} s measured (after {args.warmup:.0f} s), "
+                     f"tmux {COLS}×{ROWS}, 1 s refresh, 8 GPUs, 64 GPU processes; first-frame times "
+                     f"net of tmux ({baseline:.0f} ms for a pane that prints at once).\n\n")
+        if not args.no_peers:
+            machine = Machine(workdir, 8, 64)
+            env_keep["GPUMETER_FAKE_NVML_SCENARIO"] = machine.scenario
+            try:
+                for hosts in [int(h) for h in args.hosts.split(",") if h != ""]:
+                    machine.set_host_procs(hosts)
+                    names = list(found)
+                    for rnd in range(args.rounds):
+                        k = rnd % len(names)
+                        for name in names[k:] + names[:k]:  # a different monitor goes first each round
+                            r = run_once(name, found[name], env_keep, args.seconds, args.warmup, "m")
+                            r.update(host_procs=hosts, round=rnd, proc_count=proc_count())
+                            results["runs"].append(r)
+                            print(f"  {hosts:5} host, round {rnd}: {name:9} "
+                                  f"{fmt(r['cpu_s_per_min'], digits=3)} CPU s/min, "
+                                  f"{fmt(kib_mib(r['rss_steady_kib']), digits=1)} MiB, "
+                                  f"first data {fmt(r['first_data_ms'], digits=0)} ms"
+                                  + ("" if r["alive"] else "  (EXITED)"), flush=True)
+                            if r["last_screen"]:
+                                print("    last screen:\n" + r["last_screen"][:800])
+            finally:
+                machine.close()
+            report.write(summarize(results["runs"], baseline, list(found)) + "\n")
+        if args.scale:
+            results["scale"] = scale(args, args.lib_dir, env_keep, workdir, report)
+    finally:
+        report.close()
+        tmux("kill-server", check=False)
+        shutil.rmtree(workdir, ignore_errors=True)
+        with open(os.path.join(args.out, "results.json"), "w") as f:
+            json.dump(results, f, indent=1)
+    print(open(os.path.join(args.out, "results.md")).read())
+
+
+def machine_info():
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    load = os.getloadavg()
+    return (f"Machine: {os.cpu_count()} cores ({cpu}), kernel {os.uname().release}, "
+            f"load average at start {load[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+//! Line plots in braille dots (2×4 a cell), several series in one area, each in its own style;
+//! where two series share a cell the later one shows, as with ratatui's canvas layers. Drawn
+//! straight into the buffer: ratatui's `Chart` builds and merges a full canvas grid per series,
+//! which made the three history charts most of a frame's cost. Reads only what it is given.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+
+/// Bit of each dot in a braille cell, by (column, row) within the cell.
+const DOT: [[u8; 4]; 2] = [[0x01, 0x02, 0x04, 0x40], [0x08, 0x10, 0x20, 0x80]];
+
+/// Plots each series' points (x, y), joined by lines, over `area`: `x` and `y` are the
+/// bounds the area's edges stand for; points outside them are clamped to the edge.
+pub fn plot<'a>(
+    buf: &mut Buffer,
+    area: Rect,
+    series: impl IntoIterator<Item = (Style, &'a [(f64, f64)])>,
+    x: [f64; 2],
+    y: [f64; 2],
+) {
+    let area = buf.area.intersection(area);
+    if area.is_empty() {
+        return;
+    }
+    let (w, h) = (usize::from(area.width), usize::from(area.height));
+    let (dots_w, dots_h) = (w * 2, h * 4);
+    let mut cells = vec![0u8; w * h];
+    for (style, points) in series {
+        cells.fill(0);
+        let to_dot =
+            |&(px, py): &(f64, f64)| (scale(px, x, dots_w, false), scale(py, y, dots_h, true));
+        let mut prev: Option<(usize, usize)> = None;
+        for p in points {
+            let dot = to_dot(p);
+            match prev {
+                Some(from) => line(from, dot, |dx, dy| set(&mut cells, w, dx, dy)),
+                None => set(&mut cells, w, dot.0, dot.1),
+            }
+            prev = Some(dot);
+        }
+        for (i, &mask) in cells.iter().enumerate().filter(|(_, m)| **m != 0) {
+            let pos = (area.x + (i % w) as u16, area.y + (i / w) as u16);
+            if let (Some(cell), Some(c)) =
+                (buf.cell_mut(pos), char::from_u32(0x2800 + u32::from(mask)))
+            {
+                cell.set_char(c).set_style(style);
+            }
+        }
+    }
+}
+
+/// A value's dot index along an axis of `n` dots (row 0 at the top when `flip`).
+fn scale(v: f64, [lo, hi]: [f64; 2], n: usize, flip: bool) -> usize {
+    let span = hi - lo;
+    let f = if span > 0.0 && v.is_finite() {
+        ((v - lo) / span).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let last = n.saturating_sub(1) as f64;
+    let i = (f * last).round() as usize;
+    if flip { n.saturating_sub(1) - i } else { i }
+}
+
+fn set(cells: &mut [u8], w: usize, dx: usize, dy: usize) {
+    if let Some(c) = cells.get_mut((dy / 4) * w + dx / 2) {
+        *c |= DOT[dx % 2][dy % 4];
+    }
+}
+
+/// Every dot on the straight line between two dots, ends included (Bresenham).
+fn line(from: (usize, usize), to: (usize, usize), mut dot: impl FnMut(usize, usize)) {
+    let (mut x, mut y) = (from.0 as i64, from.1 as i64);
+    let (x1, y1) = (to.0 as i64, to.1 as i64);
+    let (dx, dy) = ((x1 - x).abs(), -(y1 - y).abs());
+    let (sx, sy) = (if x < x1 { 1 } else { -1 }, if y < y1 { 1 } else { -1 });
+    let mut err = dx + dy;
+    loop {
+        dot(x as usize, y as usize);
+        if x == x1 && y == y1 {
+            break;
+        }
+        let e2 = 2 * err;
+        if e2 >= dy {
+            err += dy;
+            x += sx;
+        }
+        if e2 <= dx {
+            err += dx;
+            y += sy;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::style::Color;
+
+    fn text(buf: &Buffer) -> Vec<String> {
+        (0..buf.area.height)
+            .map(|y| {
+                (0..buf.area.width)
+                    .map(|x| buf[(x, y)].symbol().to_string())
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_rising_line_runs_from_the_bottom_left_to_the_top_right() {
+        let mut buf = Buffer::empty(Rect::new(0, 0, 2, 1));
+        let pts = [(0.0, 0.0), (1.0, 100.0)];
+        let area = buf.area;
+        plot(
+            &mut buf,
+            area,
+            [(Style::new(), &pts[..])],
+            [0.0, 1.0],
+            [0.0, 100.0],
+        );
+        // 4 dots wide, 4 high: (0,3) (1,2) | (2,1) (3,0).
+        assert_eq!(text(&buf), vec!["\u{2860}\u{280a}".to_string()]);
+    }
+
+    #[test]
+    fn a_flat_line_at_the_top_and_values_beyond_the_bounds_clamp() {
+        let mut buf = Buffer::empty(Rect::new(0, 0, 3, 2));
+        let pts = [(-5.0, 250.0), (0.5, 100.0), (9.0, 100.0)];
+        let area = buf.area;
+        plot(
+            &mut buf,
+            area,
+            [(Style::new(), &pts[..])],
+            [0.0, 1.0],
+            [0.0, 100.0],
+        );
+        assert_eq!(text(&buf), vec!["⠉⠉⠉".to_string(), "   ".to_string()]);
+    }
+
+    #[test]
+    fn the_later_series_owns_a_shared_cell_and_brings_its_style() {
+        let mut buf = Buffer::empty(Rect::new(0, 0, 1, 1));
+        let low = [(0.0, 0.0), (1.0, 0.0)];
+        let high = [(0.0, 1.0), (1.0, 1.0)];
+        let (red, blue) = (Style::new().fg(Color::Red), Style::new().fg(Color::Blue));
+        let area = buf.area;
+        plot(
+            &mut buf,
+            area,
+            [(red, &low[..]), (blue, &high[..])],
+            [0.0, 1.0],
+            [0.0, 1.0],
+        );
+        assert_eq!(buf[(0, 0)].symbol(), "⠉");
+        assert_eq!(buf[(0, 0)].fg, Color::Blue);
+    }
+
+    #[test]
+    fn nothing_is_drawn_outside_the_area_or_for_no_points() {
+        let mut buf = Buffer::empty(Rect::new(0, 0, 4, 2));
+        let pts = [(0.0, 0.0), (1.0, 1.0)];
+        plot(
+            &mut buf,
+            Rect::new(2, 1, 10, 10),
+            [(Style::new(), &pts[..]), (Style::new(), &[][..])],
+            [0.0, 1.0],
+            [0.0, 1.0],
+        );
+        assert_eq!(text(&buf)[0], "    ");
+        assert_ne!(text(&buf)[1], "    ");
+    }
+}

@@ -1,0 +1,148 @@
+//! Lines of text into the frame buffer, the same cells `Paragraph::new(lines)` would give (no
+//! wrap, no scroll, no block) at a fraction of the cost: a frame is mostly short ASCII and
+//! box-drawing spans, and a `Paragraph` walks every one grapheme by grapheme and restyles its
+//! whole area twice. Spans of characters that are known to be one cell wide and one grapheme
+//! each are written a character a cell; any other span goes through ratatui's own
+//! `Buffer::set_stringn`. Reads only what it is given.
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::style::Style;
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+
+/// Renders `lines` top-down into `area`, cut at its right and bottom edges; like
+/// `frame.render_widget(Paragraph::new(lines), area)`.
+pub fn render(frame: &mut Frame, area: Rect, lines: Vec<Line<'_>>) {
+    let aligned = lines
+        .iter()
+        .any(|l| l.alignment.is_some_and(|a| a != Alignment::Left));
+    if aligned {
+        // Centred and right-aligned lines are rare here: leave them to the widget.
+        frame.render_widget(Paragraph::new(lines), area);
+        return;
+    }
+    let buf = frame.buffer_mut();
+    let area = buf.area.intersection(area);
+    for (line, y) in lines.iter().zip(area.top()..area.bottom()) {
+        put_line(buf, area.x, y, line, area.width);
+    }
+}
+
+/// Writes one line at (x, y), at most `max_width` cells; returns the cells used.
+fn put_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, max_width: u16) -> u16 {
+    let mut used = 0u16;
+    for span in &line.spans {
+        if used >= max_width {
+            break;
+        }
+        let style = line.style.patch(span.style);
+        used += put_str(buf, x + used, y, &span.content, max_width - used, style);
+    }
+    used
+}
+
+fn put_str(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: Style) -> u16 {
+    if !text.chars().all(one_cell) {
+        let (end, _) = buf.set_stringn(x, y, text, usize::from(max_width), style);
+        return end.saturating_sub(x);
+    }
+    let mut used = 0u16;
+    for c in text.chars() {
+        if used >= max_width {
+            break;
+        }
+        if let Some(cell) = buf.cell_mut((x + used, y)) {
+            cell.set_char(c).set_style(style);
+        }
+        used += 1;
+    }
+    used
+}
+
+/// Characters that are one cell wide and never join a neighbour into one grapheme: printable
+/// ASCII, Latin-1 letters and signs, general punctuation, arrows, box drawing, block elements
+/// and braille (what the dashboard draws with). Combining marks, controls, wide and emoji
+/// characters are not among them.
+fn one_cell(c: char) -> bool {
+    matches!(c as u32,
+        0x20..=0x7E
+        | 0xA1..=0xAC
+        | 0xAE..=0xFF
+        | 0x2010..=0x2027
+        | 0x2030..=0x205E
+        | 0x2190..=0x21FF
+        | 0x2500..=0x259F
+        | 0x2800..=0x28FF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::style::{Color, Modifier};
+    use ratatui::text::Span;
+    use unicode_width::UnicodeWidthChar;
+
+    fn both(lines: Vec<Line<'static>>, w: u16, h: u16) -> (Buffer, Buffer) {
+        let draw = |fast: bool| {
+            let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+            let area = Rect::new(1, 1, w - 2, h - 2);
+            t.draw(|f| {
+                if fast {
+                    render(f, area, lines.clone());
+                } else {
+                    f.render_widget(Paragraph::new(lines.clone()), area);
+                }
+            })
+            .unwrap();
+            t.backend().buffer().clone()
+        };
+        (draw(true), draw(false))
+    }
+
+    #[test]
+    fn same_cells_as_a_paragraph_for_mixed_text_cut_at_the_edges() {
+        let red = Style::new().fg(Color::Red);
+        let lines = vec![
+            Line::from(vec![
+                Span::styled("util ", red),
+                Span::raw("███▊── 84% │ ⣿⡀ ↑1.2MB/s · 71°C"),
+            ]),
+            Line::from("wide 漢字 and e\u{301} combining, then cut here at the edge ........"),
+            Line::from(vec![Span::raw("tab\tand ctrl\u{7}"), Span::raw("x")])
+                .style(Style::new().add_modifier(Modifier::BOLD)),
+            Line::from("emoji 🚀 ok"),
+            Line::from("one line too many"),
+        ];
+        let (fast, slow) = both(lines, 30, 6);
+        assert_eq!(fast, slow);
+    }
+
+    #[test]
+    fn aligned_lines_are_left_to_the_paragraph() {
+        let lines = vec![Line::from("centred").centered(), Line::from("left")];
+        let (fast, slow) = both(lines, 20, 4);
+        assert_eq!(fast, slow);
+    }
+
+    #[test]
+    fn every_one_cell_character_is_one_cell_and_its_own_grapheme() {
+        let all: Vec<char> = (0..0x3000u32)
+            .filter_map(char::from_u32)
+            .filter(|&c| one_cell(c))
+            .collect();
+        assert!(all.len() > 700);
+        for c in &all {
+            assert_eq!(c.width(), Some(1), "{c:?} U+{:04X}", *c as u32);
+        }
+        // Side by side, in every pairing with its neighbours, each stays its own grapheme.
+        let text: String = all.iter().collect();
+        assert_eq!(
+            Span::raw(text).styled_graphemes(Style::new()).count(),
+            all.len()
+        );
+    }
+}
