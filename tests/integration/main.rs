@@ -10,6 +10,7 @@ mod cli;
 mod cli_help;
 mod fake_nvml;
 mod fake_nvml_faults;
+mod fake_nvml_gpm;
 mod fake_nvml_tui;
 mod insights;
 mod layering;

@@ -152,6 +152,33 @@ pub struct GpuReading {
     pub encoder_util_pct: Option<u32>,
     pub decoder_util_pct: Option<u32>,
     pub mig_enabled: Option<bool>,
+    /// GPM (Hopper and newer) over the last interval, 0–100: share of SM time with a warp
+    /// resident — the real "is the GPU working" figure where `util_gpu_pct` only says a kernel
+    /// ran. `None` where GPM is unsupported.
+    #[serde(default)]
+    pub sm_active_pct: Option<f64>,
+    /// GPM: resident warps as a share of the maximum, 0–100.
+    #[serde(default)]
+    pub sm_occupancy_pct: Option<f64>,
+    /// GPM: share of time any tensor pipe was busy, 0–100.
+    #[serde(default)]
+    pub tensor_active_pct: Option<f64>,
+    /// GPM: DRAM bandwidth in use as a share of the peak, 0–100.
+    #[serde(default)]
+    pub dram_active_pct: Option<f64>,
+    /// Critical XID errors seen since the source started, per XID (ascending); `None` when the
+    /// driver does not report this GPU's events.
+    #[serde(default)]
+    pub xid_errors: Option<Vec<XidCount>>,
+}
+
+/// How often one XID error was seen on a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct XidCount {
+    /// The XID number (79: fell off the bus, 48: double-bit ECC, 94/95: ECC contained /
+    /// uncontained, 119/120: GSP errors, …).
+    pub xid: u64,
+    pub count: u64,
 }
 
 impl GpuReading {

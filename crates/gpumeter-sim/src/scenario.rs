@@ -7,6 +7,7 @@ use gpumeter_model::ThrottleReason;
 use serde::Deserialize;
 
 use crate::faults::NvmlError;
+use crate::gpm::{GpmSpec, XidSpec};
 use crate::health::{GpuHealthSpec, PreflightSpec};
 use crate::pricing::Pricing;
 use crate::signal::Signal;
@@ -35,6 +36,9 @@ pub struct Scenario {
     pub processes: Vec<ProcessSpec>,
     #[serde(default, rename = "fault")]
     pub faults: Vec<FaultSpec>,
+    /// Critical XID errors the fake driver reports through its event API.
+    #[serde(default, rename = "xid")]
+    pub xids: Vec<XidSpec>,
     pub pricing: Option<Pricing>,
     /// What `gpumeter check --demo` shows beyond the GPUs.
     #[serde(default)]
@@ -114,6 +118,8 @@ pub struct GpuSpec {
     /// Health and setup for `gpumeter check` (ECC, remaps, NVLink …); healthy when absent.
     #[serde(default)]
     pub health: GpuHealthSpec,
+    /// GPM metrics (Hopper and newer); absent: the board does not support GPM.
+    pub gpm: Option<GpmSpec>,
 }
 
 fn one() -> u32 {

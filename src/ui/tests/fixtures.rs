@@ -57,6 +57,7 @@ pub fn gpu(index: u32, util: u32) -> GpuReading {
         encoder_util_pct: Some(0),
         decoder_util_pct: Some(0),
         mig_enabled: Some(false),
+        ..GpuReading::default()
     }
 }
 
