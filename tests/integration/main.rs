@@ -8,6 +8,7 @@ mod billing_week;
 mod check;
 mod cli;
 mod cli_help;
+mod container;
 mod fake_nvml;
 mod fake_nvml_faults;
 mod fake_nvml_gpm;

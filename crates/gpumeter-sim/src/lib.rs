@@ -32,7 +32,7 @@ pub use health::{ComputeModeSpec, GpuHealthSpec, NvLinkSpec, PreflightSpec};
 pub use pricing::{Pricing, RateUnit};
 pub use scenario::{
     FaultSpec, GpuSignal, GpuSpec, HostSpec, ProcessGpuSpec, ProcessKind, ProcessSpec, Scenario,
-    ThrottleRule, WorkersSpec,
+    ThreadSpec, ThrottleRule, WorkersSpec,
 };
 pub use signal::{Range, Signal, Wave};
 pub use simulate::Simulator;
