@@ -2,10 +2,11 @@
 //! on that GPU, or feeding one that is), the text filter, the sort, and the tree (children under
 //! their parent by `ppid`, with tree glyphs). Pure: no drawing, so the order is unit-tested.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
-use gpumeter_model::{ProcessReading, Snapshot};
+use gpumeter_model::{PidMatch, PlaceKind, ProcessReading, Snapshot};
 
 use super::app::App;
 use super::sort::SortColumn;
@@ -19,20 +20,65 @@ pub struct ProcRow<'a> {
     pub proc: &'a ProcessReading,
     /// Tree glyphs drawn before the command (`├─ `, `│  └─ `); empty in flat view and for roots.
     pub tree_prefix: String,
+    /// gpumeter runs in a container: an invisible PID is the host's, outside it.
+    pub in_container: bool,
+    /// In tree view, for a root with descendants: its whole job summed.
+    pub job: Option<Totals>,
+}
+
+/// CPU, RSS and threads summed over a process and its descendants shown.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Totals {
+    pub processes: usize,
+    pub cpu_pct: f64,
+    pub rss_bytes: u64,
+    pub threads: u32,
 }
 
 impl ProcRow<'_> {
-    /// What the command column shows.
-    pub fn command_text(&self) -> &str {
-        if !self.proc.visible {
-            return INVISIBLE_LABEL;
+    /// What the command column shows: the command line, led by the job's totals on a tree root
+    /// (`[job 3 procs 295% CPU 17.2GiB 44 thr] …`) and by the host PID when the driver's PID
+    /// differs (`[host 4000012] …`, `[host 4000012?] …` for a guessed match).
+    pub fn command_text(&self) -> Cow<'_, str> {
+        let p = self.proc;
+        if !p.visible {
+            return if self.in_container {
+                Cow::Owned(format!("host pid {} (not in this container)", p.pid))
+            } else {
+                Cow::Borrowed(INVISIBLE_LABEL)
+            };
         }
-        self.proc
+        let cmd = p
             .command
             .as_deref()
             .filter(|c| !c.is_empty())
-            .or(self.proc.name.as_deref())
-            .unwrap_or("")
+            .or(p.name.as_deref())
+            .unwrap_or("");
+        let host = p.host_pid.map(|h| {
+            let guess = if p.pid_match == Some(PidMatch::Guess) {
+                "?"
+            } else {
+                ""
+            };
+            format!("[host {h}{guess}] ")
+        });
+        let job = self.job.map(|t| {
+            format!(
+                "[job {} procs {:.0}% CPU {} {} thr] ",
+                t.processes,
+                t.cpu_pct,
+                crate::units::bytes(t.rss_bytes),
+                t.threads
+            )
+        });
+        if host.is_none() && job.is_none() {
+            return Cow::Borrowed(cmd);
+        }
+        Cow::Owned(format!(
+            "{}{}{cmd}",
+            job.unwrap_or_default(),
+            host.unwrap_or_default()
+        ))
     }
 }
 
@@ -53,6 +99,11 @@ pub fn build_rows<'a>(snap: &'a Snapshot, app: &App, now_unix_ms: i64) -> Vec<Pr
         })
         .collect();
 
+    let in_container = snap
+        .system
+        .runs_in
+        .as_ref()
+        .is_some_and(|r| r.kind == PlaceKind::Container);
     let needle = app.filter.trim().to_lowercase();
     let mut included: Vec<bool> = procs
         .iter()
@@ -86,6 +137,8 @@ pub fn build_rows<'a>(snap: &'a Snapshot, app: &App, now_unix_ms: i64) -> Vec<Pr
             .map(|i| ProcRow {
                 proc: &procs[i],
                 tree_prefix: String::new(),
+                in_container,
+                job: None,
             })
             .collect();
     }
@@ -116,9 +169,12 @@ pub fn build_rows<'a>(snap: &'a Snapshot, app: &App, now_unix_ms: i64) -> Vec<Pr
         } else {
             format!("{lead}{}", if last { "└─ " } else { "├─ " })
         };
+        let job = (root && children.contains_key(&i)).then(|| subtree_totals(i, procs, &children));
         out.push(ProcRow {
             proc: &procs[i],
             tree_prefix,
+            in_container,
+            job,
         });
         if let Some(kids) = children.get(&i) {
             let child_lead = if root {
@@ -221,3 +277,24 @@ fn by_f64(a: Option<f64>, b: Option<f64>, desc: bool) -> Ordering {
 #[cfg(test)]
 #[path = "rows_tests.rs"]
 mod tests;
+
+/// A root's process and all its descendants in the tree, summed.
+fn subtree_totals(
+    root: usize,
+    procs: &[ProcessReading],
+    children: &BTreeMap<usize, Vec<usize>>,
+) -> Totals {
+    let mut t = Totals::default();
+    let mut stack = vec![root];
+    while let Some(i) = stack.pop() {
+        let p = &procs[i];
+        t.processes += 1;
+        t.cpu_pct += p.cpu_pct.unwrap_or(0.0);
+        t.rss_bytes = t.rss_bytes.saturating_add(p.rss_bytes.unwrap_or(0));
+        t.threads = t.threads.saturating_add(p.threads.unwrap_or(0));
+        if let Some(kids) = children.get(&i) {
+            stack.extend(kids.iter().copied());
+        }
+    }
+    t
+}

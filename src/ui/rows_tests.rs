@@ -225,3 +225,61 @@ fn invisible_pids_are_labelled_not_dropped() {
     let ghost = rows.iter().find(|r| r.proc.pid == 4242).unwrap();
     assert_eq!(ghost.command_text(), INVISIBLE_LABEL);
 }
+
+#[test]
+fn inside_a_container_host_pids_are_shown_beside_the_local_ones() {
+    use gpumeter_model::{PidMatch, PlaceKind, RunsIn};
+    let mut s = Snapshot::empty("t", testing::T0);
+    s.system.runs_in = Some(RunsIn {
+        kind: PlaceKind::Container,
+        runtime: Some("docker".into()),
+    });
+    let mut sure = on_gpu(
+        testing::process(12, 1, "root", "python a.py"),
+        0,
+        Some(9),
+        None,
+    );
+    sure.host_pid = Some(4_000_012);
+    sure.pid_match = Some(PidMatch::Device);
+    let mut guess = on_gpu(
+        testing::process(13, 1, "root", "python b.py"),
+        0,
+        Some(8),
+        None,
+    );
+    guess.host_pid = Some(4_000_013);
+    guess.pid_match = Some(PidMatch::Guess);
+    let mut worker = testing::process(14, 12, "root", "worker");
+    worker.cpu_pct = Some(90.0);
+    worker.rss_bytes = Some(1 << 30);
+    worker.threads = Some(2);
+    let mut outside = ProcessReading::invisible(777_777);
+    outside.gpu = guess.gpu.clone();
+    s.processes = vec![sure, guess, worker, outside];
+    let rows = build_rows(&s, &app(), NOW);
+    let text = |pid: u32| {
+        rows.iter()
+            .find(|r| r.proc.pid == pid)
+            .unwrap()
+            .command_text()
+            .into_owned()
+    };
+    assert_eq!(text(12), "[host 4000012] python a.py");
+    assert_eq!(text(13), "[host 4000013?] python b.py");
+    assert_eq!(text(777_777), "host pid 777777 (not in this container)");
+    // Tree view: the root of a job carries the job's totals.
+    let mut a = app();
+    a.tree = true;
+    let rows = build_rows(&s, &a, NOW);
+    let root = rows.iter().find(|r| r.proc.pid == 12).unwrap();
+    let t = root.job.unwrap();
+    assert_eq!((t.processes, t.threads), (2, 10));
+    assert!((t.cpu_pct - (12.0 + 90.0)).abs() < 1e-9, "{t:?}");
+    assert!(
+        root.command_text().starts_with("[job 2 procs 102% CPU "),
+        "{}",
+        root.command_text()
+    );
+    assert_eq!(rows.iter().find(|r| r.proc.pid == 14).unwrap().job, None);
+}

@@ -14,6 +14,7 @@ pub const ERROR_UNINITIALIZED: nvmlReturn_t = 1;
 pub const ERROR_INVALID_ARGUMENT: nvmlReturn_t = 2;
 pub const ERROR_NOT_SUPPORTED: nvmlReturn_t = 3;
 pub const ERROR_NOT_FOUND: nvmlReturn_t = 6;
+pub const ERROR_TIMEOUT: nvmlReturn_t = 10;
 pub const ERROR_CORRUPTED_INFOROM: nvmlReturn_t = 14;
 pub const ERROR_INSUFFICIENT_SIZE: nvmlReturn_t = 7;
 pub const ERROR_ARGUMENT_VERSION_MISMATCH: nvmlReturn_t = 25;
@@ -61,6 +62,81 @@ pub const TOPOLOGY_INTERNAL: c_uint = 0;
 pub const TOPOLOGY_SINGLE: c_uint = 10;
 pub const TOPOLOGY_NODE: c_uint = 40;
 pub const TOPOLOGY_SYSTEM: c_uint = 50;
+
+/// GPM: struct versions, the metric ids modelled, and the size of the request's array.
+pub const GPM_SUPPORT_VERSION: c_uint = 1;
+pub const GPM_METRICS_GET_VERSION: c_uint = 1;
+pub const GPM_METRIC_SM_UTIL: c_uint = 2;
+pub const GPM_METRIC_SM_OCCUPANCY: c_uint = 3;
+pub const GPM_METRIC_TENSOR_UTIL: c_uint = 5;
+pub const GPM_METRIC_DRAM_BW_UTIL: c_uint = 10;
+/// `NVML_GPM_METRIC_MAX` (NVML 13 headers).
+pub const GPM_METRIC_MAX: usize = 210;
+
+/// Event types: single- and double-bit ECC, critical XID.
+pub const EVENT_TYPE_XID: u64 = 0x8;
+pub const EVENT_TYPE_SUPPORTED: u64 = 0x1 | 0x2 | EVENT_TYPE_XID;
+
+/// `nvmlGpmSample_t`, `nvmlEventSet_t`: opaque handles, never dereferenced by the fake.
+#[repr(C)]
+pub struct nvmlGpmSample_st {
+    _private: [u8; 0],
+}
+pub type nvmlGpmSample_t = *mut nvmlGpmSample_st;
+#[repr(C)]
+pub struct nvmlEventSet_st {
+    _private: [u8; 0],
+}
+pub type nvmlEventSet_t = *mut nvmlEventSet_st;
+
+/// `nvmlGpmSupport_t`, 8 bytes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct nvmlGpmSupport_t {
+    pub version: c_uint,
+    pub isSupportedDevice: c_uint,
+}
+
+/// `nvmlGpmMetric_t`'s names (NULL or static C strings).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct nvmlGpmMetricInfo_t {
+    pub shortName: *mut std::ffi::c_char,
+    pub longName: *mut std::ffi::c_char,
+    pub unit: *mut std::ffi::c_char,
+}
+
+/// `nvmlGpmMetric_t`, 40 bytes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct nvmlGpmMetric_t {
+    pub metricId: c_uint,
+    pub nvmlReturn: nvmlReturn_t,
+    pub value: f64,
+    pub metricInfo: nvmlGpmMetricInfo_t,
+}
+
+/// `nvmlGpmMetricsGet_t`: 24 bytes of header, then `GPM_METRIC_MAX` metrics.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct nvmlGpmMetricsGet_t {
+    pub version: c_uint,
+    pub numMetrics: c_uint,
+    pub sample1: nvmlGpmSample_t,
+    pub sample2: nvmlGpmSample_t,
+    pub metrics: [nvmlGpmMetric_t; GPM_METRIC_MAX],
+}
+
+/// `nvmlEventData_t`, 32 bytes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct nvmlEventData_t {
+    pub device: nvmlDevice_t,
+    pub eventType: u64,
+    pub eventData: u64,
+    pub gpuInstanceId: c_uint,
+    pub computeInstanceId: c_uint,
+}
 
 /// `nvmlMemory_v2` as `NVML_STRUCT_VERSION(Memory, 2)`: size | 2 << 24. nvtop passes a bare 2.
 pub const MEMORY_V2_VERSION: c_uint = 0x0200_0028;

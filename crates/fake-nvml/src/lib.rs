@@ -6,7 +6,8 @@
 //! Holds: the C types and codes (`abi`), the global state with its refcount, clock and call
 //! counters (`state`), the environment it reads (`load`), the call discipline every export
 //! follows (`call`), and the exports by topic: `system`, `device_identity`, `device_util`,
-//! `device_power`, `device_clocks`, `device_health`, `device_links`, `process`. Reads the scenario engine; touches nothing else.
+//! `device_power`, `device_clocks`, `device_health`, `device_links`, `process`, GPM (`gpm`) and events (`events`), with the
+//! GPM samples and event sets they hand out in `objects`. Reads the scenario engine; touches nothing else.
 //!
 //! Environment (read on the first `nvmlInit`): `GPUMETER_FAKE_NVML_SCENARIO` (a built-in
 //! scenario name or a `.toml` path; default `training`), `GPUMETER_FAKE_NVML_ELAPSED_MS`
@@ -33,7 +34,10 @@ mod device_identity;
 mod device_links;
 mod device_power;
 mod device_util;
+mod events;
+mod gpm;
 mod load;
+mod objects;
 mod process;
 mod state;
 mod system;
@@ -44,6 +48,8 @@ pub use device_identity::*;
 pub use device_links::*;
 pub use device_power::*;
 pub use device_util::*;
+pub use events::*;
+pub use gpm::*;
 pub use load::{DEFAULT_SCENARIO, ELAPSED_ENV, SCENARIO_ENV};
 pub use process::*;
 pub use system::*;

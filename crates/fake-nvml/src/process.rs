@@ -42,7 +42,7 @@ fn entries(d: &Device<'_>, list: List) -> Vec<nvmlProcessInfo_t> {
     d.truth
         .processes
         .iter()
-        .flat_map(|p| p.gpu.iter().map(move |u| (p.pid, u)))
+        .flat_map(|p| p.gpu.iter().map(move |u| (p.driver_pid(), u)))
         .filter(|(_, u)| u.gpu_index == d.index && wanted(u.kind))
         .map(|(pid, u)| nvmlProcessInfo_t {
             pid,
@@ -157,7 +157,7 @@ fn samples(
         .truth
         .processes
         .iter()
-        .flat_map(|p| p.gpu.iter().map(move |u| (p.pid, u)))
+        .flat_map(|p| p.gpu.iter().map(move |u| (p.driver_pid(), u)))
         .filter(|(_, u)| u.gpu_index == d.index)
         .collect();
     let unknown = |u: &GpuUse| u.sm_util_pct.is_none() && u.memory_util_pct.is_none();

@@ -56,6 +56,8 @@ pub(crate) struct World {
     truth: Option<(u64, Arc<Snapshot>)>,
     /// Highest energy counter reported per GPU: the counter never goes back.
     energy_floor: BTreeMap<u32, u64>,
+    /// GPM samples and event sets handed out.
+    pub(crate) objects: crate::objects::Objects,
 }
 
 impl World {
@@ -65,6 +67,7 @@ impl World {
             clock,
             truth: None,
             energy_floor: BTreeMap::new(),
+            objects: crate::objects::Objects::default(),
         }
     }
 
@@ -107,6 +110,16 @@ impl World {
         let snap = Arc::new(self.sim.truth_at(elapsed, unix_ms));
         self.truth = Some((elapsed, Arc::clone(&snap)));
         snap
+    }
+
+    /// What the scenario says at another instant (GPM metrics between two samples).
+    pub(crate) fn sim_at(&mut self, elapsed_ms: u64, unix_ms: i64) -> Arc<Snapshot> {
+        if let Some((at, snap)) = &self.truth
+            && *at == elapsed_ms
+        {
+            return Arc::clone(snap);
+        }
+        Arc::new(self.sim.truth_at(elapsed_ms, unix_ms))
     }
 
     /// The energy counter to report for `gpu`: the scenario's, never below what was reported.

@@ -149,7 +149,7 @@ pub unsafe extern "C" fn nvmlSystemGetProcessName(
         w.truth()
             .processes
             .iter()
-            .find(|p| p.pid == pid)
+            .find(|p| p.driver_pid() == pid)
             .and_then(|p| p.name.clone())
             .ok_or(ERROR_NOT_FOUND)
     })

@@ -19,8 +19,14 @@ pub use document::{AlertSummary, BillingSummary, BudgetSummary, Document, Eviden
 pub use throttle::ThrottleReason;
 
 /// Version of the [`Snapshot`] schema. Bump on any change a reader would misread.
-/// 2: the JSON document may carry `billing` and `alerts` beside the reading ([`Document`]).
-pub const SCHEMA_VERSION: u32 = 2;
+///
+/// - 1: the first schema.
+/// - 2: the JSON document may carry `billing` and `alerts` beside the reading ([`Document`]).
+/// - 3: where gpumeter runs (`system.runs_in`), the cgroup's budget and throttling
+///   (`host.cgroup`), pressure stall (`host.*_pressure_pct`), disk busy time, and per process the
+///   host PID seen from a container (`host_pid`, `pid_match`), the busiest thread and the CPU
+///   affinity set. Every new field defaults to absent, so schema-1 and -2 files still parse.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// One reading of the whole machine at one instant.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,6 +79,65 @@ pub struct SystemInfo {
     pub uptime_s: Option<u64>,
     /// Boot time, seconds since the Unix epoch (`btime` in /proc/stat).
     pub boot_time_unix_s: Option<i64>,
+    /// Where gpumeter itself runs: on a host, in a container, in a VM; `None` when unknown.
+    #[serde(default)]
+    pub runs_in: Option<RunsIn>,
+}
+
+/// The kind of place gpumeter runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlaceKind {
+    /// Directly on a machine's kernel (bare metal, or a VM whose hypervisor it cannot see).
+    Host,
+    /// In a container: another PID namespace and cgroup than the machine's.
+    Container,
+    /// In a virtual machine (a hypervisor is visible).
+    Vm,
+}
+
+/// Where gpumeter runs, and what it could tell about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunsIn {
+    pub kind: PlaceKind,
+    /// The container runtime (`docker`, `podman`, `containerd`, `kubernetes`, `lxc`) or the
+    /// hypervisor (`kvm`, `vmware`, `xen`, `hyperv`, …), when it can be told.
+    pub runtime: Option<String>,
+}
+
+impl RunsIn {
+    /// Short words for the header: `host`, `container (docker)`, `VM (kvm)`.
+    pub fn label(&self) -> String {
+        let kind = match self.kind {
+            PlaceKind::Host => "host",
+            PlaceKind::Container => "container",
+            PlaceKind::Vm => "VM",
+        };
+        match &self.runtime {
+            Some(r) => format!("{kind} ({r})"),
+            None => kind.to_string(),
+        }
+    }
+}
+
+/// The CPU and memory budget of the cgroup gpumeter runs in, and how hard it presses on it.
+/// Rates are over the last sample interval. Each field is `None` when the kernel does not
+/// expose it (or it could not be read).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CgroupReading {
+    /// CPUs in the cgroup's cpuset (`cpuset.cpus.effective`).
+    pub cpuset_cpus: Option<u32>,
+    /// Cores the whole cgroup used over the interval (`cpu.stat` usage).
+    pub cpu_used_cores: Option<f64>,
+    /// Share of CFS periods in which the cgroup hit its quota and was throttled (0–100).
+    pub cpu_throttled_pct: Option<f64>,
+    /// Share of the interval the cgroup's tasks spent throttled (`throttled_usec`), 0–100.
+    pub cpu_throttled_time_pct: Option<f64>,
+    /// `memory.max` (v1 `memory.limit_in_bytes`); `None` when unlimited.
+    pub mem_limit_bytes: Option<u64>,
+    pub mem_used_bytes: Option<u64>,
+    /// OOM kills in this cgroup since it was created (`memory.events` `oom_kill`).
+    pub oom_kills: Option<u64>,
 }
 
 /// Host-side readings from /proc, averaged over the last sample interval.
@@ -98,6 +163,18 @@ pub struct HostReading {
     /// quota / period, the tightest along the path); `None` when unlimited or unknown.
     #[serde(default)]
     pub cpu_quota_cores: Option<f64>,
+    /// The cgroup's CPU and memory budget and throttling (see [`CgroupReading`]).
+    #[serde(default)]
+    pub cgroup: CgroupReading,
+    /// Share of the interval in which some task waited for a CPU (PSI `cpu.pressure` some), 0–100.
+    #[serde(default)]
+    pub cpu_pressure_pct: Option<f64>,
+    /// Share of the interval in which some task waited on I/O (PSI `io.pressure` some), 0–100.
+    #[serde(default)]
+    pub io_pressure_pct: Option<f64>,
+    /// Busy time of the busiest physical disk over the interval (`/proc/diskstats` io_ticks), 0–100.
+    #[serde(default)]
+    pub disk_busy_pct: Option<f64>,
 }
 
 /// Whether a GPU is answering.
@@ -152,6 +229,33 @@ pub struct GpuReading {
     pub encoder_util_pct: Option<u32>,
     pub decoder_util_pct: Option<u32>,
     pub mig_enabled: Option<bool>,
+    /// GPM (Hopper and newer) over the last interval, 0–100: share of SM time with a warp
+    /// resident — the real "is the GPU working" figure where `util_gpu_pct` only says a kernel
+    /// ran. `None` where GPM is unsupported.
+    #[serde(default)]
+    pub sm_active_pct: Option<f64>,
+    /// GPM: resident warps as a share of the maximum, 0–100.
+    #[serde(default)]
+    pub sm_occupancy_pct: Option<f64>,
+    /// GPM: share of time any tensor pipe was busy, 0–100.
+    #[serde(default)]
+    pub tensor_active_pct: Option<f64>,
+    /// GPM: DRAM bandwidth in use as a share of the peak, 0–100.
+    #[serde(default)]
+    pub dram_active_pct: Option<f64>,
+    /// Critical XID errors seen since the source started, per XID (ascending); `None` when the
+    /// driver does not report this GPU's events.
+    #[serde(default)]
+    pub xid_errors: Option<Vec<XidCount>>,
+}
+
+/// How often one XID error was seen on a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct XidCount {
+    /// The XID number (79: fell off the bus, 48: double-bit ECC, 94/95: ECC contained /
+    /// uncontained, 119/120: GSP errors, …).
+    pub xid: u64,
+    pub count: u64,
 }
 
 impl GpuReading {
@@ -216,6 +320,41 @@ pub struct ProcessReading {
     /// How many CPUs the scheduler may run it on (`Cpus_allowed_list`, its affinity).
     #[serde(default)]
     pub cpus_allowed: Option<u32>,
+    /// The CPUs it may run on, as the kernel lists them (`0-7,16`): jobs take the union.
+    #[serde(default)]
+    pub cpus_allowed_list: Option<String>,
+    /// The driver's (host) PID when it differs from `pid`: gpumeter runs in a container and
+    /// `pid` is the PID here.
+    #[serde(default)]
+    pub host_pid: Option<u32>,
+    /// How `host_pid` was tied to this process.
+    #[serde(default)]
+    pub pid_match: Option<PidMatch>,
+    /// Its busiest thread over the interval (sampled for GPU processes only).
+    #[serde(default)]
+    pub busiest_thread: Option<ThreadReading>,
+}
+
+/// How a driver PID was tied to a process seen from inside a container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PidMatch {
+    /// The process's `NSpid` names the driver's PID: certain.
+    Nspid,
+    /// The only process here with that GPU's device open, for the only driver PID on it.
+    Device,
+    /// Several processes share the GPU: paired by start order and memory. Labelled a guess.
+    Guess,
+}
+
+/// One thread's CPU use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadReading {
+    pub tid: u32,
+    /// Thread name (comm), sanitized.
+    pub name: Option<String>,
+    /// Percent of one core over the interval.
+    pub cpu_pct: Option<f64>,
 }
 
 impl ProcessReading {
@@ -237,7 +376,16 @@ impl ProcessReading {
             threads: None,
             gpu: Vec::new(),
             cpus_allowed: None,
+            cpus_allowed_list: None,
+            host_pid: None,
+            pid_match: None,
+            busiest_thread: None,
         }
+    }
+
+    /// The PID the driver reports for it (the host's).
+    pub fn driver_pid(&self) -> u32 {
+        self.host_pid.unwrap_or(self.pid)
     }
 
     /// Total VRAM this process holds across GPUs, when any part is known.
@@ -296,6 +444,53 @@ mod tests {
         assert_eq!(back.host.cpu_quota_cores, None);
         assert_eq!(back.processes[0].cpus_allowed, None);
         assert_eq!(back, snap);
+    }
+
+    #[test]
+    fn schema_1_readings_parse_with_the_new_fields_absent() {
+        let mut snap = Snapshot::empty("test", 1_000);
+        snap.processes.push(ProcessReading::invisible(7));
+        let mut json = serde_json::to_value(&snap).unwrap();
+        json["schema"] = 1.into();
+        json["system"].as_object_mut().unwrap().remove("runs_in");
+        let host = json["host"].as_object_mut().unwrap();
+        for key in [
+            "cgroup",
+            "cpu_pressure_pct",
+            "io_pressure_pct",
+            "disk_busy_pct",
+        ] {
+            assert!(host.remove(key).is_some(), "{key}");
+        }
+        let p = json["processes"][0].as_object_mut().unwrap();
+        for key in [
+            "cpus_allowed_list",
+            "host_pid",
+            "pid_match",
+            "busiest_thread",
+        ] {
+            assert!(p.remove(key).is_some(), "{key}");
+        }
+        let back: Snapshot = serde_json::from_value(json).unwrap();
+        assert_eq!(back.schema, 1);
+        assert_eq!(back.host.cgroup, CgroupReading::default());
+        assert_eq!(back.system.runs_in, None);
+        assert_eq!(back.processes[0].host_pid, None);
+        assert_eq!(back.processes[0].driver_pid(), 7);
+    }
+
+    #[test]
+    fn runs_in_labels() {
+        let c = RunsIn {
+            kind: PlaceKind::Container,
+            runtime: Some("docker".into()),
+        };
+        assert_eq!(c.label(), "container (docker)");
+        let h = RunsIn {
+            kind: PlaceKind::Host,
+            runtime: None,
+        };
+        assert_eq!(h.label(), "host");
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use crate::scenario::Scenario;
 
-const BUILTIN: [(&str, &str); 8] = [
+const BUILTIN: [(&str, &str); 9] = [
     ("training", include_str!("../scenarios/training.toml")),
     ("cpu-starved", include_str!("../scenarios/cpu-starved.toml")),
     ("io-starved", include_str!("../scenarios/io-starved.toml")),
@@ -13,6 +13,7 @@ const BUILTIN: [(&str, &str); 8] = [
     ("gpu-lost", include_str!("../scenarios/gpu-lost.toml")),
     ("mixed", include_str!("../scenarios/mixed.toml")),
     ("rented", include_str!("../scenarios/rented.toml")),
+    ("container", include_str!("../scenarios/container.toml")),
 ];
 
 /// The TOML text of a built-in scenario.

@@ -3,6 +3,7 @@
 
 use gpumeter_model::{GpuReading, GpuState, ProcessReading, ThrottleReason};
 
+use crate::gpm::GpmSpec;
 use crate::noise;
 use crate::scenario::{GpuSignal, GpuSpec, Scenario};
 use crate::signal::{Range, Signal};
@@ -122,6 +123,11 @@ impl GpuInstance {
             .map(|r| r.reason)
             .collect();
         let energy = power.map(|_| self.energy_at(spec, scenario.seed, elapsed_ms));
+        // GPM percentages on whole hundredths, as a driver's doubles would round-trip.
+        let gpm = |pick: fn(&GpmSpec) -> &Option<Signal>, ch: &str| {
+            let signal = spec.gpm.as_ref().map(pick)?;
+            sample(signal, ch, Range::Pct).map(|v| (v * 100.0).round() / 100.0)
+        };
         GpuReading {
             index,
             state: GpuState::Ok,
@@ -156,6 +162,11 @@ impl GpuInstance {
             encoder_util_pct: whole(&spec.encoder_util_pct, "enc", Range::Pct),
             decoder_util_pct: whole(&spec.decoder_util_pct, "dec", Range::Pct),
             mig_enabled: spec.mig_enabled,
+            sm_active_pct: gpm(|g| &g.sm_active_pct, "gpm_sm"),
+            sm_occupancy_pct: gpm(|g| &g.sm_occupancy_pct, "gpm_occ"),
+            tensor_active_pct: gpm(|g| &g.tensor_active_pct, "gpm_tensor"),
+            dram_active_pct: gpm(|g| &g.dram_active_pct, "gpm_dram"),
+            xid_errors: Some(xid_counts(scenario, index, elapsed_ms)),
         }
     }
 
@@ -182,6 +193,22 @@ impl GpuInstance {
         self.energy_start_mj
             .saturating_add((self.energy_mj + partial).floor() as u64)
     }
+}
+
+/// The scripted XIDs of GPU `index` due by `elapsed_ms`, counted per XID (ascending).
+fn xid_counts(scenario: &Scenario, index: u32, elapsed_ms: u64) -> Vec<gpumeter_model::XidCount> {
+    let mut counts = std::collections::BTreeMap::new();
+    for x in scenario
+        .xids
+        .iter()
+        .filter(|x| x.gpu == index && x.at_s * 1000.0 <= elapsed_ms as f64)
+    {
+        *counts.entry(x.xid).or_insert(0u64) += 1;
+    }
+    counts
+        .into_iter()
+        .map(|(xid, count)| gpumeter_model::XidCount { xid, count })
+        .collect()
 }
 
 /// Power in watts on whole milliwatts (NVML's unit), so it survives a round trip through the

@@ -13,6 +13,7 @@ mod builtin;
 mod demo_faults;
 mod error;
 mod faults;
+mod gpm;
 mod gpu;
 mod health;
 mod noise;
@@ -26,11 +27,12 @@ mod validate;
 pub use builtin::builtin_scenarios;
 pub use error::ScenarioError;
 pub use faults::{Fault, NvmlError, nvml_error_code, nvml_error_name};
+pub use gpm::{GpmSpec, XidSpec};
 pub use health::{ComputeModeSpec, GpuHealthSpec, NvLinkSpec, PreflightSpec};
 pub use pricing::{Pricing, RateUnit};
 pub use scenario::{
     FaultSpec, GpuSignal, GpuSpec, HostSpec, ProcessGpuSpec, ProcessKind, ProcessSpec, Scenario,
-    ThrottleRule, WorkersSpec,
+    ThreadSpec, ThrottleRule, WorkersSpec,
 };
 pub use signal::{Range, Signal, Wave};
 pub use simulate::Simulator;

@@ -2,7 +2,7 @@
 //! readings at a given time. Strings are passed through raw: the fake NVML needs the exact
 //! names, and consumers sanitise before display.
 
-use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading};
+use gpumeter_model::{GpuProcessKind, GpuUse, PidMatch, ProcessReading, ThreadReading};
 
 use crate::scenario::{ProcessKind, ProcessSpec, Scenario};
 use crate::signal::Range;
@@ -21,6 +21,8 @@ pub(crate) struct ProcInstance {
     worker: Option<u32>,
     /// GPU index of each `spec.gpus` entry for this rank.
     gpus: Vec<u32>,
+    /// The driver's pid when it differs (gpumeter in a container); ranks only.
+    host_pid: Option<u32>,
     name: Option<String>,
     command: Option<String>,
 }
@@ -54,6 +56,9 @@ pub(crate) fn expand(scenario: &Scenario) -> Vec<ProcInstance> {
                     .collect(),
                 name: fill(&spec.name, None),
                 command: fill(&spec.command, None),
+                host_pid: spec
+                    .host_pid
+                    .map(|h| h.saturating_add(rank.saturating_mul(stride))),
             });
             if let Some(w) = &spec.workers {
                 for n in 0..w.count {
@@ -63,6 +68,7 @@ pub(crate) fn expand(scenario: &Scenario) -> Vec<ProcInstance> {
                         ppid: Some(pid),
                         worker: Some(n),
                         gpus: Vec::new(),
+                        host_pid: None,
                         name: fill(&w.name, Some(n)).or_else(|| fill(&spec.name, Some(n))),
                         command: fill(&w.command, Some(n)).or_else(|| fill(&spec.command, Some(n))),
                     });
@@ -82,7 +88,7 @@ impl ProcInstance {
         }
         let gpu = self.gpu_uses(spec, at);
         if !spec.visible {
-            let mut p = ProcessReading::invisible(self.pid);
+            let mut p = ProcessReading::invisible(self.host_pid.unwrap_or(self.pid));
             p.gpu = gpu;
             return Some(p);
         }
@@ -110,7 +116,29 @@ impl ProcInstance {
             state: worker.map_or(spec.state, |w| w.state.or(spec.state)),
             threads: worker.map_or(spec.threads, |w| w.threads),
             gpu,
-            cpus_allowed: spec.cpus_allowed,
+            cpus_allowed: spec
+                .cpus_allowed
+                .or_else(|| spec.cpus_allowed_list.as_deref().map(cpu_list_len)),
+            cpus_allowed_list: spec.cpus_allowed_list.clone(),
+            host_pid: self.host_pid,
+            pid_match: self
+                .host_pid
+                .map(|_| spec.pid_match.unwrap_or(PidMatch::Device)),
+            busiest_thread: self.thread(spec, at),
+        })
+    }
+
+    fn thread(&self, spec: &ProcessSpec, at: &At) -> Option<ThreadReading> {
+        if self.worker.is_some() {
+            return None;
+        }
+        let t = spec.busiest_thread.as_ref()?;
+        Some(ThreadReading {
+            tid: self.pid.saturating_add(t.tid_offset),
+            name: t.name.clone(),
+            cpu_pct: t.cpu_pct.as_ref().map(|s| {
+                round2(at.sample(s, 0.0, "thread", u64::from(self.pid), "cpu", Range::NonNeg))
+            }),
         })
     }
 
@@ -145,6 +173,18 @@ impl ProcInstance {
             })
             .collect()
     }
+}
+
+/// CPUs named by a kernel CPU list (`0-3,8`); malformed parts count nothing.
+fn cpu_list_len(list: &str) -> u32 {
+    list.split(',')
+        .filter_map(|part| {
+            let part = part.trim();
+            let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+            let (lo, hi) = (lo.parse::<u32>().ok()?, hi.parse::<u32>().ok()?);
+            hi.checked_sub(lo).map(|d| d + 1)
+        })
+        .sum()
 }
 
 pub(crate) fn round2(v: f64) -> f64 {

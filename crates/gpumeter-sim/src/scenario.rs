@@ -3,10 +3,11 @@
 //! reading unsupported (`None`, shown as N/A), exactly like a driver that cannot report it.
 //! Units are in the field names; the simulator converts to the model's units (bytes, watts).
 
-use gpumeter_model::ThrottleReason;
+use gpumeter_model::{PidMatch, RunsIn, ThrottleReason};
 use serde::Deserialize;
 
 use crate::faults::NvmlError;
+use crate::gpm::{GpmSpec, XidSpec};
 use crate::health::{GpuHealthSpec, PreflightSpec};
 use crate::pricing::Pricing;
 use crate::signal::Signal;
@@ -35,6 +36,9 @@ pub struct Scenario {
     pub processes: Vec<ProcessSpec>,
     #[serde(default, rename = "fault")]
     pub faults: Vec<FaultSpec>,
+    /// Critical XID errors the fake driver reports through its event API.
+    #[serde(default, rename = "xid")]
+    pub xids: Vec<XidSpec>,
     pub pricing: Option<Pricing>,
     /// What `gpumeter check --demo` shows beyond the GPUs.
     #[serde(default)]
@@ -64,6 +68,24 @@ pub struct HostSpec {
     pub net_tx_mb_per_s: Option<Signal>,
     /// CPU quota of gpumeter's cgroup, in cores (absent: unlimited).
     pub cpu_quota_cores: Option<f64>,
+    /// Where gpumeter runs (`{ kind = "container", runtime = "docker" }`); absent: unknown.
+    pub runs_in: Option<RunsIn>,
+    /// CPUs in gpumeter's cgroup cpuset.
+    pub cpuset_cpus: Option<u32>,
+    /// Cores the whole cgroup uses.
+    pub cgroup_cpu_used_cores: Option<Signal>,
+    /// Share of CFS periods the cgroup was throttled in (0–100); the time share follows it.
+    pub cpu_throttled_pct: Option<Signal>,
+    /// The cgroup's memory limit and use.
+    pub cgroup_mem_limit_gib: Option<f64>,
+    pub cgroup_mem_used_gib: Option<Signal>,
+    /// OOM kills so far (a counter: use `steps`).
+    pub oom_kills: Option<Signal>,
+    /// PSI: share of time some task waited for a CPU / on I/O (0–100).
+    pub cpu_pressure_pct: Option<Signal>,
+    pub io_pressure_pct: Option<Signal>,
+    /// Busy time of the busiest disk (0–100).
+    pub disk_busy_pct: Option<Signal>,
 }
 
 /// One kind of GPU, replicated `count` times (indices assigned in file order).
@@ -114,6 +136,8 @@ pub struct GpuSpec {
     /// Health and setup for `gpumeter check` (ECC, remaps, NVLink …); healthy when absent.
     #[serde(default)]
     pub health: GpuHealthSpec,
+    /// GPM metrics (Hopper and newer); absent: the board does not support GPM.
+    pub gpm: Option<GpmSpec>,
 }
 
 fn one() -> u32 {
@@ -198,6 +222,27 @@ pub struct ProcessSpec {
     pub workers: Option<WorkersSpec>,
     /// CPUs its affinity allows (its workers inherit it); absent: unknown.
     pub cpus_allowed: Option<u32>,
+    /// Its affinity as a kernel CPU list (`0-7`); sets `cpus_allowed` to its size when that
+    /// is absent. Workers inherit it.
+    pub cpus_allowed_list: Option<String>,
+    /// The driver's PID when gpumeter runs in a container and `pid` is the PID there (rank k:
+    /// `host_pid + k × pid_stride`).
+    pub host_pid: Option<u32>,
+    /// How that host PID was tied to the process (`nspid`, `device`, `guess`); default `device`.
+    pub pid_match: Option<PidMatch>,
+    /// The busiest thread of each rank (its CPU is part of the rank's `cpu_pct`).
+    pub busiest_thread: Option<ThreadSpec>,
+}
+
+/// A GPU process's busiest thread: tid = the rank's pid (the main thread) unless `tid_offset`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadSpec {
+    pub name: Option<String>,
+    /// tid = pid + tid_offset (default 0: the main thread).
+    #[serde(default)]
+    pub tid_offset: u32,
+    pub cpu_pct: Option<Signal>,
 }
 
 fn default_start() -> i64 {

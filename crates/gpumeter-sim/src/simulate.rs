@@ -2,7 +2,7 @@
 //! the energy integrators, which are caches: any elapsed time gives the same answer whatever
 //! was asked before.
 
-use gpumeter_model::{HostReading, ProcessReading, Snapshot, SystemInfo};
+use gpumeter_model::{CgroupReading, HostReading, ProcessReading, Snapshot, SystemInfo};
 
 use crate::faults::{Fault, function_matches};
 use crate::gpu::{GpuInstance, expand_gpus};
@@ -147,6 +147,7 @@ impl Simulator {
                     .div_euclid(1000)
                     .saturating_sub(i64::try_from(uptime_s).unwrap_or(i64::MAX)),
             ),
+            runs_in: s.host.runs_in.clone(),
         }
     }
 
@@ -191,6 +192,34 @@ impl Simulator {
             net_rx_bytes_per_s: mb(&h.net_rx_mb_per_s, "net_rx"),
             net_tx_bytes_per_s: mb(&h.net_tx_mb_per_s, "net_tx"),
             cpu_quota_cores: h.cpu_quota_cores,
+            cgroup: self.cgroup(at),
+            cpu_pressure_pct: sample(&h.cpu_pressure_pct, "cpu_psi", Range::Pct).map(round2),
+            io_pressure_pct: sample(&h.io_pressure_pct, "io_psi", Range::Pct).map(round2),
+            disk_busy_pct: sample(&h.disk_busy_pct, "disk_busy", Range::Pct).map(round2),
+        }
+    }
+
+    fn cgroup(&self, at: &At) -> CgroupReading {
+        let h = &self.scenario.host;
+        let sample = |s: &Option<Signal>, ch: &str, range: Range| {
+            s.as_ref()
+                .map(|s| at.sample(s, 0.0, "cgroup", 0, ch, range))
+        };
+        let throttled = sample(&h.cpu_throttled_pct, "throttled", Range::Pct).map(round2);
+        let limit = h
+            .cgroup_mem_limit_gib
+            .map(|g| (g.max(0.0) * GIB).round() as u64);
+        let cap = limit.map_or(Range::NonNeg, |t| Range::UpTo(t as f64));
+        CgroupReading {
+            cpuset_cpus: h.cpuset_cpus,
+            cpu_used_cores: sample(&h.cgroup_cpu_used_cores, "used", Range::NonNeg).map(round2),
+            cpu_throttled_pct: throttled,
+            // Throttled periods are mostly cut short at the end: about a third of their time.
+            cpu_throttled_time_pct: throttled.map(|t| round2(t / 3.0)),
+            mem_limit_bytes: limit,
+            mem_used_bytes: sample(&h.cgroup_mem_used_gib, "mem", Range::NonNeg)
+                .map(|g| cap.clamp(g * GIB).round() as u64),
+            oom_kills: sample(&h.oom_kills, "oom", Range::NonNeg).map(|v| v.round() as u64),
         }
     }
 }

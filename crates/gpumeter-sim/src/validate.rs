@@ -164,6 +164,20 @@ impl Scenario {
                 }
             }
         }
+        for (i, x) in self.xids.iter().enumerate() {
+            if x.gpu >= gpu_count {
+                return bad(
+                    format!("xid[{i}].gpu"),
+                    format!("GPU {} does not exist ({gpu_count} GPUs)", x.gpu),
+                );
+            }
+            if !(x.at_s.is_finite() && x.at_s >= 0.0) {
+                return bad(
+                    format!("xid[{i}].at_s"),
+                    format!("must be ≥ 0, got {}", x.at_s),
+                );
+            }
+        }
         for (i, f) in self.faults.iter().enumerate() {
             if let Some(g) = f.gpu.filter(|g| *g >= gpu_count) {
                 return bad(

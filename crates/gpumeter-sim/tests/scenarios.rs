@@ -43,7 +43,8 @@ fn all_builtins_parse_and_are_listed_in_order() {
             "forgotten",
             "gpu-lost",
             "mixed",
-            "rented"
+            "rented",
+            "container"
         ]
     );
     for (name, desc) in list {

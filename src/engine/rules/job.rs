@@ -1,7 +1,12 @@
 //! Jobs and their host-side evidence, for the starved rule. A job is what holds a set of GPUs:
 //! the GPU processes started by one launcher (same parent, as torchrun or DDP ranks are) or a
 //! single process holding several GPUs; its process tree is those processes plus all their
-//! descendants in the snapshot (dataloader workers). One tick's numbers are a [`JobSample`].
+//! descendants in the snapshot (dataloader workers). One tick's numbers are a [`JobSample`];
+//! [`totals`] sums a job's CPU, RSS and threads for the per-job view.
+//!
+//! The cores a job may use: the CPUs online, narrowed by the cgroup's quota and cpuset, and by
+//! affinity taken as CPU *sets* — the union of its processes' `Cpus_allowed_list` (four ranks
+//! pinned to the same 8 CPUs may use 8, not 32).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -47,8 +52,12 @@ pub struct JobSample {
     pub cores_allowed: Option<f64>,
     /// The busiest GPU process, in percent of one core.
     pub main_core_pct: Option<f64>,
+    /// The busiest thread of the job's GPU processes, in percent of one core.
+    pub thread_pct: Option<f64>,
     /// 1 when a process of the tree is in uninterruptible (D) sleep, else 0.
     pub dstate: Option<f64>,
+    /// Share (0–1) of the tree's processes that are runnable (R): wanting a CPU.
+    pub runnable: Option<f64>,
     /// Mean PCIe RX over the job's GPUs, bytes/s.
     pub pcie_rx: Option<f64>,
 }
@@ -177,34 +186,27 @@ pub fn sample(snap: &Snapshot, job: &Job) -> JobSample {
     let cores_used = (!cpus.is_empty()).then(|| cpus.iter().sum::<f64>() / 100.0);
 
     let online = snap.host.cpu_count.map(f64::from);
-    // Each root's subtree may use at most its widest affinity; the union of the subtrees is at
-    // most their sum, so this errs towards more cores (fewer CPU-bound verdicts), never fewer.
-    let children = children_of(snap);
-    let affinity: Option<f64> = job
-        .roots
-        .iter()
-        .map(|&r| {
-            tree(&[r], &children)
-                .iter()
-                .filter_map(|pid| by_pid.get(pid).and_then(|p| p.cpus_allowed))
-                .max()
-                .map(f64::from)
-                .or(online)
-        })
-        .sum::<Option<f64>>();
-    let cores_allowed = [online, affinity, snap.host.cpu_quota_cores]
-        .into_iter()
-        .flatten()
-        .reduce(f64::min)
-        .filter(|c| *c > 0.0);
+    let cores_allowed = [
+        online,
+        affinity_cores(snap, job, &by_pid, online),
+        snap.host.cpu_quota_cores,
+        snap.host.cgroup.cpuset_cpus.map(f64::from),
+    ]
+    .into_iter()
+    .flatten()
+    .reduce(f64::min)
+    .filter(|c| *c > 0.0);
 
     let main_core_pct = job
         .roots
         .iter()
         .filter_map(|pid| by_pid.get(pid).and_then(|p| p.cpu_pct))
         .reduce(f64::max);
+    let thread_pct = busiest_thread(snap, job).and_then(|(_, t)| t.cpu_pct);
     let states: Vec<char> = visible.iter().filter_map(|p| p.state).collect();
     let dstate = (!states.is_empty()).then(|| if states.contains(&'D') { 1.0 } else { 0.0 });
+    let runnable = (!states.is_empty())
+        .then(|| states.iter().filter(|&&c| c == 'R').count() as f64 / states.len() as f64);
     let rx: Vec<f64> = job
         .gpus
         .iter()
@@ -216,8 +218,112 @@ pub fn sample(snap: &Snapshot, job: &Job) -> JobSample {
         cores_used,
         cores_allowed,
         main_core_pct,
+        thread_pct,
         dstate,
+        runnable,
         pcie_rx,
+    }
+}
+
+/// The cores the job's affinity allows: the size of the union of its processes' CPU sets
+/// where every process's set is known; else (counts only) each root's subtree at its widest
+/// count, summed — that errs towards more cores (fewer CPU-bound verdicts), never fewer.
+fn affinity_cores(
+    snap: &Snapshot,
+    job: &Job,
+    by_pid: &HashMap<u32, &ProcessReading>,
+    online: Option<f64>,
+) -> Option<f64> {
+    let members: Vec<&ProcessReading> = job
+        .tree
+        .iter()
+        .filter_map(|pid| by_pid.get(pid).copied())
+        .filter(|p| p.visible)
+        .collect();
+    let sets: Option<Vec<BTreeSet<u32>>> = members
+        .iter()
+        .map(|p| p.cpus_allowed_list.as_deref().and_then(parse_cpu_list))
+        .collect();
+    if let Some(sets) = sets.filter(|s| !s.is_empty()) {
+        let union: BTreeSet<u32> = sets.into_iter().flatten().collect();
+        return Some(union.len() as f64);
+    }
+    let children = children_of(snap);
+    job.roots
+        .iter()
+        .map(|&r| {
+            tree(&[r], &children)
+                .iter()
+                .filter_map(|pid| by_pid.get(pid).and_then(|p| p.cpus_allowed))
+                .max()
+                .map(f64::from)
+                .or(online)
+        })
+        .sum::<Option<f64>>()
+}
+
+/// A kernel CPU list (`0-3,8`) as a set; `None` when malformed or absurdly large.
+pub fn parse_cpu_list(list: &str) -> Option<BTreeSet<u32>> {
+    let mut out = BTreeSet::new();
+    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+        let (lo, hi) = (lo.parse::<u32>().ok()?, hi.parse::<u32>().ok()?);
+        if hi < lo || hi - lo > 65_536 {
+            return None;
+        }
+        out.extend(lo..=hi);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The busiest thread among the job's GPU processes: (its process's pid, the thread).
+pub fn busiest_thread<'a>(
+    snap: &'a Snapshot,
+    job: &Job,
+) -> Option<(u32, &'a gpumeter_model::ThreadReading)> {
+    snap.processes
+        .iter()
+        .filter(|p| job.roots.contains(&p.pid))
+        .filter_map(|p| p.busiest_thread.as_ref().map(|t| (p.pid, t)))
+        .filter(|(_, t)| t.cpu_pct.is_some())
+        .max_by(|a, b| {
+            a.1.cpu_pct
+                .unwrap_or(0.0)
+                .total_cmp(&b.1.cpu_pct.unwrap_or(0.0))
+        })
+}
+
+/// A job's CPU, memory and threads summed over its visible processes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct JobTotals {
+    pub processes: usize,
+    /// Percent of one core, summed.
+    pub cpu_pct: Option<f64>,
+    pub rss_bytes: Option<u64>,
+    pub threads: Option<u32>,
+}
+
+/// Totals over the processes `pids` (a job's tree, or the part of it on one GPU).
+pub fn totals(snap: &Snapshot, pids: &[u32]) -> JobTotals {
+    let by_pid: HashMap<u32, &ProcessReading> = snap.processes.iter().map(|p| (p.pid, p)).collect();
+    let members: Vec<&ProcessReading> = pids
+        .iter()
+        .filter_map(|pid| by_pid.get(pid).copied())
+        .collect();
+    let sum_f = |f: fn(&ProcessReading) -> Option<f64>| {
+        members.iter().filter_map(|p| f(p)).reduce(|a, b| a + b)
+    };
+    JobTotals {
+        processes: members.len(),
+        cpu_pct: sum_f(|p| p.cpu_pct),
+        rss_bytes: members
+            .iter()
+            .filter_map(|p| p.rss_bytes)
+            .reduce(u64::saturating_add),
+        threads: members
+            .iter()
+            .filter_map(|p| p.threads)
+            .reduce(u32::saturating_add),
     }
 }
 
@@ -267,84 +373,5 @@ pub fn gpu_ranges(gpus: &[u32]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use gpumeter_model::{GpuReading, GpuUse};
-
-    fn proc(pid: u32, ppid: u32, cpu: f64, gpu: Option<u32>) -> ProcessReading {
-        let mut p = ProcessReading::invisible(pid);
-        p.visible = true;
-        p.ppid = Some(ppid);
-        p.cpu_pct = Some(cpu);
-        p.state = Some('R');
-        if let Some(g) = gpu {
-            p.gpu.push(GpuUse {
-                gpu_index: g,
-                kind: GpuProcessKind::Compute,
-                memory_bytes: Some(1 << 30),
-                sm_util_pct: None,
-                memory_util_pct: None,
-            });
-        }
-        p
-    }
-
-    fn snap(gpus: u32, procs: Vec<ProcessReading>) -> Snapshot {
-        let mut s = Snapshot::empty("t", 0);
-        s.gpus = (0..gpus)
-            .map(|i| GpuReading {
-                index: i,
-                ..GpuReading::default()
-            })
-            .collect();
-        s.host.cpu_count = Some(16);
-        s.processes = procs;
-        s
-    }
-
-    #[test]
-    fn ranks_of_one_launcher_form_one_job_with_their_workers() {
-        let s = snap(
-            3,
-            vec![
-                proc(10, 5, 5.0, Some(0)),
-                proc(11, 10, 97.0, None),
-                proc(20, 5, 5.0, Some(1)),
-                proc(21, 20, 97.0, None),
-                proc(30, 1, 50.0, Some(2)),
-            ],
-        );
-        let jobs = jobs(&s);
-        assert_eq!(jobs.len(), 2);
-        assert_eq!(jobs[0].key, JobKey::Parent(5));
-        assert_eq!(jobs[0].gpus, vec![0, 1]);
-        assert_eq!(jobs[0].tree, vec![10, 20, 11, 21]);
-        assert_eq!(jobs[1].key, JobKey::Process(30));
-        let j = sample(&s, &jobs[0]);
-        assert!((j.cores_used.unwrap() - 2.04).abs() < 1e-9);
-        assert_eq!(j.cores_allowed, Some(16.0));
-        assert_eq!(j.main_core_pct, Some(5.0));
-        assert_eq!(j.dstate, Some(0.0));
-    }
-
-    #[test]
-    fn affinity_and_quota_narrow_the_cores_allowed() {
-        let mut root = proc(10, 1, 100.0, Some(0));
-        root.cpus_allowed = Some(4);
-        let mut s = snap(1, vec![root, proc(11, 10, 100.0, None)]);
-        let job = &jobs(&s)[0];
-        assert_eq!(sample(&s, job).cores_allowed, Some(4.0));
-        s.host.cpu_quota_cores = Some(2.5);
-        assert_eq!(sample(&s, job).cores_allowed, Some(2.5));
-        s.processes[0].cpus_allowed = None;
-        s.host.cpu_quota_cores = None;
-        assert_eq!(sample(&s, job).cores_allowed, Some(16.0));
-    }
-
-    #[test]
-    fn gpu_lists_collapse_runs() {
-        assert_eq!(gpu_ranges(&[0, 1, 2, 3, 5, 7, 8]), "0–3, 5, 7, 8");
-        assert_eq!(gpu_ranges(&[4]), "4");
-        assert_eq!(gpu_ranges(&[]), "");
-    }
-}
+#[path = "job_tests.rs"]
+mod tests;

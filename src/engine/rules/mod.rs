@@ -10,6 +10,7 @@
 //! they clear (or get worse); snoozed ones come back, with a reminder, when the snooze ends.
 
 pub mod alert;
+mod budget_text;
 pub mod config;
 pub mod forgotten;
 pub mod idle;
@@ -19,6 +20,8 @@ mod starved_text;
 pub mod throttle;
 pub mod window;
 
+#[cfg(test)]
+mod container_tests;
 #[cfg(test)]
 mod lifecycle_tests;
 #[cfg(test)]

@@ -177,3 +177,45 @@ fn lost_gpu_is_not_idle_and_raises_no_verdict() {
     assert_eq!(totals.gpus[&2].idle_ms, 0);
     assert_eq!(totals.machine.idle_ms, 0);
 }
+
+#[test]
+fn container_pod_is_judged_against_its_quota_with_the_throttled_share() {
+    let (_, ts) = run("container", 5 * 60);
+    let f = fired(&ts);
+    let starved: Vec<_> = f.iter().filter(|a| a.kind == AlertKind::Starved).collect();
+    assert_eq!(starved.len(), 1, "{ts:#?}");
+    let a = starved[0];
+    assert_eq!(evidence(a, "verdict"), "CPU-bound input");
+    assert!(
+        a.title
+            .contains("consistent with a CPU-bound input pipeline"),
+        "{}",
+        a.title
+    );
+    assert!(
+        a.detail
+            .contains("the container may use 8 cores and used 7.9; throttled 3"),
+        "{}",
+        a.detail
+    );
+    assert!(a.detail.contains("% of the last 60 s"), "{}", a.detail);
+    assert!(
+        evidence(a, "job").starts_with("python (pid 412, host pid 2319471)"),
+        "{}",
+        evidence(a, "job")
+    );
+    assert!(
+        evidence(a, "cgroup CPU").starts_with("may use 8 cores (quota), used 7.9"),
+        "{}",
+        evidence(a, "cgroup CPU")
+    );
+    let step = a.next_step.as_deref().unwrap();
+    assert!(
+        step.contains("The job may use 8 cores (cgroup CPU quota; the host has 64)"),
+        "{step}"
+    );
+    assert!(
+        step.contains("num_workers > usable cores oversubscribes"),
+        "{step}"
+    );
+}

@@ -3,9 +3,15 @@
 //! starved). The verdict needs that for most of a window to start, and the opposite to end.
 //!
 //! The job's host numbers, averaged over the same window, then say what the GPU is waiting on:
-//! - CPU-bound input: the job's tree uses ≥ 85 % of the cores it may use (affinity, cgroup
-//!   quota), or its main process sits at ≥ 95 % of one core;
-//! - I/O-bound input: iowait ≥ 15 %, or a process of the tree in D state most of the window;
+//! - CPU-bound input: the job's tree uses ≥ 85 % of the cores it may use (affinity sets,
+//!   cgroup quota and cpuset), or the cgroup was throttled in ≥ 25 % of its CFS periods, or
+//!   most of the tree is runnable while CPU pressure (PSI) is ≥ 20 % (a CPU shared with a
+//!   noisy neighbour gives the job less than its cores); where
+//!   no thread was sampled, also a main process at ≥ 95 % of one core;
+//! - a single-threaded pipeline: the busiest thread of the GPU processes at ≥ 95 % of one core
+//!   (num_workers = 0, a GIL-bound loader) while the job is not CPU-bound as a whole;
+//! - I/O-bound input: iowait ≥ 15 %, a process of the tree in D state most of the window, or
+//!   I/O pressure (PSI) ≥ 20 % of the time;
 //! - host-to-device copies: PCIe RX ≥ 1 GB/s while util < 30 %;
 //! - else I/O-bound when disk reads sit at their observed peak, else unclassified.
 //!
@@ -22,10 +28,20 @@ use super::starved_text;
 use super::window::{DEFAULT_MAX_GAP_MS, MeanWindow, Window};
 use super::{Ctx, RuleOutput};
 
+/// CPU-bound when the cgroup was throttled in at least this share of its periods (percent).
+pub(super) const THROTTLED_PCT: f64 = 25.0;
+/// CPU-contended when most of the tree is runnable and some task waited for a CPU at least this
+/// share of the time (PSI, percent).
+pub(super) const CPU_PRESSURE_PCT: f64 = 20.0;
+/// I/O-bound when some task waited on I/O at least this share of the time (PSI, percent).
+pub(super) const IO_PRESSURE_PCT: f64 = 20.0;
+
 /// What the evidence is consistent with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Cause {
     CpuBound,
+    /// One thread of the GPU process at a full core: the pipeline does not run in parallel.
+    SingleThread,
     IoBound,
     HostToDevice,
     /// Disk reads at their observed peak, without iowait or D state.
@@ -34,8 +50,9 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 5] = [
+    pub const ALL: [Cause; 6] = [
         Cause::CpuBound,
+        Cause::SingleThread,
         Cause::IoBound,
         Cause::HostToDevice,
         Cause::DiskThroughput,
@@ -46,6 +63,7 @@ impl Cause {
     pub fn name(self) -> &'static str {
         match self {
             Cause::CpuBound => "cpu_bound",
+            Cause::SingleThread => "single_thread",
             Cause::IoBound => "io_bound",
             Cause::HostToDevice => "host_to_device",
             Cause::DiskThroughput => "disk_throughput",
@@ -69,7 +87,9 @@ pub(super) struct JobState {
     pub(super) cores_used: MeanWindow,
     pub(super) cores_allowed: MeanWindow,
     pub(super) main_core_pct: MeanWindow,
+    pub(super) thread_pct: MeanWindow,
     pub(super) dstate: MeanWindow,
+    pub(super) runnable: MeanWindow,
     pub(super) pcie_rx: MeanWindow,
     /// Waste since the alert began, rate × ms (micro-units·ms per hour).
     waste_acc: i128,
@@ -82,7 +102,9 @@ impl JobState {
             cores_used: MeanWindow::new(span),
             cores_allowed: MeanWindow::new(span),
             main_core_pct: MeanWindow::new(span),
+            thread_pct: MeanWindow::new(span),
             dstate: MeanWindow::new(span),
+            runnable: MeanWindow::new(span),
             pcie_rx: MeanWindow::new(span),
             waste_acc: 0,
             since: None,
@@ -93,7 +115,9 @@ impl JobState {
         self.cores_used.push(t, s.cores_used);
         self.cores_allowed.push(t, s.cores_allowed);
         self.main_core_pct.push(t, s.main_core_pct);
+        self.thread_pct.push(t, s.thread_pct);
         self.dstate.push(t, s.dstate);
+        self.runnable.push(t, s.runnable);
         self.pcie_rx.push(t, s.pcie_rx);
     }
 
@@ -113,6 +137,21 @@ pub(super) struct Host {
     pub(super) disk_read: MeanWindow,
     /// Highest window mean of disk reads seen since start.
     pub(super) disk_peak: f64,
+    /// The cgroup: throttled share of periods, cores used, I/O pressure.
+    pub(super) throttled: MeanWindow,
+    pub(super) cgroup_used: MeanWindow,
+    pub(super) io_pressure: MeanWindow,
+    pub(super) cpu_pressure: MeanWindow,
+    /// OOM-kill counter readings within the window: (time, count).
+    pub(super) oom: std::collections::VecDeque<(i64, u64)>,
+}
+
+impl Host {
+    /// OOM kills within the window.
+    pub(super) fn oom_kills(&self) -> Option<u64> {
+        let (first, last) = (self.oom.front()?, self.oom.back()?);
+        Some(last.1.saturating_sub(first.1))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -138,6 +177,11 @@ impl StarvedRule {
                 iowait: MeanWindow::new(span),
                 disk_read: MeanWindow::new(span),
                 disk_peak: 0.0,
+                throttled: MeanWindow::new(span),
+                cgroup_used: MeanWindow::new(span),
+                io_pressure: MeanWindow::new(span),
+                cpu_pressure: MeanWindow::new(span),
+                oom: std::collections::VecDeque::new(),
             },
             cfg,
             idle_util_pct,
@@ -159,15 +203,35 @@ impl StarvedRule {
     /// Classifies a job's averaged evidence.
     pub(super) fn cause(&self, js: &JobState, util_mean: f64) -> Cause {
         let c = &self.cfg;
+        let thread = js.thread_pct.mean();
         let cpu = js
             .cpu_share()
             .is_some_and(|s| s * 100.0 >= c.cpu_saturated_pct)
-            || js
-                .main_core_pct
+            || self
+                .host
+                .throttled
                 .mean()
-                .is_some_and(|m| m >= c.main_core_pct);
+                .is_some_and(|t| t >= THROTTLED_PCT)
+            || (js.runnable.mean().is_some_and(|r| r >= 0.5)
+                && self
+                    .host
+                    .cpu_pressure
+                    .mean()
+                    .is_some_and(|p| p >= CPU_PRESSURE_PCT))
+            // Without thread samples the process total is all there is to go on.
+            || (thread.is_none()
+                && js
+                    .main_core_pct
+                    .mean()
+                    .is_some_and(|m| m >= c.main_core_pct));
+        let single = thread.is_some_and(|t| t >= c.main_core_pct);
         let io = self.host.iowait.mean().is_some_and(|w| w >= c.iowait_pct)
-            || js.dstate.mean().is_some_and(|d| d >= c.dstate_share);
+            || js.dstate.mean().is_some_and(|d| d >= c.dstate_share)
+            || self
+                .host
+                .io_pressure
+                .mean()
+                .is_some_and(|p| p >= IO_PRESSURE_PCT);
         let h2d = js
             .pcie_rx
             .mean()
@@ -178,6 +242,8 @@ impl StarvedRule {
         });
         if cpu {
             Cause::CpuBound
+        } else if single {
+            Cause::SingleThread
         } else if io {
             Cause::IoBound
         } else if h2d {
@@ -201,6 +267,22 @@ impl StarvedRule {
         self.host
             .disk_read
             .push(now, snap.host.disk_read_bytes_per_s);
+        let cg = &snap.host.cgroup;
+        self.host.throttled.push(now, cg.cpu_throttled_pct);
+        self.host.cgroup_used.push(now, cg.cpu_used_cores);
+        self.host.io_pressure.push(now, snap.host.io_pressure_pct);
+        self.host.cpu_pressure.push(now, snap.host.cpu_pressure_pct);
+        if let Some(n) = cg.oom_kills {
+            self.host.oom.push_back((now, n));
+        }
+        while self
+            .host
+            .oom
+            .front()
+            .is_some_and(|&(t, _)| t < now - self.cfg.window_ms || t > now)
+        {
+            self.host.oom.pop_front();
+        }
         if self.host.disk_read.covered_ms() * 2 >= self.cfg.window_ms {
             let m = self.host.disk_read.mean().unwrap_or(0.0);
             self.host.disk_peak = self.host.disk_peak.max(m);

@@ -3,10 +3,14 @@
 
 use super::Ctx;
 use super::alert::{Alert, AlertKind, Severity};
+use super::budget_text::{
+    budget_sentence, cgroup_budget, cgroup_evidence, cores_text, job_main_text, thread_sentence,
+};
 use super::config::StarvedConfig;
-use super::job::{busiest, gpu_ranges};
+use super::job::{busiest, busiest_thread, gpu_ranges};
 use super::starved::{Cause, Host, JobState, Verdict};
 use crate::units;
+use gpumeter_model::Snapshot;
 
 /// Processes named in the evidence, busiest first.
 const NAMED_PROCESSES: usize = 16;
@@ -18,6 +22,7 @@ fn pct(v: Option<f64>) -> String {
 fn cause_words(cause: Cause) -> &'static str {
     match cause {
         Cause::CpuBound => "a CPU-bound input pipeline",
+        Cause::SingleThread => "a single-threaded input pipeline",
         Cause::IoBound => "an I/O-bound input pipeline",
         Cause::HostToDevice => "host-to-device copies",
         Cause::DiskThroughput => "disk read throughput at its limit",
@@ -44,6 +49,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 pub fn cause_label(cause: Cause) -> &'static str {
     match cause {
         Cause::CpuBound => "CPU-bound input",
+        Cause::SingleThread => "single-threaded input",
         Cause::IoBound => "I/O-bound input",
         Cause::HostToDevice => "host-to-device copy bound",
         Cause::DiskThroughput => "disk-throughput bound",
@@ -51,7 +57,8 @@ pub fn cause_label(cause: Cause) -> &'static str {
     }
 }
 
-fn next_step(cfg: &StarvedConfig, js: &JobState, v: &Verdict<'_>, online: Option<f64>) -> String {
+fn next_step(snap: &Snapshot, cfg: &StarvedConfig, js: &JobState, v: &Verdict<'_>) -> String {
+    let online = snap.host.cpu_count.map(f64::from);
     match v.cause {
         Cause::CpuBound => {
             let main_busy = js
@@ -60,14 +67,24 @@ fn next_step(cfg: &StarvedConfig, js: &JobState, v: &Verdict<'_>, online: Option
                 .is_some_and(|m| m >= cfg.main_core_pct);
             let allowed = js.cores_allowed.mean();
             let narrowed = matches!((allowed, online), (Some(a), Some(o)) if a + 0.5 < o);
-            if main_busy && v.job.tree.len() <= v.job.roots.len() {
+            if let Some((cores, what)) = cgroup_budget(snap, allowed).filter(|_| narrowed) {
+                let workers = (cores.floor() - 1.0).max(1.0);
+                format!(
+                    "The job may use {} cores ({what}; the host has {}): num_workers > usable \
+                     cores oversubscribes, so keep the DataLoader workers of all ranks at about \
+                     {workers:.0} in total (not os.cpu_count()), make each batch cheaper, or ask \
+                     for more CPU (docker --cpus, the pod's CPU limit).",
+                    cores_text(cores),
+                    online.map_or_else(|| "?".into(), |o| format!("{o:.0}"))
+                )
+            } else if main_busy && v.job.tree.len() <= v.job.roots.len() {
                 "The main process loads the data itself: raise DataLoader num_workers (e.g. 4–8 per \
                  GPU), with pin_memory=True, persistent_workers=True and prefetch_factor=4."
                     .into()
             } else if narrowed {
                 format!(
-                    "The job may use only {} of {} cores (CPU affinity or cgroup quota): widen it \
-                     (taskset, --cpus), then raise DataLoader num_workers; keep pin_memory=True.",
+                    "The job may use only {} of {} cores (CPU affinity): widen it (taskset, \
+                     numactl), then raise DataLoader num_workers; keep pin_memory=True.",
                     allowed.map_or_else(|| "?".into(), |a| format!("{a:.1}")),
                     online.map_or_else(|| "?".into(), |o| format!("{o:.0}"))
                 )
@@ -78,6 +95,13 @@ fn next_step(cfg: &StarvedConfig, js: &JobState, v: &Verdict<'_>, online: Option
                  rent more CPU per GPU."
                     .into()
             }
+        }
+        Cause::SingleThread => {
+            "The data pipeline runs on one thread: raise DataLoader num_workers (e.g. 4–8 per GPU) \
+             so loading leaves the training loop, with pin_memory=True and \
+             persistent_workers=True; if workers are on already, move per-step Python work \
+             (tokenising, augmenting, .item(), logging) out of the loop."
+                .into()
         }
         Cause::IoBound | Cause::DiskThroughput => {
             "Move or cache the dataset on local NVMe (or in RAM, /dev/shm), pack small files into \
@@ -112,7 +136,6 @@ pub(super) fn alert(
     let gpus = gpu_ranges(v.starved);
     let gpu_word = if v.starved.len() == 1 { "GPU" } else { "GPUs" };
     let window = window_text(cfg.window_ms);
-    let online = snap.host.cpu_count.map(f64::from);
     let money = |m: i64| ctx.money(m);
 
     let used = js.cores_used.mean();
@@ -123,12 +146,7 @@ pub(super) fn alert(
         _ => units::NA.into(),
     };
     let main_pid = v.job.main;
-    let main_name = snap
-        .processes
-        .iter()
-        .find(|p| p.pid == main_pid)
-        .and_then(|p| p.name.clone())
-        .unwrap_or_else(|| "(not visible in /proc)".into());
+    let main_text = job_main_text(snap, main_pid);
     let named: Vec<String> = busiest(snap, v.job, NAMED_PROCESSES)
         .into_iter()
         .map(|(pid, name, cpu)| format!("{pid} {name} {}", pct(cpu)))
@@ -144,7 +162,7 @@ pub(super) fn alert(
         (
             "job".into(),
             format!(
-                "{main_name} (pid {main_pid}), {}, {} in all",
+                "{main_text}, {}, {} in all",
                 plural(v.job.roots.len(), "GPU process", "GPU processes"),
                 plural(v.job.tree.len(), "process", "processes")
             ),
@@ -155,6 +173,17 @@ pub(super) fn alert(
             js.main_core_pct
                 .mean()
                 .map_or_else(|| units::NA.into(), |m| format!("{m:.0} % of one core")),
+        ),
+        (
+            "busiest thread".into(),
+            match (busiest_thread(snap, v.job), js.thread_pct.mean()) {
+                (Some((pid, t)), Some(m)) => format!(
+                    "{} (tid {}, pid {pid}) {m:.0} % of one core",
+                    t.name.as_deref().unwrap_or("?"),
+                    t.tid
+                ),
+                _ => units::NA.into(),
+            },
         ),
         ("iowait".into(), pct(host.iowait.mean())),
         (
@@ -190,6 +219,7 @@ pub(super) fn alert(
             },
         ),
     ];
+    evidence.extend(cgroup_evidence(snap, host, &window));
     if let (Some(w), Some(rate)) = (v.wasting_per_hour, ctx.rate_micros_per_h()) {
         evidence.push((
             "GPU time wasted".into(),
@@ -217,16 +247,29 @@ pub(super) fn alert(
                 cause_words(c)
             ),
         },
-        detail: format!(
-            "The job holds {gpu_word} {gpus}, but {} ran kernels only {:.0} % of the last {window}; \
-             the host numbers are consistent with {}.",
-            if v.starved.len() == 1 { "it" } else { "they" },
-            v.util_mean,
-            cause_words(v.cause)
-        ),
+        detail: {
+            let mut d = format!(
+                "The job holds {gpu_word} {gpus}, but {} ran kernels only {:.0} % of the last \
+                 {window}; the host numbers are consistent with {}",
+                if v.starved.len() == 1 { "it" } else { "they" },
+                v.util_mean,
+                cause_words(v.cause)
+            );
+            let extra = match v.cause {
+                Cause::CpuBound => budget_sentence(snap, host, js, &window),
+                Cause::SingleThread => thread_sentence(snap, js, v),
+                _ => None,
+            };
+            if let Some(e) = extra {
+                d.push_str(": ");
+                d.push_str(&e);
+            }
+            d.push('.');
+            d
+        },
         evidence,
         cost_micros: None,
-        next_step: Some(next_step(cfg, js, v, online)),
+        next_step: Some(next_step(snap, cfg, js, v)),
         since_unix_ms: ctx.now_ms,
         currency: ctx.currency,
     }

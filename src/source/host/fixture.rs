@@ -45,6 +45,10 @@ pub(crate) struct FakeProc {
     pub(crate) cgroup: String,
     /// The `Cpus_allowed_list` line (its affinity).
     pub(crate) cpus_allowed_list: String,
+    /// Open files: `fd/<3+i>` links to these paths (relative ones are under the fixture root).
+    pub(crate) fds: Vec<String>,
+    /// Threads as (tid, comm, utime ticks): `task/<tid>/stat`.
+    pub(crate) tasks: Vec<(u32, String, u64)>,
 }
 
 impl FakeProc {
@@ -64,7 +68,17 @@ impl FakeProc {
             nspid: Vec::new(),
             cgroup: "0::/user.slice/user-1000.slice/session-1.scope\n".to_string(),
             cpus_allowed_list: "0-1".to_string(),
+            fds: Vec::new(),
+            tasks: Vec::new(),
         }
+    }
+
+    /// This process holding `dev/nvidia<N>` of the fixture open for each of `gpus`.
+    pub(crate) fn holding(mut self, gpus: &[u32]) -> Self {
+        self.fds.push("dev/nvidiactl".into());
+        self.fds
+            .extend(gpus.iter().map(|g| format!("dev/nvidia{g}")));
+        self
     }
 
     fn stat_line(&self) -> Vec<u8> {
@@ -213,6 +227,31 @@ impl Fixture {
         self.write(&format!("{dir}/status"), p.status_text());
         self.write(&format!("{dir}/cmdline"), &p.cmdline);
         self.write(&format!("{dir}/cgroup"), &p.cgroup);
+        let fd_dir = self.dir.path().join(&dir).join("fd");
+        let _ = fs::remove_dir_all(&fd_dir);
+        fs::create_dir_all(&fd_dir).unwrap();
+        for (i, target) in p.fds.iter().enumerate() {
+            let target = self.dir.path().join(target);
+            if !target.exists() {
+                self.write(
+                    target
+                        .strip_prefix(self.dir.path())
+                        .unwrap()
+                        .to_str()
+                        .unwrap(),
+                    "",
+                );
+            }
+            std::os::unix::fs::symlink(&target, fd_dir.join((i + 3).to_string())).unwrap();
+        }
+        for (tid, comm, utime) in &p.tasks {
+            let mut t = p.clone();
+            t.pid = *tid;
+            t.comm = comm.as_bytes().to_vec();
+            t.utime = *utime;
+            t.stime = 0;
+            self.write(&format!("{dir}/task/{tid}/stat"), t.stat_line());
+        }
     }
 
     /// The process exits.

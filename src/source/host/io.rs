@@ -30,6 +30,8 @@ pub(super) struct IoRates {
     pub(super) disk_write_bytes_per_s: Option<f64>,
     pub(super) net_rx_bytes_per_s: Option<f64>,
     pub(super) net_tx_bytes_per_s: Option<f64>,
+    /// Busy time of the busiest whole disk (io_ticks), percent of the interval.
+    pub(super) disk_busy_pct: Option<f64>,
 }
 
 /// Per-device byte counters (in, out) at one instant.
@@ -80,6 +82,8 @@ pub(super) struct IoTracker {
     net: CounterRates,
     /// Whether a block device is a whole physical disk: decided once per name.
     whole_disk: HashMap<String, bool>,
+    /// Milliseconds each whole disk has been busy (io_ticks), at the previous sample.
+    busy_prev: Option<(i64, HashMap<String, u64>)>,
 }
 
 impl IoTracker {
@@ -90,12 +94,18 @@ impl IoTracker {
             disks: CounterRates::default(),
             net: CounterRates::default(),
             whole_disk: HashMap::new(),
+            busy_prev: None,
         }
     }
 
     pub(super) fn update(&mut self, now_ms: i64, warnings: &mut Warnings) -> IoRates {
+        let mut busy = None;
         let disks = match DiskStats::from_file(self.proc.join("diskstats")) {
-            Ok(stats) => Some(self.disk_counters(stats)),
+            Ok(stats) => {
+                let (counters, ticks) = self.disk_counters(stats);
+                busy = Some(ticks);
+                Some(counters)
+            }
             Err(e) => {
                 warnings.push(format!("cannot read disk statistics: {e}"));
                 None
@@ -109,16 +119,38 @@ impl IoTracker {
             }
         };
         let (disk_read, disk_write) = self.disks.update(now_ms, disks);
+        let disk_busy_pct = self.busy_pct(now_ms, busy);
         let (rx, tx) = self.net.update(now_ms, net);
         IoRates {
             disk_read_bytes_per_s: disk_read,
             disk_write_bytes_per_s: disk_write,
             net_rx_bytes_per_s: rx,
             net_tx_bytes_per_s: tx,
+            disk_busy_pct,
         }
     }
 
-    fn disk_counters(&mut self, stats: DiskStats) -> Counters {
+    /// The busiest disk's share of the interval with I/O in flight: near 100 % a disk that
+    /// serves one request at a time is saturated (NVMe and RAID serve many, so this alone
+    /// does not prove it).
+    fn busy_pct(&mut self, now_ms: i64, cur: Option<HashMap<String, u64>>) -> Option<f64> {
+        let prev = std::mem::replace(&mut self.busy_prev, cur.clone().map(|c| (now_ms, c)));
+        let (prev_ms, prev) = prev?;
+        let cur = cur?;
+        if now_ms <= prev_ms {
+            return None;
+        }
+        let dt = (now_ms - prev_ms) as f64;
+        cur.iter()
+            .filter_map(|(name, &ticks)| {
+                let before = *prev.get(name)?;
+                (ticks >= before).then(|| ((ticks - before) as f64 / dt * 100.0).min(100.0))
+            })
+            .reduce(f64::max)
+    }
+
+    fn disk_counters(&mut self, stats: DiskStats) -> (Counters, HashMap<String, u64>) {
+        let mut busy = HashMap::new();
         let sys_block = self.sys.join("block");
         let has_sysfs = sys_block.is_dir();
         let mut counters = Counters::new();
@@ -137,10 +169,11 @@ impl IoTracker {
             if whole {
                 let read = d.sectors_read.saturating_mul(SECTOR_BYTES);
                 let written = d.sectors_written.saturating_mul(SECTOR_BYTES);
+                busy.insert(d.name.clone(), d.time_in_progress);
                 counters.insert(d.name, (read, written));
             }
         }
-        counters
+        (counters, busy)
     }
 }
 

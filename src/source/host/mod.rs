@@ -3,9 +3,11 @@
 //! dataloader workers).
 //!
 //! This room reads files under one proc root (`/proc`, or a fixture tree in tests) and, beside
-//! it, `../sys` (to tell physical disks and NICs from virtual ones, and our cgroup's CPU quota)
-//! and `../etc` (`passwd` for user names, `hostname`). It never writes anything and never fails a whole sample: a file it
-//! cannot read leaves its fields `None` and adds one short warning.
+//! it, `../sys` (to tell physical disks and NICs from virtual ones; our cgroup's CPU and memory
+//! budget, throttling and pressure), `../etc` (`passwd` for user names, `hostname`), `../dev`
+//! (the GPU device nodes, or `$GPUMETER_DEV_DIR`) and marker files in `..` that say whether we
+//! run in a container or a VM. It never writes anything and never fails a whole sample: a file
+//! it cannot read leaves its fields `None` and adds one short warning.
 //!
 //! Rates (CPU %, iowait, disk and network bytes/s, per-process CPU %) need two samples: the
 //! first call gives `None` for them, later calls average over the interval since the previous
@@ -23,34 +25,46 @@
 //!   visible processes. The kernel numbers that entry in the namespace of this procfs, so in
 //!   practice it equals the directory name and the match only helps with proc trees that
 //!   re-export another namespace's numbering; it is kept as a cheap safety net.
-//! - gpumeter inside a container without `--pid=host` cannot see host PIDs at all: those GPU
-//!   processes come back as [`ProcessReading::invisible`] with their GPU use, never dropped.
+//! - gpumeter inside a container without `--pid=host` cannot see host PIDs at all: the
+//!   processes here holding `/dev/nvidia<N>` open are matched to them per GPU (`gpu_fds`,
+//!   `pid_match`) and listed by their local PID with `host_pid` set; what nothing here holds
+//!   comes back as [`ProcessReading::invisible`] with its GPU use, never dropped.
 
+mod budget;
 mod cgroup;
+mod cgroup_usage;
 mod containers;
 mod cpu;
+mod gpu_fds;
 mod io;
 mod limits;
 mod memory;
 mod nspid;
+mod pid_match;
+mod place;
 mod processes;
 mod scan;
 mod statics;
 mod system;
+mod threads;
 mod tree;
 mod users;
 
 #[cfg(test)]
-mod fixture;
+mod container_tests;
+#[cfg(test)]
+pub(crate) mod fixture;
 #[cfg(test)]
 mod live_tests;
 #[cfg(test)]
 mod tests;
 
+pub use budget::{CpuBudget, CpuLimit};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use gpumeter_model::{GpuUse, HostReading, ProcessReading, SystemInfo};
+use gpumeter_model::{GpuUse, HostReading, ProcessReading, RunsIn, SystemInfo};
 
 pub use limits::{HostLimits, parse_cpu_list};
 
@@ -65,7 +79,10 @@ pub struct HostSampler {
     roots: Roots,
     cpu: cpu::CpuTracker,
     io: io::IoTracker,
+    cgroup: cgroup_usage::CgroupTracker,
     processes: processes::ProcessTracker,
+    /// Where we run, decided once.
+    runs_in: RunsIn,
 }
 
 /// One host reading: what goes into a [`gpumeter_model::Snapshot`] beside the GPU readings.
@@ -83,6 +100,10 @@ pub struct HostSample {
 /// Where the files live: the proc root and its siblings.
 #[derive(Debug, Clone)]
 pub(crate) struct Roots {
+    /// The directory the proc root sits in (`/`): marker files such as `/.dockerenv`.
+    pub(crate) root: PathBuf,
+    /// The device directory whose `nvidia<N>` nodes GPU processes hold (`/dev`).
+    pub(crate) dev: PathBuf,
     pub(crate) proc: PathBuf,
     /// `sys` beside the proc root (`/sys` for `/proc`).
     pub(crate) sys: PathBuf,
@@ -96,6 +117,8 @@ impl Roots {
         Self {
             sys: parent.join("sys"),
             etc: parent.join("etc"),
+            dev: parent.join("dev"),
+            root: parent,
             proc,
         }
     }
@@ -108,9 +131,19 @@ impl Default for HostSampler {
 }
 
 impl HostSampler {
-    /// Reads the live `/proc` (with `/sys` and `/etc` beside it).
+    /// Reads the live `/proc` (with `/sys` and `/etc` beside it). The device directory is
+    /// `/dev`, or `$GPUMETER_DEV_DIR` when set (tests put fake device nodes there).
     pub fn new() -> HostSampler {
-        Self::with_proc_root("/proc")
+        let mut s = Self::with_proc_root("/proc");
+        if let Some(dev) = std::env::var_os("GPUMETER_DEV_DIR").filter(|d| !d.is_empty()) {
+            s.roots.dev = PathBuf::from(dev);
+            s.processes = processes::ProcessTracker::new(
+                &s.roots,
+                procfs::ticks_per_second().max(1),
+                procfs::page_size(),
+            );
+        }
+        s
     }
 
     /// Reads another proc tree: a fixture in tests, or a host's /proc mounted elsewhere
@@ -126,7 +159,9 @@ impl HostSampler {
         HostSampler {
             cpu: cpu::CpuTracker::default(),
             io: io::IoTracker::new(&roots),
+            cgroup: cgroup_usage::CgroupTracker::new(&roots.proc, &roots.sys),
             processes: processes::ProcessTracker::new(&roots, ticks_per_s.max(1), page_size),
+            runs_in: place::detect(&roots),
             roots,
         }
     }
@@ -158,6 +193,7 @@ impl HostSampler {
             memory::Memory::default()
         });
         let io = self.io.update(now_unix_ms, &mut warnings);
+        let cg = self.cgroup.update(now_unix_ms);
 
         let host = HostReading {
             cpu_count: cpu.count,
@@ -171,12 +207,17 @@ impl HostSampler {
             disk_write_bytes_per_s: io.disk_write_bytes_per_s,
             net_rx_bytes_per_s: io.net_rx_bytes_per_s,
             net_tx_bytes_per_s: io.net_tx_bytes_per_s,
-            cpu_quota_cores: cgroup::cpu_quota_cores(proc, &self.roots.sys),
+            cpu_quota_cores: cg.quota_cores,
+            cgroup: cg.reading,
+            cpu_pressure_pct: cg.cpu_pressure_pct,
+            io_pressure_pct: cg.io_pressure_pct,
+            disk_busy_pct: io.disk_busy_pct,
         };
         let system = SystemInfo {
             hostname: system::hostname(&self.roots),
             uptime_s: system::uptime_s(proc),
             boot_time_unix_s,
+            runs_in: Some(self.runs_in.clone()),
             ..SystemInfo::default()
         };
         let processes =

@@ -1,6 +1,6 @@
 //! The lines of `/proc/<pid>/status` the sampler needs: `Uid` (the effective uid, the owner
 //! `ps` shows), `NSpid` (the pid in each nested PID namespace, outermost first) and
-//! `Cpus_allowed_list` (its CPU affinity, counted: how many cores it may use).
+//! `Cpus_allowed_list` (its CPU affinity: the list, and how many cores it may use).
 //!
 //! Hand-parsed rather than through `procfs::process::Status`: that parser insists on some
 //! thirty other fields and builds a map of all of them, and this runs for many processes.
@@ -13,6 +13,8 @@ pub(super) struct StatusInfo {
     pub(super) nspid: Vec<u32>,
     /// CPUs in `Cpus_allowed_list`.
     pub(super) cpus_allowed: Option<u32>,
+    /// `Cpus_allowed_list` itself (`0-7,16`), when well-formed.
+    pub(super) cpus_allowed_list: Option<String>,
 }
 
 impl StatusInfo {
@@ -39,7 +41,9 @@ pub(super) fn parse_status(text: &[u8]) -> StatusInfo {
                 rest.split_whitespace().map(|s| s.parse().ok()).collect();
             info.nspid = parsed.unwrap_or_default();
         } else if let Some(rest) = line.strip_prefix("Cpus_allowed_list:") {
-            info.cpus_allowed = count_cpu_list(rest.trim());
+            let list = rest.trim();
+            info.cpus_allowed = count_cpu_list(list);
+            info.cpus_allowed_list = info.cpus_allowed.map(|_| list.chars().take(1024).collect());
         }
     }
     info
@@ -86,6 +90,7 @@ mod tests {
         let s =
             parse_status(b"Uid:\t0\t0\t0\t0\nCpus_allowed:\tff\nCpus_allowed_list:\t0-3,8,10-11\n");
         assert_eq!(s.cpus_allowed, Some(7));
+        assert_eq!(s.cpus_allowed_list.as_deref(), Some("0-3,8,10-11"));
         assert_eq!(count_cpu_list("5"), Some(1));
         assert_eq!(count_cpu_list(""), None);
         assert_eq!(count_cpu_list("3-1"), None);

@@ -10,10 +10,13 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
-use gpumeter_model::{GpuUse, ProcessReading};
+use gpumeter_model::{GpuUse, PidMatch, ProcessReading};
 
+use super::gpu_fds::{self, DevDir};
+use super::pid_match::{self, Candidate, Wanted};
 use super::scan::{ProcStat, Scanner};
 use super::statics::{Key, StaticsCache};
+use super::threads::ThreadTracker;
 use super::{Roots, Warnings, tree};
 use crate::sanitize::{MAX_NAME_CHARS, sanitize};
 
@@ -34,7 +37,13 @@ pub(super) struct ProcessTracker {
     scanner: Scanner,
     /// Last tick's descendants of the GPU processes (the tree walk starts from them).
     members: HashSet<u32>,
+    dev: DevDir,
+    threads: ThreadTracker,
 }
+
+/// A GPU process found here: the driver's pid, its directory here, and how they were tied
+/// (`None`: the same pid).
+type Located = (u32, u32, Option<PidMatch>);
 
 impl ProcessTracker {
     pub(super) fn new(roots: &Roots, ticks_per_s: u64, page_size: u64) -> Self {
@@ -47,6 +56,8 @@ impl ProcessTracker {
             statics: StaticsCache::new(roots.proc.clone(), roots.etc.join("passwd")),
             scanner: Scanner::new(roots.proc.clone()),
             members: HashSet::new(),
+            dev: DevDir::open(&roots.dev),
+            threads: ThreadTracker::default(),
         }
     }
 
@@ -80,15 +91,8 @@ impl ProcessTracker {
             HashMap::new()
         });
 
-        let (visible, missing) = self.locate(&stats, gpu_procs);
-        // A mapped process's children name it by its directory pid: show the reported one.
-        let alias: HashMap<u32, u32> = visible
-            .iter()
-            .filter(|(reported, dir)| reported != dir)
-            .map(|&(reported, dir)| (dir, reported))
-            .collect();
-
-        let roots: Vec<u32> = visible.iter().map(|&(_, dir)| dir).collect();
+        let (visible, missing) = self.locate(&stats, gpu_procs, warnings);
+        let roots: Vec<u32> = visible.iter().map(|&(_, dir, _)| dir).collect();
         let found = tree::descendants(
             &roots,
             stats.iter().map(|(&p, s)| (p, s.ppid)),
@@ -107,28 +111,33 @@ impl ProcessTracker {
             .map(|prev| (now_ms - prev) as f64 / 1000.0);
         let members = visible
             .iter()
-            .map(|&(reported, dir)| {
-                (
-                    reported,
-                    dir,
-                    gpu_procs.get(&reported).cloned().unwrap_or_default(),
-                )
+            .map(|&(reported, dir, how)| {
+                let gpu = gpu_procs.get(&reported).cloned().unwrap_or_default();
+                (dir, (reported != dir).then_some(reported), how, gpu)
             })
-            .chain(found.pids.iter().map(|&pid| (pid, pid, Vec::new())));
+            .chain(found.pids.iter().map(|&pid| (pid, None, None, Vec::new())));
         let mut out: Vec<ProcessReading> = Vec::new();
-        for (reported, dir, gpu) in members {
+        for (dir, host_pid, how, gpu) in members {
             let Some(stat) = stats.get(&dir) else {
                 continue;
             };
-            let mut reading = self.reading(reported, dir, stat, boot_time_unix_s, now_ms, dt_s);
-            reading.ppid = reading.ppid.map(|p| alias.get(&p).copied().unwrap_or(p));
+            let mut reading = self.reading(dir, stat, boot_time_unix_s, now_ms, dt_s);
+            if !gpu.is_empty() {
+                reading.busiest_thread =
+                    self.threads
+                        .busiest(&self.proc, dir, now_ms, self.ticks_per_s);
+            }
+            reading.host_pid = host_pid;
+            reading.pid_match = how;
             reading.gpu = gpu;
             out.push(reading);
         }
+        self.threads.end_tick(now_ms);
         if !missing.is_empty() {
             warnings.push(format!(
-                "{} GPU process(es) not visible in {} (exited, or in another PID namespace: \
-                 run gpumeter on the host or with --pid=host); shown by PID only",
+                "{} GPU process(es) not visible in {} and held by no process here (exited, or \
+                 outside this container: run gpumeter on the host or with --pid=host); shown by \
+                 host PID only",
                 missing.len(),
                 self.proc.display()
             ));
@@ -156,17 +165,19 @@ impl ProcessTracker {
         out
     }
 
-    /// Where each GPU process lives in this /proc, as (reported pid, directory pid) pairs, and
-    /// the reported pids found nowhere.
+    /// Where each GPU process lives in this /proc, and the reported pids found nowhere. A pid
+    /// missing here is looked for through `NSpid` first, then among the processes holding a
+    /// GPU device open (see `pid_match`).
     fn locate(
         &mut self,
         stats: &HashMap<u32, ProcStat>,
         gpu_procs: &BTreeMap<u32, Vec<GpuUse>>,
-    ) -> (Vec<(u32, u32)>, Vec<u32>) {
-        let (mut visible, mut missing): (Vec<(u32, u32)>, Vec<u32>) = (Vec::new(), Vec::new());
+        warnings: &mut Warnings,
+    ) -> (Vec<Located>, Vec<u32>) {
+        let (mut visible, mut missing): (Vec<Located>, Vec<u32>) = (Vec::new(), Vec::new());
         for &pid in gpu_procs.keys() {
             if stats.contains_key(&pid) {
-                visible.push((pid, pid));
+                visible.push((pid, pid, None));
             } else {
                 missing.push(pid);
             }
@@ -174,9 +185,74 @@ impl ProcessTracker {
         if !missing.is_empty() {
             let mapped = self.map_by_nspid(stats, &missing);
             missing.retain(|pid| !mapped.contains_key(pid));
+            visible.extend(
+                mapped
+                    .into_iter()
+                    .map(|(r, d)| (r, d, Some(PidMatch::Nspid))),
+            );
+        }
+        if !missing.is_empty() {
+            let taken: HashSet<u32> = visible.iter().map(|&(_, dir, _)| dir).collect();
+            let mapped = self.map_by_device(stats, gpu_procs, &missing, &taken, warnings);
+            missing.retain(|pid| !mapped.iter().any(|&(r, _, _)| r == *pid));
             visible.extend(mapped);
         }
         (visible, missing)
+    }
+
+    /// Missing driver pids paired with the processes here that hold their GPUs open.
+    fn map_by_device(
+        &self,
+        stats: &HashMap<u32, ProcStat>,
+        gpu_procs: &BTreeMap<u32, Vec<GpuUse>>,
+        missing: &[u32],
+        taken: &HashSet<u32>,
+        warnings: &mut Warnings,
+    ) -> Vec<Located> {
+        let pids = stats.keys().copied().filter(|p| !taken.contains(p));
+        let holders = gpu_fds::scan(&self.proc, &self.dev, pids);
+        if holders.denied > 0 {
+            warnings.push(format!(
+                "open files of {} process(es) not readable (permission denied): a GPU process \
+                 among them cannot be tied to its host PID",
+                holders.denied
+            ));
+        }
+        let wanted: Vec<Wanted> = missing
+            .iter()
+            .map(|&pid| {
+                let uses = gpu_procs.get(&pid).map(Vec::as_slice).unwrap_or_default();
+                Wanted {
+                    host_pid: pid,
+                    gpus: uses.iter().map(|u| u.gpu_index).collect(),
+                    memory_bytes: uses.iter().filter_map(|u| u.memory_bytes).sum(),
+                }
+            })
+            .collect();
+        let all_gpus: std::collections::BTreeSet<u32> =
+            wanted.iter().flat_map(|w| w.gpus.iter().copied()).collect();
+        let candidates: Vec<Candidate> = holders
+            .gpus
+            .iter()
+            .map(|(&pid, gpus)| (pid, gpus.clone()))
+            // A process whose fds are hidden but which maps CUDA may hold any GPU.
+            .chain(holders.cuda_hint.iter().map(|&pid| (pid, all_gpus.clone())))
+            .filter_map(|(pid, gpus)| {
+                Some(Candidate {
+                    pid,
+                    start_ticks: stats.get(&pid)?.start_ticks,
+                    gpus,
+                })
+            })
+            .collect();
+        let hinted = |pid: u32| holders.cuda_hint.contains(&pid);
+        pid_match::pair(&wanted, &candidates)
+            .into_iter()
+            .map(|(host, local, how)| {
+                let how = if hinted(local) { PidMatch::Guess } else { how };
+                (host, local, Some(how))
+            })
+            .collect()
     }
 
     /// How many pids have CPU counters and cached details kept.
@@ -221,10 +297,9 @@ impl ProcessTracker {
         Some((stat.cpu_ticks - prev_ticks) as f64 / self.ticks_per_s as f64 / dt_s * 100.0)
     }
 
-    /// One visible process's reading, without its GPU use.
+    /// One visible process's reading, without its GPU use (pid = its directory here).
     fn reading(
         &mut self,
-        reported: u32,
         dir: u32,
         stat: &ProcStat,
         boot_time_unix_s: Option<i64>,
@@ -238,10 +313,11 @@ impl ProcessTracker {
         };
         let statics = self.statics.all(key, now_ms);
         let tps = self.ticks_per_s;
+        let status = statics.status.as_ref();
         ProcessReading {
-            pid: reported,
+            pid: dir,
             visible: true,
-            ns_pid: statics.status.as_ref().and_then(|s| s.ns_pid(reported)),
+            ns_pid: status.and_then(|s| s.ns_pid(dir)),
             ppid: Some(stat.ppid).filter(|&p| p != 0),
             user: statics.user,
             container: statics.container.flatten(),
@@ -254,7 +330,11 @@ impl ProcessTracker {
             state: Some(stat.state),
             threads: stat.threads,
             gpu: Vec::new(),
-            cpus_allowed: statics.status.as_ref().and_then(|s| s.cpus_allowed),
+            cpus_allowed: status.and_then(|s| s.cpus_allowed),
+            cpus_allowed_list: status.and_then(|s| s.cpus_allowed_list.clone()),
+            host_pid: None,
+            pid_match: None,
+            busiest_thread: None,
         }
     }
 }

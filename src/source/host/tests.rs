@@ -256,12 +256,14 @@ fn missing_gpu_pid_is_mapped_through_the_outermost_nspid_entry() {
     f.add_process(&FakeProc::new(301, 300, "pt_data_worker"));
     let sample = f.sampler().sample(0, &gpu_procs(&[48_213]));
     let pids: Vec<u32> = sample.processes.iter().map(|p| p.pid).collect();
-    assert_eq!(pids, vec![301, 48_213]);
-    let mapped = find(&sample.processes, 48_213);
+    assert_eq!(pids, vec![300, 301], "listed by their pids here");
+    let mapped = find(&sample.processes, 300);
     assert!(mapped.visible);
+    assert_eq!(mapped.host_pid, Some(48_213));
+    assert_eq!(mapped.pid_match, Some(gpumeter_model::PidMatch::Nspid));
     assert_eq!(mapped.ns_pid, Some(7));
     assert_eq!(mapped.gpu, vec![gpu_use(0)]);
-    assert_eq!(find(&sample.processes, 301).ppid, Some(48_213));
+    assert_eq!(find(&sample.processes, 301).ppid, Some(300));
     assert!(sample.warnings.is_empty(), "{:?}", sample.warnings);
 }
 

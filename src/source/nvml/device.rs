@@ -9,6 +9,7 @@ use nvml_wrapper::Device;
 use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, TemperatureSensor};
 use nvml_wrapper::error::NvmlError;
 
+use super::gpm::GpmSlot;
 use super::processes::{apply_util, merge_processes};
 use super::slot::DeviceSlot;
 use super::support::{Ask, Asked, Reading, line};
@@ -35,6 +36,7 @@ pub(crate) fn milliwatts_to_watts(mw: u32) -> f64 {
 pub(crate) fn read_device(
     dev: &Device<'_>,
     slot: &mut DeviceSlot,
+    gpm: &mut GpmSlot,
     now_ms: i64,
     warnings: &mut Vec<String>,
 ) -> (GpuReading, BTreeMap<u32, GpuUse>) {
@@ -163,6 +165,13 @@ pub(crate) fn read_device(
     }
     (r.pcie_rx_bytes_per_s, r.pcie_tx_bytes_per_s) = slot.pcie_last;
 
+    if ask.stopped().is_none() {
+        let g = gpm.read(dev.nvml(), dev, &mut ask, now_ms);
+        r.sm_active_pct = g.sm_active_pct;
+        r.sm_occupancy_pct = g.sm_occupancy_pct;
+        r.tensor_active_pct = g.tensor_active_pct;
+        r.dram_active_pct = g.dram_active_pct;
+    }
     let mut processes = read_processes(dev, &mut ask, slot.index);
     match ask.attempt(Reading::ProcessUtilization, || {
         dev.process_utilization_stats(slot.process_util.cursor())

@@ -12,12 +12,14 @@
 
 mod device;
 mod errors;
+mod gpm;
 mod inspect;
 mod open;
 mod processes;
 mod schedule;
 mod slot;
 mod support;
+mod xid;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -66,7 +68,20 @@ pub struct NvmlSource {
     driver_version: Option<String>,
     cuda_driver_version: Option<String>,
     slots: Vec<DeviceSlot>,
+    /// GPM samples kept between ticks, one per slot (not in `DeviceSlot`: they hold driver
+    /// handles that must be freed once, never cloned).
+    gpm: Vec<gpm::GpmSlot>,
+    /// XID events, on their own thread.
+    xid: xid::XidWatch,
     last_count: Option<u32>,
+}
+
+impl Drop for NvmlSource {
+    fn drop(&mut self) {
+        for g in &mut self.gpm {
+            g.release(&self.lib);
+        }
+    }
 }
 
 impl NvmlSource {
@@ -76,6 +91,8 @@ impl NvmlSource {
     pub fn open(lib_path: Option<&Path>) -> Result<NvmlSource, SourceError> {
         Ok(Self {
             lib: open::load(lib_path)?,
+            xid: xid::XidWatch::start(lib_path),
+            gpm: Vec::new(),
             lib_path: lib_path.map(Path::to_path_buf),
             reopen: false,
             timing: NvmlTiming::default(),
@@ -91,6 +108,7 @@ impl NvmlSource {
     /// already seen are forgotten and read afresh.
     pub fn with_timing(mut self, timing: NvmlTiming) -> Self {
         self.timing = timing;
+        self.release_gpm();
         self.slots.clear();
         self.last_count = None;
         self
@@ -137,17 +155,21 @@ impl NvmlSource {
         })?;
         self.track_count(count, &mut warnings);
 
+        warnings.extend(self.xid.drain());
         let mut gpus = Vec::with_capacity(self.slots.len());
         let mut gpu_procs: BTreeMap<u32, Vec<GpuUse>> = BTreeMap::new();
-        for slot in &mut self.slots {
+        for (slot, gpm) in self.slots.iter_mut().zip(self.gpm.iter_mut()) {
             if !slot.begin_tick(now_unix_ms) {
                 gpus.push(slot.frozen());
                 continue;
             }
             match self.lib.device_by_index(slot.index) {
                 Ok(dev) => {
-                    let (reading, procs) =
-                        device::read_device(&dev, slot, now_unix_ms, &mut warnings);
+                    let (mut reading, procs) =
+                        device::read_device(&dev, slot, gpm, now_unix_ms, &mut warnings);
+                    if reading.state == GpuState::Ok {
+                        reading.xid_errors = self.xid.counts(slot.index);
+                    }
                     gpus.push(reading);
                     for (pid, gpu_use) in procs {
                         gpu_procs.entry(pid).or_default().push(gpu_use);
@@ -183,6 +205,7 @@ impl NvmlSource {
             SourceError::NvmlUnavailable(message) => SourceError::Nvml(message),
             other => other,
         })?;
+        self.release_gpm();
         self.lib = fresh;
         self.reopen = false;
         // A reloaded driver may report another version.
@@ -218,12 +241,23 @@ impl NvmlSource {
             warnings.push(line(&format!(
                 "NVML now reports {count} GPU(s), was {previous}"
             )));
+            self.release_gpm();
             self.slots.clear();
         }
         self.last_count = Some(count);
         let have = u32::try_from(self.slots.len()).unwrap_or(u32::MAX);
         self.slots
             .extend((have..count).map(|index| DeviceSlot::new(index, &self.timing)));
+        self.gpm
+            .resize_with(self.slots.len(), gpm::GpmSlot::default);
+    }
+
+    /// Frees the kept GPM samples (before their library or their GPU's slot goes).
+    fn release_gpm(&mut self) {
+        for g in &mut self.gpm {
+            g.release(&self.lib);
+        }
+        self.gpm.clear();
     }
 }
 

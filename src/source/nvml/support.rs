@@ -53,6 +53,9 @@ pub(crate) enum Reading {
     ComputeProcesses,
     GraphicsProcesses,
     ProcessUtilization,
+    GpmSupport,
+    GpmSample,
+    GpmMetrics,
 }
 
 impl Reading {
@@ -90,6 +93,9 @@ impl Reading {
             Reading::ComputeProcesses => "compute processes",
             Reading::GraphicsProcesses => "graphics processes",
             Reading::ProcessUtilization => "process utilization",
+            Reading::GpmSupport => "GPM support",
+            Reading::GpmSample => "GPM sample",
+            Reading::GpmMetrics => "GPM metrics",
         }
     }
 }

@@ -57,6 +57,7 @@ pub fn gpu(index: u32, util: u32) -> GpuReading {
         encoder_util_pct: Some(0),
         decoder_util_pct: Some(0),
         mig_enabled: Some(false),
+        ..GpuReading::default()
     }
 }
 
@@ -110,7 +111,7 @@ pub fn process(pid: u32, ppid: u32, user: &str, command: &str) -> ProcessReading
         state: Some('S'),
         threads: Some(8),
         gpu: Vec::new(),
-        cpus_allowed: None,
+        ..ProcessReading::invisible(pid)
     }
 }
 
@@ -172,6 +173,7 @@ pub fn snapshot_at(n: u32, t: i64) -> Snapshot {
         cuda_driver_version: Some("12.4".into()),
         uptime_s: Some(3 * 86_400 + 4 * 3600),
         boot_time_unix_s: Some(t / 1000 - (3 * 86_400 + 4 * 3600)),
+        runs_in: None,
     };
     s.host = HostReading {
         cpu_count: Some(64),
@@ -185,7 +187,7 @@ pub fn snapshot_at(n: u32, t: i64) -> Snapshot {
         disk_write_bytes_per_s: Some(4_000_000.0),
         net_rx_bytes_per_s: Some(2_000_000.0),
         net_tx_bytes_per_s: Some(150_000.0),
-        cpu_quota_cores: None,
+        ..HostReading::default()
     };
     // A slow triangle wave per GPU (2-minute period, shifted by GPU): smooth, deterministic.
     s.gpus = (0..n)

@@ -69,8 +69,18 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
     } else {
         theme.text
     };
+    let place = sys
+        .runs_in
+        .as_ref()
+        .filter(|r| r.kind != gpumeter_model::PlaceKind::Host)
+        .map(|r| vec![styled(" in ", theme.label), styled(r.label(), theme.key)])
+        .unwrap_or_default();
     let segments = vec![
-        vec![sep(theme), styled(opt(&sys.hostname), theme.text)],
+        [
+            vec![sep(theme), styled(opt(&sys.hostname), theme.text)],
+            place,
+        ]
+        .concat(),
         vec![sep(theme), styled(source, theme.key)],
         vec![
             sep(theme),
@@ -136,6 +146,18 @@ fn host_line(s: &Snapshot, theme: &Theme, width: usize) -> Line<'static> {
     ];
     if let Some(n) = h.cpu_count {
         cpu.push(styled(format!(" of {n}"), theme.dim));
+    }
+    // Inside a cgroup with a quota the host's count misleads: say what may be used.
+    if let Some(q) = h.cpu_quota_cores {
+        cpu.push(styled("  quota ", theme.label));
+        cpu.push(styled(format!("{q:.1} cores"), theme.text));
+        if let Some(used) = h.cgroup.cpu_used_cores {
+            cpu.push(styled(format!(" ({used:.1} used)"), theme.dim));
+        }
+        if let Some(t) = h.cgroup.cpu_throttled_pct {
+            cpu.push(styled(" throttled ", theme.label));
+            cpu.push(styled(format!("{t:.0}%"), theme.level(t * 2.0)));
+        }
     }
     // iowait hurts early: 15 % already starves a GPU (the starved rule's default iowait_pct, see
     // docs/alerts.md), so scale it up for colour.

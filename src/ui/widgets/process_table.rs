@@ -270,7 +270,7 @@ fn row_line(
             let rest = cmd_w.saturating_sub(fmt::width(&prefix));
             let style = if p.visible { theme.text } else { theme.warm };
             spans.push(styled(prefix, theme.dim));
-            spans.push(styled(fmt::truncate(row.command_text(), rest), style));
+            spans.push(styled(fmt::truncate(&row.command_text(), rest), style));
             continue;
         }
         let (text, style) = cell(c, p, theme, now_ms);

@@ -3,6 +3,7 @@
 //! so each takes the `serial` lock first).
 
 mod counts;
+mod gpm_events;
 mod lifecycle;
 mod readings;
 

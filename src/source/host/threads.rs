@@ -1,0 +1,122 @@
+//! The busiest thread of each GPU process, from `/proc/<pid>/task/<tid>/stat` over the interval
+//! between two samples: a data pipeline stuck on one thread (num_workers = 0, a GIL-bound
+//! loader) shows as one thread at ~100 % of a core, which the process's total CPU hides when
+//! other threads add to it. Read only for GPU processes (a few, with tens of threads each),
+//! at most [`MAX_THREADS`] threads each.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use gpumeter_model::ThreadReading;
+use procfs::prelude::*;
+use procfs::process::Stat;
+
+use crate::sanitize::{MAX_NAME_CHARS, sanitize};
+
+/// Threads read per process.
+const MAX_THREADS: usize = 1024;
+
+/// Per-thread CPU ticks at the previous sample: (pid, tid) → (start ticks, cpu ticks).
+#[derive(Debug, Default)]
+pub(super) struct ThreadTracker {
+    prev: HashMap<(u32, u32), (u64, u64)>,
+    prev_ms: Option<i64>,
+    next: HashMap<(u32, u32), (u64, u64)>,
+}
+
+impl ThreadTracker {
+    /// The busiest thread of process `pid` (directory pid) since the previous tick.
+    pub(super) fn busiest(
+        &mut self,
+        proc: &Path,
+        pid: u32,
+        now_ms: i64,
+        ticks_per_s: u64,
+    ) -> Option<ThreadReading> {
+        let dt_s = self
+            .prev_ms
+            .filter(|&p| now_ms > p)
+            .map(|p| (now_ms - p) as f64 / 1000.0);
+        let rd = std::fs::read_dir(proc.join(pid.to_string()).join("task")).ok()?;
+        let mut best: Option<ThreadReading> = None;
+        for entry in rd.take(MAX_THREADS) {
+            let Some(tid) = entry
+                .ok()
+                .and_then(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = Stat::from_file(proc.join(format!("{pid}/task/{tid}/stat"))) else {
+                continue;
+            };
+            let ticks = stat.utime.saturating_add(stat.stime);
+            self.next.insert((pid, tid), (stat.starttime, ticks));
+            let cpu_pct = match (self.prev.get(&(pid, tid)), dt_s) {
+                (Some(&(start, prev)), Some(dt)) if start == stat.starttime && ticks >= prev => {
+                    Some((ticks - prev) as f64 / ticks_per_s as f64 / dt * 100.0)
+                }
+                _ => None,
+            };
+            let better = match (&best, cpu_pct) {
+                (None, _) => true,
+                (Some(b), Some(c)) => b.cpu_pct.is_none_or(|bc| c > bc),
+                (Some(_), None) => false,
+            };
+            if better {
+                best = Some(ThreadReading {
+                    tid,
+                    name: Some(sanitize(&stat.comm, MAX_NAME_CHARS)),
+                    cpu_pct,
+                });
+            }
+        }
+        best.filter(|b| b.cpu_pct.is_some() || dt_s.is_none())
+    }
+
+    /// Ends a tick: this tick's counters become the previous ones (threads of processes not
+    /// looked at are forgotten).
+    pub(super) fn end_tick(&mut self, now_ms: i64) {
+        self.prev = std::mem::take(&mut self.next);
+        self.prev_ms = Some(now_ms);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread_stat(tid: u32, comm: &str, utime: u64) -> String {
+        format!(
+            "{tid} ({comm}) R 1 1 1 0 -1 0 0 0 0 0 {utime} 0 0 0 20 0 1 0 500 1000 10 \
+             18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+        )
+    }
+
+    #[test]
+    fn the_busiest_thread_over_the_interval() {
+        let tmp = tempfile::tempdir().unwrap();
+        let write = |tid: u32, comm: &str, utime: u64| {
+            let dir = tmp.path().join(format!("proc/42/task/{tid}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("stat"), thread_stat(tid, comm, utime)).unwrap();
+        };
+        write(42, "python", 1000);
+        write(43, "pt_main_thread", 5000);
+        write(44, "cuda-EvtHandlr", 10);
+        let proc = tmp.path().join("proc");
+        let mut t = ThreadTracker::default();
+        let first = t.busiest(&proc, 42, 0, 100).unwrap();
+        assert_eq!(first.cpu_pct, None, "no interval yet");
+        t.end_tick(0);
+        // 10 s: the main loop thread burns 9.9 s, the process's first thread 2 s.
+        write(42, "python", 1200);
+        write(43, "pt_main_thread", 5990);
+        write(44, "cuda-EvtHandlr", 20);
+        let b = t.busiest(&proc, 42, 10_000, 100).unwrap();
+        assert_eq!(b.tid, 43);
+        assert_eq!(b.name.as_deref(), Some("pt_main_thread"));
+        assert!((b.cpu_pct.unwrap() - 99.0).abs() < 1e-9);
+        t.end_tick(10_000);
+        assert_eq!(t.busiest(&proc, 99, 11_000, 100), None);
+    }
+}
