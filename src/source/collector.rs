@@ -84,6 +84,11 @@ fn run(source: &mut dyn Source, interval: Duration, tx: &Sender<CollectorEvent>)
                     message: crate::sanitize::sanitize(&e.to_string(), 200),
                     retry_in_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
                 };
+                if e.is_final() {
+                    // A replay at its end: said once, then nothing more to read.
+                    let _ = tx.blocking_send(event);
+                    return;
+                }
                 (event, wait)
             }
         };
@@ -147,6 +152,43 @@ mod tests {
             other => panic!("expected a snapshot, got {other:?}"),
         }
         drop(rx);
+        handle.join().unwrap();
+    }
+
+    /// A recording with one reading.
+    struct Short(bool);
+
+    impl Source for Short {
+        fn sample(&mut self) -> Result<Snapshot, SourceError> {
+            if std::mem::replace(&mut self.0, true) {
+                Err(SourceError::Ended(
+                    "end of the recording (1 readings)".into(),
+                ))
+            } else {
+                Ok(Snapshot::empty("replay:x", 1))
+            }
+        }
+        fn label(&self) -> String {
+            "replay:x".into()
+        }
+    }
+
+    #[test]
+    fn the_end_of_a_replay_is_said_once_and_the_collector_stops() {
+        let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+        let handle = spawn(Box::new(Short(false)), Duration::from_millis(1), tx).unwrap();
+        assert!(matches!(
+            rx.blocking_recv(),
+            Some(CollectorEvent::Snapshot(_))
+        ));
+        match rx.blocking_recv() {
+            Some(CollectorEvent::SourceFailed { message, .. }) => {
+                assert!(message.contains("end of the recording"), "{message}");
+            }
+            other => panic!("expected the end, got {other:?}"),
+        }
+        // No retries: the thread is done and the channel closes.
+        assert!(rx.blocking_recv().is_none());
         handle.join().unwrap();
     }
 }

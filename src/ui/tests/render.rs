@@ -335,3 +335,20 @@ fn money_shows_only_with_pricing() {
         );
     }
 }
+
+#[test]
+fn a_replay_shows_replay_and_the_recorded_time_not_its_age() {
+    let mut s = fixtures::snapshot(2);
+    s.source = "replay:night.ndjson.zst".into();
+    let engine = fixtures::engine_with(s);
+    // Drawn a day after the reading was recorded.
+    let buf = fixtures::render_at(&mut app(), &engine, 160, 40, T0 + 86_400_000);
+    let first = buffer_to_string(&buf)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let recorded = crate::clock::utc_text(T0, crate::clock::UtcStyle::Full);
+    assert!(first.contains(&format!("REPLAY {recorded}")), "{first}");
+    assert!(!first.contains(" ago"), "{first}");
+}

@@ -75,6 +75,23 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
         .filter(|r| r.kind != gpumeter_model::PlaceKind::Host)
         .map(|r| vec![styled(" in ", theme.label), styled(r.label(), theme.key)])
         .unwrap_or_default();
+    // A replay's readings are as old as the recording: say when they were taken instead.
+    let when = if source.starts_with("replay:") {
+        vec![
+            sep(theme),
+            styled("REPLAY ", theme.warm),
+            styled(
+                crate::clock::utc_text(snap.taken_at_unix_ms, crate::clock::UtcStyle::Full),
+                theme.text,
+            ),
+        ]
+    } else {
+        vec![
+            sep(theme),
+            styled("sample ", theme.label),
+            styled(format!("{} ago", fmt::age(age)), age_style),
+        ]
+    };
     let segments = vec![
         [
             vec![sep(theme), styled(opt(&sys.hostname), theme.text)],
@@ -82,11 +99,7 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
         ]
         .concat(),
         vec![sep(theme), styled(source, theme.key)],
-        vec![
-            sep(theme),
-            styled("sample ", theme.label),
-            styled(format!("{} ago", fmt::age(age)), age_style),
-        ],
+        when,
         vec![
             sep(theme),
             styled("driver ", theme.label),
