@@ -31,13 +31,13 @@ all_smi="${ALL_SMI:-}"
 if [ -z "$all_smi" ]; then
   all_smi="$work/peers/bin/all-smi"
   if [ ! -x "$all_smi" ] && [ "$install" != 1 ]; then
-    echo "== all-smi: cargo install (slow: one job, lowest priority)"
+    echo "== all-smi: cargo install (slow: one job, lowest priority; needs protoc: protobuf-compiler)"
     # all-smi 0.24+ wants a newer rustc than some stable toolchains; a nightly one does.
     nice -n 19 cargo install --locked -j 1 --root "$work/peers" all-smi ||
       nice -n 19 cargo +nightly install --locked -j 1 --root "$work/peers" all-smi || true
   fi
-  [ -x "$all_smi" ] || all_smi=""
 fi
+[ -x "$all_smi" ] || all_smi=""
 
 args=(--gpumeter "$gpumeter" --lib-dir "$(dirname "$lib")" --stand-in-bin "$here/stand-in"
       --out "$work/results")

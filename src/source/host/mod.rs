@@ -14,9 +14,9 @@
 //! call (jiffy deltas for the CPU lines, `now_unix_ms` deltas for the rest).
 //!
 //! Cost per call: a handful of machine-wide files; then, while the driver names any GPU process,
-//! one `stat` read per process (parents, CPU time, start time) and, only for the processes in
-//! the result, `status`, `cmdline` and `cgroup` once per process lifetime (cached per pid,
-//! start time and comm).
+//! one `stat` read per process of the GPU processes' trees (and of every process every few
+//! seconds, `scan`), and, only for the processes in the result, `status`, `cmdline` and
+//! `cgroup` once per process lifetime (cached per pid, start time and comm).
 //!
 //! PID namespaces: NVML reports PIDs of the host namespace.
 //! - gpumeter on the host (the normal case) sees every process directly; a process inside a
@@ -43,6 +43,7 @@ mod nspid;
 mod pid_match;
 mod place;
 mod processes;
+mod scan;
 mod statics;
 mod system;
 mod threads;

@@ -1,20 +1,20 @@
 //! The processes of a reading: every GPU process the driver named (visible in /proc or not)
 //! and the visible descendants of the visible ones, each with its host-side facts.
 //!
-//! Every tick with at least one GPU process reads `/proc/<pid>/stat` once for every process
-//! (parents for the tree, CPU time for the per-process rate, start time to spot a reused pid);
-//! a tick without one reads none. The per-pid CPU counters are replaced wholesale each tick,
-//! so exited processes leave no state behind.
+//! Every tick with at least one GPU process reads `/proc/<pid>/stat` of the GPU processes and
+//! their trees (parents for the tree, CPU time for the per-process rate, start time to spot a
+//! reused pid), and of every process only now and then (see `scan`); a tick without one reads
+//! none. The per-pid CPU counters are replaced wholesale each tick, so exited processes leave
+//! no state behind.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use gpumeter_model::{GpuUse, PidMatch, ProcessReading};
-use procfs::prelude::*;
-use procfs::process::Stat;
 
 use super::gpu_fds::{self, DevDir};
 use super::pid_match::{self, Candidate, Wanted};
+use super::scan::{ProcStat, Scanner};
 use super::statics::{Key, StaticsCache};
 use super::threads::ThreadTracker;
 use super::{Roots, Warnings, tree};
@@ -23,54 +23,6 @@ use crate::sanitize::{MAX_NAME_CHARS, sanitize};
 /// Most descendants listed (a GPU process that is, say, a session's init would otherwise pull
 /// in the whole machine).
 const MAX_DESCENDANTS: usize = 4096;
-
-/// The part of `/proc/<pid>/stat` the sampler keeps.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct ProcStat {
-    pub(super) ppid: u32,
-    pub(super) comm: String,
-    pub(super) state: char,
-    pub(super) threads: Option<u32>,
-    pub(super) rss_pages: u64,
-    /// Ticks after boot.
-    pub(super) start_ticks: u64,
-    /// utime + stime, in ticks.
-    pub(super) cpu_ticks: u64,
-}
-
-impl ProcStat {
-    fn from_stat(s: &Stat) -> Self {
-        Self {
-            ppid: u32::try_from(s.ppid).unwrap_or(0),
-            comm: s.comm.clone(),
-            state: s.state,
-            threads: u32::try_from(s.num_threads).ok(),
-            rss_pages: s.rss,
-            start_ticks: s.starttime,
-            cpu_ticks: s.utime.saturating_add(s.stime),
-        }
-    }
-}
-
-/// Reads the stat file of every process under the proc root. Processes that vanish or cannot
-/// be read while listing are skipped: that race is normal.
-pub(super) fn scan(proc: &Path) -> std::io::Result<HashMap<u32, ProcStat>> {
-    let mut out = HashMap::new();
-    for entry in std::fs::read_dir(proc)? {
-        let Ok(entry) = entry else { continue };
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if let Ok(stat) = Stat::from_file(entry.path().join("stat")) {
-            out.insert(pid, ProcStat::from_stat(&stat));
-        }
-    }
-    Ok(out)
-}
 
 /// Per-process state kept between ticks.
 #[derive(Debug)]
@@ -82,6 +34,9 @@ pub(super) struct ProcessTracker {
     prev_cpu: HashMap<u32, (u64, u64)>,
     prev_ms: Option<i64>,
     statics: StaticsCache,
+    scanner: Scanner,
+    /// Last tick's descendants of the GPU processes (the tree walk starts from them).
+    members: HashSet<u32>,
     dev: DevDir,
     threads: ThreadTracker,
 }
@@ -99,6 +54,8 @@ impl ProcessTracker {
             prev_cpu: HashMap::new(),
             prev_ms: None,
             statics: StaticsCache::new(roots.proc.clone(), roots.etc.join("passwd")),
+            scanner: Scanner::new(roots.proc.clone()),
+            members: HashSet::new(),
             dev: DevDir::open(&roots.dev),
             threads: ThreadTracker::default(),
         }
@@ -117,10 +74,19 @@ impl ProcessTracker {
             // The next GPU process then starts without a CPU rate for one tick.
             self.prev_cpu.clear();
             self.prev_ms = None;
+            self.members.clear();
             self.statics.end_tick(|_, _| false);
             return Vec::new();
         }
-        let stats = scan(&self.proc).unwrap_or_else(|e| {
+        let gpu_pids: Vec<u32> = gpu_procs.keys().copied().collect();
+        let mut scanned = self.scanner.scan(now_ms, &gpu_pids, &self.members);
+        let partial_miss =
+            |s: &super::scan::Scan| !s.full && gpu_pids.iter().any(|p| !s.stats.contains_key(p));
+        if scanned.as_ref().is_ok_and(partial_miss) {
+            // A GPU pid not here directly: finding it (NSpid) needs every process.
+            scanned = self.scanner.full(now_ms);
+        }
+        let stats = scanned.map(|s| s.stats).unwrap_or_else(|e| {
             warnings.push(format!("cannot list processes: {e}"));
             HashMap::new()
         });
@@ -132,6 +98,7 @@ impl ProcessTracker {
             stats.iter().map(|(&p, s)| (p, s.ppid)),
             MAX_DESCENDANTS,
         );
+        self.members = found.pids.iter().copied().collect();
         if found.truncated {
             warnings.push(format!(
                 "more than {MAX_DESCENDANTS} processes below the GPU processes: list cut"
