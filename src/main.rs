@@ -185,15 +185,12 @@ fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
 
 fn dashboard(cli: &Cli) -> anyhow::Result<()> {
     let g = &cli.source;
-    let settings = config::load(&cli::load_options(
+    let settings = load_settings(&cli::load_options(
         &cli.files,
         &cli.pricing,
         Some(&cli.ui),
         demo_pricing(g)?,
     ))?;
-    for n in &settings.notes {
-        eprintln!("gpumeter: {n}");
-    }
     // A bad theme is an error even under NO_COLOR: it would bite the next run.
     let theme = ui::theme::file::load(&settings.theme.name, &settings.theme.origin)?;
     let clock: SharedClock = Arc::new(SystemClock);
@@ -329,15 +326,12 @@ fn millis(d: Duration) -> i64 {
 fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
     let g = &args.source.or(&cli.source);
     watch::check_fast(args.fast, g.demo.is_some() || g.replay.is_some())?;
-    let settings = config::load(&cli::load_options(
+    let settings = load_settings(&cli::load_options(
         &args.files.or(&cli.files),
         &args.pricing.or(&cli.pricing),
         None,
         demo_pricing(g)?,
     ))?;
-    for n in &settings.notes {
-        eprintln!("gpumeter: {n}");
-    }
     let (clock, shared): (WatchClock, SharedClock) = if args.fast {
         let fake = FakeClock::new(SystemClock.now_unix_ms());
         (WatchClock::Fast(fake.clone()), Arc::new(fake))
@@ -409,15 +403,12 @@ fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
     )?;
     // Refuse a bad address before opening anything.
     auth::check_listen(args.listen, token.as_ref())?;
-    let settings = config::load(&cli::load_options(
+    let settings = load_settings(&cli::load_options(
         &args.files.or(&cli.files),
         &args.pricing.or(&cli.pricing),
         None,
         demo_pricing(g)?,
     ))?;
-    for n in &settings.notes {
-        eprintln!("gpumeter: {n}");
-    }
     if settings.pricing.is_none() {
         eprintln!("gpumeter: no pricing configured (pricing.rate or --rate): no spend to export");
     }
@@ -448,4 +439,14 @@ fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
         eprintln!("gpumeter: serving on http://{addr}/metrics");
     })?;
     Ok(())
+}
+
+/// The settings for `options`, their notes (a config file not found, a layer applied) said on
+/// stderr: every metering command starts this way.
+fn load_settings(options: &config::LoadOptions) -> anyhow::Result<config::Settings> {
+    let settings = config::load(options)?;
+    for n in &settings.notes {
+        eprintln!("gpumeter: {n}");
+    }
+    Ok(settings)
 }
