@@ -51,6 +51,7 @@ fn tick(c: &mut Criterion) {
         billing: None,
         theme: Default::default(),
         alerts: Default::default(),
+        keys: Default::default(),
     });
     let area = Rect::new(0, 0, 200, 60);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();

@@ -180,6 +180,11 @@ pub struct UiArgs {
     /// or a theme file (a path ending in .toml). Overrides [ui] theme in the config file.
     #[arg(long, value_name = "NAME|PATH")]
     pub theme: Option<String>,
+
+    /// With --replay: start the dashboard this far into the recording (90s, 2h) or at this
+    /// UTC time of day (HH:MM, the first time it comes).
+    #[arg(long, value_name = "DURATION|HH:MM", requires = "replay", value_parser = crate::ui::replay::parse_start)]
+    pub start: Option<crate::ui::replay::StartAt>,
 }
 
 impl Cli {
@@ -220,6 +225,7 @@ impl Cli {
             (pricing, "--currency", p.currency.is_some()),
             (ui, "--theme", u.theme.is_some()),
             (ui, "--no-color", u.no_color),
+            (ui, "--start", u.start.is_some()),
         ];
         given
             .into_iter()

@@ -194,28 +194,45 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
     // A bad theme is an error even under NO_COLOR: it would bite the next run.
     let theme = ui::theme::file::load(&settings.theme.name, &settings.theme.origin)?;
     let clock: SharedClock = Arc::new(SystemClock);
-    // Open the source before touching the terminal, so a missing driver is a plain message.
-    let source = source_for(g, clock.clone(), &cli.recording)?;
-    let label = source.label();
-    let (tx, rx) = tokio::sync::mpsc::channel(16);
-    collector::spawn(source, g.interval(), tx).context("starting the collector thread")?;
     let billing = settings.pricing.map(|pricing| ui::BillingSetup {
         pricing,
         ledger_path: ledger_path(&settings.ledger),
         interval_ms: millis(g.interval()),
     });
-    let options = ui::UiOptions {
+    let keys = ui::keys::KeyMap::from_settings(&settings.keys)?;
+    let mut options = ui::UiOptions {
         no_color: cli.ui.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
-        source_label: label,
+        source_label: String::new(),
         billing,
         theme,
         alerts: settings.alerts,
+        keys,
+    };
+    // Open the source before touching the terminal, so a missing driver is a plain message. A
+    // replay (not recorded again) is played by the dashboard itself: paused, sped up, sought.
+    let feed = match (&g.replay, &cli.recording.record) {
+        (Some(path), None) => {
+            let setup = ui::replay::ReplaySetup {
+                path: path.clone(),
+                start: cli.ui.start,
+            };
+            let player = ui::replay::Player::open(setup, ui::session_config(&options))?;
+            options.source_label = format!("replay:{}", path.display());
+            ui::Feed::Replay(Box::new(player))
+        }
+        _ => {
+            let source = source_for(g, clock.clone(), &cli.recording)?;
+            options.source_label = source.label();
+            let (tx, rx) = tokio::sync::mpsc::channel(16);
+            collector::spawn(source, g.interval(), tx).context("starting the collector thread")?;
+            ui::Feed::Live(rx)
+        }
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    for n in runtime.block_on(ui::run(rx, clock, options))? {
+    for n in runtime.block_on(ui::run(feed, clock, options))? {
         eprintln!("gpumeter: {n}");
     }
     Ok(())

@@ -52,6 +52,14 @@ pub struct ThemeSetting {
     pub origin: Origin,
 }
 
+/// `[keys]` as the layers set it: each action's keys (the last layer naming an action wins)
+/// and where they were set; `ui::keys` checks them against its table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeySettings {
+    pub bindings: std::collections::BTreeMap<String, Vec<String>>,
+    pub origins: std::collections::BTreeMap<String, Origin>,
+}
+
 /// The resolved configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -61,6 +69,8 @@ pub struct Settings {
     /// `[alerts]` and `[autostop]`.
     pub alerts: super::AlertSettings,
     pub theme: ThemeSetting,
+    /// `[keys]`.
+    pub keys: KeySettings,
     /// Things worth a line on stderr (a clock start that fell back, …).
     pub notes: Vec<String>,
 }
@@ -205,8 +215,26 @@ pub fn resolve(
         ledger: ledger_settings(layers, cli, env)?,
         alerts: super::alerts::alert_settings(layers)?,
         theme: theme_setting(layers, cli, env)?,
+        keys: key_settings(layers),
         notes,
     })
+}
+
+/// Each layer's `[keys]` over the one below, action by action.
+fn key_settings(layers: &[Layer]) -> KeySettings {
+    let mut out = KeySettings::default();
+    for l in layers {
+        for (action, v) in l.raw.keys.iter().flatten() {
+            let keys = match v.get_ref() {
+                super::raw::RawKeys::One(k) => vec![k.clone()],
+                super::raw::RawKeys::Many(ks) => ks.clone(),
+            };
+            out.bindings.insert(action.clone(), keys);
+            out.origins
+                .insert(action.clone(), Origin::at(&l.name, &l.text, v.span().start));
+        }
+    }
+    out
 }
 
 /// `--theme`, else the last layer's `ui.theme`, else `default`.
