@@ -195,6 +195,7 @@ impl Cli {
             Some(Command::Report(_)) => ("report", false, true, false, false),
             Some(Command::Check(_)) => ("check", true, true, true, false),
             Some(Command::Record(_)) => ("record", true, false, false, false),
+            Some(Command::Eval(_)) => ("eval", false, false, false, false),
         };
         // `check` reads --demo, --list and --config of these groups, not the rest.
         let check = name == "check";
@@ -212,7 +213,8 @@ impl Cli {
             (source && !check, "--replay", s.replay.is_some()),
             (rec, "--record", r.record.is_some()),
             (rec, "--max-size", r.caps.max_size.is_some()),
-            (files, "--config", f.config.is_some()),
+            // `eval` reads --config (for the rule settings), not the ledger.
+            (files || name == "eval", "--config", f.config.is_some()),
             (files && !check, "--ledger", f.ledger.is_some()),
             (files && !check, "--no-ledger", f.no_ledger),
             (pricing, "--rate", p.rate.is_some()),
@@ -277,6 +279,25 @@ pub enum Command {
     Serve(ServeArgs),
     /// Record readings to a file, to replay later with --replay.
     Record(RecordCmdArgs),
+    /// Score the alert rules on a labelled corpus of timelines (crates/gpumeter-sim/corpus):
+    /// per rule true/false positives/negatives and time to detect. Exit 1 on any false alarm
+    /// or miss.
+    Eval(EvalArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// A directory of labelled timelines (*.toml scenario files with a [labels] table).
+    #[arg(value_name = "CORPUS")]
+    pub corpus: PathBuf,
+
+    /// Print JSON instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Score the rule settings of this config file's [alerts] tables instead of the defaults.
+    #[arg(long, value_name = "PATH", help_heading = "Files")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

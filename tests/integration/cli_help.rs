@@ -93,6 +93,7 @@ fn each_command_lists_only_the_options_it_uses() {
         &[SOURCE],
         &["for", "fast", "max-size", "max-files"],
     );
+    check(&["eval"], &[], &["json", "config"]);
     check(&["completions"], &[], &[]);
     check(&["man"], &[], &[]);
 }
