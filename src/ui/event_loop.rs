@@ -27,6 +27,7 @@ use crate::session::{Refusal, Session, SessionConfig, Step};
 use crate::source::collector::CollectorEvent;
 
 use super::loop_alerts;
+use super::process_action::{self, Acting};
 use super::replay::Player;
 use super::terminal::TerminalGuard;
 use super::{Action, App, UiError, UiOptions};
@@ -221,7 +222,12 @@ pub fn session_config(options: &UiOptions) -> SessionConfig {
         pricing: billing.map(|b| b.pricing.clone()),
         ledger_path: billing.and_then(|b| b.ledger_path.clone()),
         interval_ms: billing.map_or(1_000, |b| b.interval_ms),
-        alerts: options.alerts.clone(),
+        // Read-only (shared boxes, demos): nothing is stopped and no command runs.
+        alerts: if options.acting == Acting::ReadOnly {
+            options.alerts.clone().without_actions()
+        } else {
+            options.alerts.clone()
+        },
         // Someone is at the keyboard: a refused autostop is a note, not a failure.
         autostop_refusal: Refusal::TurnOff,
         terminal_channels: true,
@@ -480,7 +486,9 @@ fn on_input<B: Backend>(
             if let Action::Replay(act) = action {
                 replay_key(act, state);
                 Action::Redraw
-            } else if loop_alerts::apply_action(action, &mut state.app, &mut state.session, now) {
+            } else if loop_alerts::apply_action(action, &mut state.app, &mut state.session, now)
+                || process_action::apply(action, &mut state.app, state.session.engine().latest())
+            {
                 Action::Redraw
             } else {
                 action

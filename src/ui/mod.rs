@@ -13,6 +13,7 @@ mod event_loop;
 pub mod keys;
 pub mod layout;
 mod loop_alerts;
+pub mod process_action;
 pub mod replay;
 mod rows;
 pub mod sort;
@@ -39,8 +40,8 @@ pub use event_loop::{EndReason, Feed, run, session_config};
 pub use layout::{Screen, Spend};
 pub use rows::{INVISIBLE_LABEL, ProcRow, build_rows};
 use widgets::{
-    alerts, charts, fmt, gpu_line, gpu_panel, header, help, process_table, spend_line, spend_panel,
-    status_line,
+    alerts, charts, confirm, fmt, gpu_line, gpu_panel, header, help, process_table, spend_line,
+    spend_panel, status_line,
 };
 
 /// How the dashboard starts.
@@ -58,6 +59,9 @@ pub struct UiOptions {
     pub alerts: crate::config::AlertSettings,
     /// The keys (`[keys]` over the built-in table).
     pub keys: keys::KeyMap,
+    /// Whether the process keys may signal: this machine's readings, not `--readonly`.
+    /// `ReadOnly` also turns autostop and command hooks off.
+    pub acting: process_action::Acting,
 }
 
 /// The billing session the dashboard runs beside the readings.
@@ -226,6 +230,9 @@ pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
     }
     if app.help {
         help::render(frame, area, app);
+    }
+    if let Some(pending) = &app.confirm {
+        confirm::render(frame, area, pending, theme);
     }
 }
 

@@ -11,44 +11,52 @@ use crate::ui::keys::{BINDINGS, Group, KeyAction};
 use crate::ui::layout::centered;
 use crate::ui::widgets::fmt::{pad_right, styled};
 
-/// Actions shown on one line, as "first / second", with the words for both.
-const PAIRS: [(KeyAction, KeyAction, &str); 10] = [
-    (KeyAction::Up, KeyAction::Down, "move the process selection"),
-    (KeyAction::PageUp, KeyAction::PageDown, "a page up / down"),
-    (KeyAction::First, KeyAction::Last, "first / last process"),
+/// Actions shown on one line, their keys joined by " / ", with the words for all of them.
+const GROUPS: &[(&[KeyAction], &str)] = &[
     (
-        KeyAction::NextGpu,
-        KeyAction::PrevGpu,
+        &[KeyAction::Up, KeyAction::Down],
+        "move the process selection",
+    ),
+    (
+        &[KeyAction::PageUp, KeyAction::PageDown],
+        "a page up / down",
+    ),
+    (&[KeyAction::First, KeyAction::Last], "first / last process"),
+    (
+        &[KeyAction::NextGpu, KeyAction::PrevGpu],
         "one GPU's processes: All → GPU0 → … / back",
     ),
     (
-        KeyAction::NextAlert,
-        KeyAction::PrevAlert,
+        &[
+            KeyAction::SignalTerm,
+            KeyAction::SignalInt,
+            KeyAction::SignalKill,
+            KeyAction::Renice,
+        ],
+        "TERM / INT / KILL / renice the process (asks)",
+    ),
+    (
+        &[KeyAction::NextAlert, KeyAction::PrevAlert],
         "select the next / previous alert",
     ),
     (
-        KeyAction::WiderWindow,
-        KeyAction::NarrowerWindow,
+        &[KeyAction::WiderWindow, KeyAction::NarrowerWindow],
         "charts: longer / shorter window (1 m … 24 h)",
     ),
     (
-        KeyAction::Faster,
-        KeyAction::Slower,
+        &[KeyAction::Faster, KeyAction::Slower],
         "replay: faster / slower (1× … 60×)",
     ),
     (
-        KeyAction::StepForward,
-        KeyAction::StepBack,
+        &[KeyAction::StepForward, KeyAction::StepBack],
         "replay: pause, one reading on / back",
     ),
     (
-        KeyAction::SeekBack,
-        KeyAction::SeekForward,
+        &[KeyAction::SeekBack, KeyAction::SeekForward],
         "replay: 1 minute back / on",
     ),
     (
-        KeyAction::ReplayStart,
-        KeyAction::ReplayEnd,
+        &[KeyAction::ReplayStart, KeyAction::ReplayEnd],
         "replay: the start / the end",
     ),
 ];
@@ -73,14 +81,10 @@ pub fn rows(app: &App) -> Vec<(String, &'static str)> {
         if b.group == Group::Replay && app.replay.is_none() {
             continue;
         }
-        if let Some((first, second, words)) = PAIRS.iter().find(|p| p.0 == b.action) {
-            let keys = format!(
-                "{} / {}",
-                app.keymap.label(*first),
-                app.keymap.label(*second)
-            );
-            out.push((keys, *words));
-        } else if !PAIRS.iter().any(|p| p.1 == b.action) {
+        if let Some((group, words)) = GROUPS.iter().find(|g| g.0.first() == Some(&b.action)) {
+            let keys: Vec<String> = group.iter().map(|a| app.keymap.label(*a)).collect();
+            out.push((keys.join(" / "), *words));
+        } else if !GROUPS.iter().any(|g| g.0.contains(&b.action)) {
             out.push((app.keymap.label(b.action), b.help));
         }
     }
