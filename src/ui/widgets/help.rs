@@ -62,14 +62,10 @@ const GROUPS: &[(&[KeyAction], &str)] = &[
 ];
 
 /// Lines after the keys.
-const MORE: [(&str, &str); 4] = [
+const MORE: [(&str, &str); 3] = [
     ("Esc", "close an overlay / clear the filter"),
     ("any key", "cancels a running autostop countdown"),
-    (
-        "click",
-        "a process: select; a GPU: its processes; a header: sort",
-    ),
-    ("wheel", "scroll the process table"),
+    ("click  wheel", "select; a header: sort; a GPU: its processes / scroll"),
 ];
 
 const KEY_W: usize = 16;
