@@ -65,7 +65,10 @@ const GROUPS: &[(&[KeyAction], &str)] = &[
 const MORE: [(&str, &str); 3] = [
     ("Esc", "close an overlay / clear the filter"),
     ("any key", "cancels a running autostop countdown"),
-    ("click  wheel", "select; a header: sort; a GPU: its processes / scroll"),
+    (
+        "click  wheel",
+        "select; a header: sort; a GPU: its processes / scroll",
+    ),
 ];
 
 const KEY_W: usize = 16;
