@@ -188,6 +188,7 @@ pub fn rules(raw: &RawAlerts) -> Result<RulesConfig, ValueError> {
         forgotten,
         starved,
         throttle,
+        ..d
     })
 }
 

@@ -14,12 +14,16 @@ mod budget_text;
 pub mod checkpoint;
 pub mod config;
 pub mod forgotten;
+pub mod hung;
 pub mod idle;
 pub mod job;
+pub mod label;
 pub mod starved;
 mod starved_text;
 pub mod throttle;
 pub mod window;
+pub mod xid;
+pub mod xid_catalog;
 
 #[cfg(test)]
 mod container_tests;
@@ -29,6 +33,8 @@ mod lifecycle_tests;
 mod live_tests;
 #[cfg(test)]
 mod scenario_tests;
+#[cfg(test)]
+mod signal_scenario_tests;
 #[cfg(test)]
 mod tests;
 
@@ -136,6 +142,8 @@ pub struct Rules {
     starved: starved::StarvedRule,
     throttle: throttle::ThrottleRule,
     checkpoint: checkpoint::CheckpointRule,
+    hung: hung::HungRule,
+    xid: xid::XidRule,
     active: BTreeMap<String, ActiveAlert>,
     /// Alerts handed in from outside (budget), standing until acknowledged.
     external: BTreeMap<String, Alert>,
@@ -173,6 +181,8 @@ impl Rules {
             throttle: throttle::ThrottleRule::new(config.throttle.clone(), fire, clear),
             // Checkpoints follow the starved switch: they are what starved would misread.
             checkpoint: checkpoint::CheckpointRule::new(config.starved.enabled),
+            hung: hung::HungRule::new(config.hung.clone(), fire, clear),
+            xid: xid::XidRule::new(config.xid.clone()),
             config,
             currency: Currency::USD,
             active: BTreeMap::new(),
@@ -214,6 +224,8 @@ impl Rules {
             self.starved.evaluate(&ctx),
             self.throttle.evaluate(&ctx),
             self.checkpoint.evaluate(&ctx),
+            self.hung.evaluate(&ctx),
+            self.xid.evaluate(&ctx),
         ];
         let mut standing: BTreeMap<String, Alert> = self.external.clone();
         let mut remind: BTreeSet<String> = BTreeSet::new();
