@@ -17,10 +17,13 @@ pub mod forgotten;
 pub mod hung;
 pub mod idle;
 pub mod job;
+pub mod job_done;
 pub mod label;
+pub mod shared;
 pub mod starved;
 mod starved_text;
 pub mod throttle;
+pub mod vram;
 pub mod window;
 pub mod xid;
 pub mod xid_catalog;
@@ -144,6 +147,9 @@ pub struct Rules {
     checkpoint: checkpoint::CheckpointRule,
     hung: hung::HungRule,
     xid: xid::XidRule,
+    vram: vram::VramRule,
+    job_done: job_done::JobDoneRule,
+    shared: shared::SharedRule,
     active: BTreeMap<String, ActiveAlert>,
     /// Alerts handed in from outside (budget), standing until acknowledged.
     external: BTreeMap<String, Alert>,
@@ -183,6 +189,9 @@ impl Rules {
             checkpoint: checkpoint::CheckpointRule::new(config.starved.enabled),
             hung: hung::HungRule::new(config.hung.clone(), fire, clear),
             xid: xid::XidRule::new(config.xid.clone()),
+            vram: vram::VramRule::new(config.vram.clone(), fire, clear),
+            job_done: job_done::JobDoneRule::new(config.job_done.clone(), config.idle.clone()),
+            shared: shared::SharedRule::new(config.shared.clone(), fire, clear),
             config,
             currency: Currency::USD,
             active: BTreeMap::new(),
@@ -226,6 +235,9 @@ impl Rules {
             self.checkpoint.evaluate(&ctx),
             self.hung.evaluate(&ctx),
             self.xid.evaluate(&ctx),
+            self.vram.evaluate(&ctx),
+            self.job_done.evaluate(&ctx),
+            self.shared.evaluate(&ctx),
         ];
         let mut standing: BTreeMap<String, Alert> = self.external.clone();
         let mut remind: BTreeSet<String> = BTreeSet::new();

@@ -55,3 +55,64 @@ fn xid_names_the_gpu_the_error_and_what_it_means() {
     assert_eq!(evidence(&now, "GPU now"), "lost (fell off the bus)");
     assert!(now.cost_micros.unwrap() > 0);
 }
+
+#[test]
+fn oom_soon_says_when_gpu_2_fills_and_who_grows() {
+    let (_, ts) = run("oom-soon", 8 * 60);
+    let f = fired(&ts);
+    assert_eq!(f.len(), 1, "{ts:#?}");
+    let a = f[0];
+    assert_eq!((a.kind, a.gpu), (AlertKind::Vram, Some(2)));
+    assert!(
+        a.title.starts_with("GPU 2 at 7")
+            && a.title.contains("/79.6 GiB, +0.4 GiB/min → full in ~"),
+        "{}",
+        a.title
+    );
+    assert!(
+        a.title.ends_with("(python train.py (pid 4242))"),
+        "{}",
+        a.title
+    );
+    assert!(evidence(a, "job paid for so far").contains("on 1 GPU(s)"));
+    assert!(a.cost_micros.unwrap() > 0);
+}
+
+#[test]
+fn job_done_gives_its_notice_at_once_then_the_idle_reminder_follows() {
+    let (_, ts) = run("job-done", 14 * 60);
+    let f = fired(&ts);
+    let kinds: Vec<AlertKind> = f.iter().map(|a| a.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![AlertKind::JobDone, AlertKind::IdlePaid],
+        "{ts:#?}"
+    );
+    let a = f[0];
+    assert_eq!(
+        a.title,
+        "python train.py (pid 4242) ended just now after 6h12m; 8 GPUs now idle at $31.00/h"
+    );
+    // Within seconds of the exit at 2 min, long before the 10-minute idle window.
+    assert!(a.since_unix_ms - super::scenario_tests::T0 <= 120_000);
+    assert!(evidence(a, "exit").starts_with("status unknown"));
+}
+
+#[test]
+fn shared_names_the_other_tenant_and_user_without_cost() {
+    let (_, ts) = run("shared", 3 * 60);
+    let f = fired(&ts);
+    let kinds: Vec<AlertKind> = f.iter().map(|a| a.kind).collect();
+    assert_eq!(kinds, vec![AlertKind::Shared], "{ts:#?}");
+    let a = f[0];
+    assert_eq!(
+        a.title,
+        "GPUs 1, 3: 24.0 GiB held by processes this container can't see; GPU 2 shared with \
+         other users"
+    );
+    assert_eq!(
+        evidence(a, "GPU 2, other users"),
+        "maria (pid 41800, 6.5 GiB)"
+    );
+    assert_eq!((a.severity, a.cost_micros), (Severity::Info, None));
+}
