@@ -200,6 +200,7 @@ impl Cli {
             Some(Command::Report(_)) => ("report", false, true, false, false),
             Some(Command::Check(_)) => ("check", true, true, true, false),
             Some(Command::Record(_)) => ("record", true, false, false, false),
+            Some(Command::Config(_)) => ("config", false, true, false, false),
         };
         // `check` reads --demo, --list and --config of these groups, not the rest.
         let check = name == "check";
@@ -284,6 +285,30 @@ pub enum Command {
     Serve(ServeArgs),
     /// Record readings to a file, to replay later with --replay.
     Record(RecordCmdArgs),
+    /// The configuration: print the commented defaults, check a file, list the files read.
+    Config(ConfigCmdArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigCmdArgs {
+    #[command(subcommand)]
+    pub action: ConfigAction,
+}
+
+/// `gpumeter config …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ConfigAction {
+    /// Print the default configuration, every key commented (a starting config.toml).
+    Default,
+    /// Check a config file (default: --config, else yours) and print the settings it resolves
+    /// to, each key with the file it came from. Exits 1 with the file, line and key on an error.
+    Check {
+        /// The file to check.
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
+    },
+    /// List the files gpumeter reads, and which of them exist.
+    Path,
 }
 
 #[derive(Debug, Args)]
