@@ -200,7 +200,9 @@ impl Cli {
             Some(Command::Report(_)) => ("report", false, true, false, false),
             Some(Command::Check(_)) => ("check", true, true, true, false),
             Some(Command::Record(_)) => ("record", true, false, false, false),
-            Some(Command::Config(_)) => ("config", false, true, false, false),
+            // `config check PATH` names its file itself.
+            Some(Command::Config(_)) => ("config", false, false, false, false),
+            Some(Command::Eval(_)) => ("eval", false, false, false, false),
         };
         // `check` reads --demo, --list and --config of these groups, not the rest.
         let check = name == "check";
@@ -218,7 +220,8 @@ impl Cli {
             (source && !check, "--replay", s.replay.is_some()),
             (rec, "--record", r.record.is_some()),
             (rec, "--max-size", r.caps.max_size.is_some()),
-            (files, "--config", f.config.is_some()),
+            // `eval` reads --config (for the rule settings), not the ledger.
+            (files || name == "eval", "--config", f.config.is_some()),
             (files && !check, "--ledger", f.ledger.is_some()),
             (files && !check, "--no-ledger", f.no_ledger),
             (pricing, "--rate", p.rate.is_some()),
@@ -287,6 +290,10 @@ pub enum Command {
     Record(RecordCmdArgs),
     /// The configuration: print the commented defaults, check a file, list the files read.
     Config(ConfigCmdArgs),
+    /// Score the alert rules on a labelled corpus of timelines (crates/gpumeter-sim/corpus):
+    /// per rule true/false positives/negatives and time to detect. Exit 1 on any false alarm
+    /// or miss.
+    Eval(EvalArgs),
 }
 
 #[derive(Debug, Args)]
@@ -300,7 +307,7 @@ pub struct ConfigCmdArgs {
 pub enum ConfigAction {
     /// Print the default configuration, every key commented (a starting config.toml).
     Default,
-    /// Check a config file (default: --config, else yours) and print the settings it resolves
+    /// Check a config file (default: yours) and print the settings it resolves
     /// to, each key with the file it came from. Exits 1 with the file, line and key on an error.
     Check {
         /// The file to check.
@@ -309,6 +316,21 @@ pub enum ConfigAction {
     },
     /// List the files gpumeter reads, and which of them exist.
     Path,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// A directory of labelled timelines (*.toml scenario files with a [labels] table).
+    #[arg(value_name = "CORPUS")]
+    pub corpus: PathBuf,
+
+    /// Print JSON instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Score the rule settings of this config file's [alerts] tables instead of the defaults.
+    #[arg(long, value_name = "PATH", help_heading = "Files")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -90,7 +90,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Check(_)) => Ok(()),
         Some(Command::Serve(args)) => serve_cmd(&cli, args),
         Some(Command::Record(args)) => record_cmd(&cli, args),
-        Some(Command::Config(args)) => config_cmd(&cli, &args.action),
+        Some(Command::Config(args)) => config_cmd(&args.action),
+        Some(Command::Eval(args)) => eval_cmd(&cli, args),
         None => dashboard(&cli),
     }
 }
@@ -279,6 +280,41 @@ fn recording_of<'a>(cli: &'a Cli, own: &'a cli::RecordArgs) -> &'a cli::RecordAr
     }
 }
 
+/// `gpumeter eval CORPUS`: the tables (or JSON) on stdout, the failures on stderr, exit 1 when
+/// any timeline fails its labels.
+fn eval_cmd(cli: &Cli, args: &cli::EvalArgs) -> anyhow::Result<()> {
+    use gpumeter::eval;
+    let rules = match args.config.as_ref().or(cli.files.config.as_ref()) {
+        Some(path) => {
+            let opts = config::LoadOptions {
+                config_path: Some(path.clone()),
+                env: config::Env::from_process(),
+                demo: None,
+                cli: Default::default(),
+            };
+            config::load(&opts)?.alerts.rules
+        }
+        None => Default::default(),
+    };
+    let outcomes = eval::run_corpus_with(&args.corpus, &rules)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{:#}", eval::report::json(&outcomes))?;
+    } else {
+        write!(out, "{}", eval::report::markdown(&outcomes))?;
+    }
+    out.flush()?;
+    if let Some(p) = eval::report::problems(&outcomes) {
+        eprintln!("{p}");
+        let failed = outcomes.iter().filter(|o| !o.passed()).count();
+        anyhow::bail!(
+            "{failed} of {} timelines fail their labels (a false alarm, a miss, a wrong verdict, a late fire or a flap)",
+            outcomes.len()
+        );
+    }
+    Ok(())
+}
+
 fn record_cmd(cli: &Cli, args: &cli::RecordCmdArgs) -> anyhow::Result<()> {
     let g = &args.source.or(&cli.source);
     watch::check_fast(args.fast, g.demo.is_some() || g.replay.is_some())?;
@@ -449,15 +485,13 @@ fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn config_cmd(cli: &Cli, action: &cli::ConfigAction) -> anyhow::Result<()> {
-    let mut opts = cli::load_options(&cli.files, &Default::default(), None, None);
+fn config_cmd(action: &cli::ConfigAction) -> anyhow::Result<()> {
+    let mut opts = cli::load_options(&Default::default(), &Default::default(), None, None);
     let text = match action {
         cli::ConfigAction::Default => config::DEFAULT_CONFIG.to_string(),
         cli::ConfigAction::Path => config::show::files_text(&opts),
         cli::ConfigAction::Check { path } => {
-            if path.is_some() {
-                opts.config_path.clone_from(path);
-            }
+            opts.config_path.clone_from(path);
             config::show::check_text(&opts)?
         }
     };
