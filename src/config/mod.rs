@@ -16,6 +16,7 @@ pub mod error;
 pub mod raw;
 pub mod resolve;
 pub mod rules;
+pub mod signal_rules;
 pub mod values;
 
 use std::path::{Path, PathBuf};

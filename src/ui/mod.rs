@@ -97,7 +97,14 @@ pub fn screen_for(area: Rect, engine: &Engine, now_unix_ms: i64) -> Screen {
         let cols = usize::from(area.width.saturating_sub(2));
         alerts::panel::all_lines(&visible, cols, now_unix_ms, &theme::Theme::monochrome()).len()
     };
-    layout::compute_with_alerts(area, gpus, engine.billing().is_some(), alert_rows)
+    let charts = widgets::charts::metrics(engine).len();
+    layout::compute_for(
+        area,
+        gpus,
+        engine.billing().is_some(),
+        alert_rows,
+        charts.min(layout::MAX_CHARTS_WITH_GPM),
+    )
 }
 
 /// Tells `app` what the screen will list (rows, GPUs, visible rows) so keys and mouse act on

@@ -1,6 +1,6 @@
-//! One GPU on one line, for small terminals or many GPUs: util bar, memory-controller util,
-//! VRAM, power, temperature, active slowdowns and the name, dropping from the right what does
-//! not fit. A lost GPU says so on its line.
+//! One GPU on one line, for small terminals or many GPUs: util bar, SM activity (GPM cards),
+//! memory-controller util, VRAM, power, temperature, active slowdowns and the name, dropping
+//! from the right what does not fit. A lost GPU says so on its line.
 
 use gpumeter_model::{GpuReading, GpuState};
 use ratatui::Frame;
@@ -52,6 +52,13 @@ pub fn compact_line(g: &GpuReading, width: usize, selected: bool, theme: &Theme)
     let util = g.util_gpu_pct.map(f64::from);
     // Segments after the bar, most important first; dropped from the end when short of room.
     let mut rest: Vec<Vec<Span<'static>>> = Vec::new();
+    if let Some(sm) = g.sm_active_pct {
+        // GPM's SM activity beside util (only where the card has GPM).
+        rest.push(vec![
+            styled(" SM ", theme.label),
+            fmt::pct_span(Some(sm), theme),
+        ]);
+    }
     rest.push(vec![
         styled(" mem ", theme.label),
         fmt::pct_span(g.util_memory_pct.map(f64::from), theme),

@@ -1,4 +1,5 @@
-//! One GPU as a bordered panel: util and memory-controller bars, VRAM, power and energy,
+//! One GPU as a bordered panel: util and memory-controller bars (and GPM's SM activity between
+//! them where the card has GPM, the title saying so), VRAM, power and energy,
 //! temperature and fan, SM/memory clocks against their maximum, PCIe traffic and link, throttle
 //! reasons (slowdowns highlighted). A lost GPU gets a panel that says so; every absent reading
 //! reads `N/A`.
@@ -28,6 +29,10 @@ pub fn render(frame: &mut Frame, area: Rect, gpu: &GpuReading, selected: bool, t
     }
     if gpu.state == GpuState::Error {
         title.push(styled(" ERROR ", theme.alarm));
+    }
+    if gpu.sm_active_pct.is_some() && problem.is_none() {
+        // Where the activity figure comes from: GPM's SM activity (the SM gauge), not util.
+        title.push(styled("· activity: GPM ", theme.dim));
     }
     let block = Block::new()
         .borders(Borders::ALL)
@@ -95,8 +100,21 @@ fn reading_lines(g: &GpuReading, w: usize, theme: &Theme) -> Vec<Line<'static>> 
     ]
 }
 
-/// `util ████──── 78%  mem ██────── 23%`, split in two halves.
+/// `util ████──── 78%  mem ██────── 23%`, split in two halves; with GPM, thirds with the SM
+/// activity between them (`util ██ 99% SM █ 84% mem █ 52%`).
 fn util_line(g: &GpuReading, w: usize, theme: &Theme) -> Line<'static> {
+    if let Some(sm) = g.sm_active_pct {
+        let third = w / 3;
+        let mut spans = gauge("util ", g.util_gpu_pct.map(f64::from), third, theme);
+        spans.extend(gauge(" SM ", Some(sm), third, theme));
+        spans.extend(gauge(
+            " mem ",
+            g.util_memory_pct.map(f64::from),
+            w - 2 * third,
+            theme,
+        ));
+        return Line::from(spans);
+    }
     let left = w / 2;
     let right = w - left;
     let mut spans = gauge("util ", g.util_gpu_pct.map(f64::from), left, theme);
