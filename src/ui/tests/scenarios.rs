@@ -184,3 +184,15 @@ fn gpm_cards_show_sm_activity_and_its_source_others_util_only() {
     assert!(!text.contains("GPM"), "{text}");
     assert!(!text.contains(" SM N/A"), "{text}");
 }
+
+#[test]
+fn shared_cards_show_the_other_tenants_memory_per_gpu() {
+    let text = screen(&played("shared"), 120, 40);
+    assert_eq!(
+        text.matches("hidden VRAM 12.0GiB").count(),
+        2,
+        "GPUs 1 and 3:\n{text}"
+    );
+    let text = screen(&played("training"), 120, 40);
+    assert!(!text.contains("hidden VRAM"), "{text}");
+}

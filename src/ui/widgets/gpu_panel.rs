@@ -1,7 +1,7 @@
 //! One GPU as a bordered panel: util and memory-controller bars (and GPM's SM activity between
 //! them where the card has GPM, the title saying so), VRAM, power and energy,
 //! temperature and fan, SM/memory clocks against their maximum, PCIe traffic and link, throttle
-//! reasons (slowdowns highlighted). A lost GPU gets a panel that says so; every absent reading
+//! reasons (slowdowns highlighted) and VRAM another tenant holds. A lost GPU gets a panel that says so; every absent reading
 //! reads `N/A`.
 
 use gpumeter_model::{GpuReading, GpuState};
@@ -15,8 +15,16 @@ use crate::units::{self, NA};
 use crate::ui::theme::Theme;
 use crate::ui::widgets::fmt::{self, styled};
 
-/// Draws `gpu` into `area` (a [`crate::ui::layout::PANEL_HEIGHT`]-row cell).
-pub fn render(frame: &mut Frame, area: Rect, gpu: &GpuReading, selected: bool, theme: &Theme) {
+/// Draws `gpu` into `area` (a [`crate::ui::layout::PANEL_HEIGHT`]-row cell); `hidden`: VRAM no
+/// process visible here holds (another tenant), shown on the last line.
+pub fn render(
+    frame: &mut Frame,
+    area: Rect,
+    gpu: &GpuReading,
+    hidden: Option<u64>,
+    selected: bool,
+    theme: &Theme,
+) {
     let problem = state_problem(gpu.state);
     let border = match (problem.is_some(), selected) {
         (true, _) => theme.hot,
@@ -45,7 +53,7 @@ pub fn render(frame: &mut Frame, area: Rect, gpu: &GpuReading, selected: bool, t
     }
     let lines = match problem {
         Some((headline, detail)) => problem_lines(headline, detail, inner.height, theme),
-        None => reading_lines(gpu, usize::from(inner.width), theme),
+        None => reading_lines(gpu, hidden, usize::from(inner.width), theme),
     };
     super::text::render(frame, inner, lines);
 }
@@ -89,14 +97,19 @@ fn na(theme: &Theme) -> Span<'static> {
     styled(NA, theme.na)
 }
 
-fn reading_lines(g: &GpuReading, w: usize, theme: &Theme) -> Vec<Line<'static>> {
+fn reading_lines(
+    g: &GpuReading,
+    hidden: Option<u64>,
+    w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     vec![
         util_line(g, w, theme),
         vram_line(g, w, theme),
         power_line(g, w, theme),
         clock_line(g, theme),
         pcie_line(g, theme),
-        throttle_line(g, theme),
+        throttle_line(g, hidden, theme),
     ]
 }
 
@@ -293,9 +306,14 @@ pub fn link_span(g: &GpuReading, theme: &Theme) -> Span<'static> {
     }
 }
 
-fn throttle_line(g: &GpuReading, theme: &Theme) -> Line<'static> {
+fn throttle_line(g: &GpuReading, hidden: Option<u64>, theme: &Theme) -> Line<'static> {
     let mut spans = vec![label("throttle ", theme)];
     spans.extend(throttle_spans(g, theme));
+    if let Some(h) = hidden {
+        // Another tenant's memory (the driver lists no PID we can see): said, never blamed.
+        spans.push(label("  hidden VRAM ", theme));
+        spans.push(styled(units::bytes(h), theme.hot));
+    }
     Line::from(spans)
 }
 
