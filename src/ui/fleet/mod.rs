@@ -8,6 +8,9 @@ mod event_loop;
 pub mod remote;
 pub mod screen;
 
+#[cfg(test)]
+pub(crate) mod tests;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::Rect;
