@@ -180,6 +180,11 @@ pub struct UiArgs {
     /// or a theme file (a path ending in .toml). Overrides [ui] theme in the config file.
     #[arg(long, value_name = "NAME|PATH")]
     pub theme: Option<String>,
+
+    /// Look, don't touch (shared boxes, demos): no signals or renice from the process table,
+    /// no autostop, no command hooks. Also [ui] readonly = true.
+    #[arg(long)]
+    pub readonly: bool,
 }
 
 impl Cli {
@@ -221,6 +226,7 @@ impl Cli {
             (pricing, "--currency", p.currency.is_some()),
             (ui, "--theme", u.theme.is_some()),
             (ui, "--no-color", u.no_color),
+            (ui, "--readonly", u.readonly),
         ];
         given
             .into_iter()
@@ -248,6 +254,7 @@ pub fn load_options(
             ledger: files.ledger.clone(),
             no_ledger: files.no_ledger,
             theme: ui.and_then(|u| u.theme.clone()),
+            readonly: ui.is_some_and(|u| u.readonly),
         },
     }
 }

@@ -211,6 +211,13 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         billing,
         theme,
         alerts: settings.alerts,
+        acting: if settings.readonly {
+            ui::process_action::Acting::ReadOnly
+        } else if g.demo.is_some() || g.replay.is_some() {
+            ui::process_action::Acting::NotLocal
+        } else {
+            ui::process_action::Acting::Allowed
+        },
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

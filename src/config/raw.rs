@@ -48,6 +48,8 @@ pub struct RawLedger {
 pub struct RawUi {
     /// A built-in theme name or a path to a theme file.
     pub theme: Option<Spanned<String>>,
+    /// No signals, no autostop, no command hooks.
+    pub readonly: Option<bool>,
 }
 
 /// `[alerts.webhook]`.

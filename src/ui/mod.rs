@@ -11,6 +11,7 @@ mod event_loop;
 pub mod fleet;
 pub mod layout;
 mod loop_alerts;
+pub mod process_action;
 mod rows;
 pub mod sort;
 pub mod terminal;
@@ -36,8 +37,8 @@ pub use event_loop::{EndReason, run};
 pub use layout::{Screen, Spend};
 pub use rows::{INVISIBLE_LABEL, ProcRow, build_rows};
 use widgets::{
-    alerts, charts, fmt, gpu_line, gpu_panel, header, help, process_table, spend_line, spend_panel,
-    status_line,
+    alerts, charts, confirm, fmt, gpu_line, gpu_panel, header, help, process_table, spend_line,
+    spend_panel, status_line,
 };
 
 /// How the dashboard starts.
@@ -53,6 +54,9 @@ pub struct UiOptions {
     pub theme: theme::Theme,
     /// Alert rules, notification channels and autostop (`[alerts]`, `[autostop]`).
     pub alerts: crate::config::AlertSettings,
+    /// Whether the process keys may signal: this machine's readings, not `--readonly`.
+    /// `ReadOnly` also turns autostop and command hooks off.
+    pub acting: process_action::Acting,
 }
 
 /// The billing session the dashboard runs beside the readings.
@@ -207,6 +211,9 @@ pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
     }
     if app.help {
         help::render(frame, area, theme);
+    }
+    if let Some(pending) = &app.confirm {
+        confirm::render(frame, area, pending, theme);
     }
 }
 
