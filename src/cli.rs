@@ -201,6 +201,7 @@ impl Cli {
             Some(Command::Check(_)) => ("check", true, true, true, false),
             Some(Command::Record(_)) => ("record", true, false, false, false),
             Some(Command::Fleet(_)) => ("fleet", false, false, false, true),
+            Some(Command::Eval(_)) => ("eval", false, false, false, false),
         };
         // `check` reads --demo, --list and --config of these groups, not the rest.
         let check = name == "check";
@@ -218,7 +219,8 @@ impl Cli {
             (source && !check, "--replay", s.replay.is_some()),
             (rec, "--record", r.record.is_some()),
             (rec, "--max-size", r.caps.max_size.is_some()),
-            (files, "--config", f.config.is_some()),
+            // `eval` reads --config (for the rule settings), not the ledger.
+            (files || name == "eval", "--config", f.config.is_some()),
             (files && !check, "--ledger", f.ledger.is_some()),
             (files && !check, "--no-ledger", f.no_ledger),
             (pricing, "--rate", p.rate.is_some()),
@@ -287,6 +289,25 @@ pub enum Command {
     Record(RecordCmdArgs),
     /// Watch several `gpumeter serve` machines from one screen (or print them once).
     Fleet(FleetArgs),
+    /// Score the alert rules on a labelled corpus of timelines (crates/gpumeter-sim/corpus):
+    /// per rule true/false positives/negatives and time to detect. Exit 1 on any false alarm
+    /// or miss.
+    Eval(EvalArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// A directory of labelled timelines (*.toml scenario files with a [labels] table).
+    #[arg(value_name = "CORPUS")]
+    pub corpus: PathBuf,
+
+    /// Print JSON instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Score the rule settings of this config file's [alerts] tables instead of the defaults.
+    #[arg(long, value_name = "PATH", help_heading = "Files")]
+    pub config: Option<PathBuf>,
 }
 
 /// `gpumeter fleet`.

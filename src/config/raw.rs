@@ -125,6 +125,7 @@ pub struct RawForgotten {
 pub struct RawStarved {
     pub enabled: Option<bool>,
     pub window: Option<String>,
+    pub warmup: Option<String>,
     pub util_below_pct: Option<f64>,
     pub cpu_saturated_pct: Option<f64>,
     pub main_core_pct: Option<f64>,

@@ -93,6 +93,20 @@ fn each_command_lists_only_the_options_it_uses() {
         &[SOURCE],
         &["for", "fast", "max-size", "max-files"],
     );
+    check(&["eval"], &[], &["json", "config"]);
+    check(
+        &["fleet"],
+        &[DISPLAY],
+        &[
+            "hosts",
+            "token-file",
+            "once",
+            "json",
+            "interval",
+            "timeout",
+            "concurrency",
+        ],
+    );
     check(&["completions"], &[], &[]);
     check(&["man"], &[], &[]);
 }

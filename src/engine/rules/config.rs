@@ -38,6 +38,8 @@ pub struct ForgottenConfig {
 pub struct StarvedConfig {
     pub enabled: bool,
     pub window_ms: i64,
+    /// No verdict in a job's first this long (by its GPU processes' start time): warm-up.
+    pub warmup_ms: i64,
     /// Starved when the window's mean util is below this (and above the idle level).
     pub util_below_pct: f64,
     /// CPU-bound: the job's processes use at least this share of the cores they may use…
@@ -111,6 +113,7 @@ impl Default for RulesConfig {
             starved: StarvedConfig {
                 enabled: true,
                 window_ms: MIN,
+                warmup_ms: 5 * MIN,
                 util_below_pct: 60.0,
                 cpu_saturated_pct: 85.0,
                 main_core_pct: 95.0,

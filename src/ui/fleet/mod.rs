@@ -229,6 +229,8 @@ impl FleetUi {
             no_color: self.no_color,
             source_label: r.name.clone(),
             theme: self.theme.clone(),
+            // The PIDs are another machine's: the process keys must never signal one here.
+            acting: crate::ui::process_action::Acting::NotLocal,
             ..UiOptions::default()
         });
         app.set_status(format!(
