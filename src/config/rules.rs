@@ -189,6 +189,7 @@ pub fn rules(raw: &RawAlerts) -> Result<RulesConfig, ValueError> {
         forgotten,
         starved,
         throttle,
+        ..d
     })
 }
 
