@@ -107,6 +107,8 @@ fn each_command_lists_only_the_options_it_uses() {
             "concurrency",
         ],
     );
+    check(&["config"], &[], &[]);
+    check(&["config", "check"], &[], &[]);
     check(&["completions"], &[], &[]);
     check(&["man"], &[], &[]);
 }
