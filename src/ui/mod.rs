@@ -10,6 +10,7 @@ pub mod alert_view;
 pub mod app;
 pub mod chart_window;
 mod event_loop;
+pub mod fleet;
 pub mod keys;
 pub mod layout;
 mod loop_alerts;
