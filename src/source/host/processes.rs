@@ -132,7 +132,7 @@ impl ProcessTracker {
             if !gpu.is_empty() {
                 reading.busiest_thread =
                     self.threads
-                        .busiest(&self.proc, dir, now_ms, self.ticks_per_s);
+                        .busiest(&self.proc, dir, stat, now_ms, self.ticks_per_s);
             }
             reading.host_pid = host_pid;
             reading.pid_match = how;
