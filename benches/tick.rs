@@ -49,8 +49,7 @@ fn tick(c: &mut Criterion) {
         no_color: false,
         source_label: "bench".into(),
         billing: None,
-        theme: Default::default(),
-        alerts: Default::default(),
+        ..Default::default()
     });
     let area = Rect::new(0, 0, 200, 60);
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();

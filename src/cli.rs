@@ -180,6 +180,11 @@ pub struct UiArgs {
     /// or a theme file (a path ending in .toml). Overrides [ui] theme in the config file.
     #[arg(long, value_name = "NAME|PATH")]
     pub theme: Option<String>,
+
+    /// Look, don't touch (shared boxes, demos): no signals or renice from the process table,
+    /// no autostop, no command hooks. Also [ui] readonly = true.
+    #[arg(long)]
+    pub readonly: bool,
 }
 
 impl Cli {
@@ -195,6 +200,7 @@ impl Cli {
             Some(Command::Report(_)) => ("report", false, true, false, false),
             Some(Command::Check(_)) => ("check", true, true, true, false),
             Some(Command::Record(_)) => ("record", true, false, false, false),
+            Some(Command::Eval(_)) => ("eval", false, false, false, false),
         };
         // `check` reads --demo, --list and --config of these groups, not the rest.
         let check = name == "check";
@@ -212,7 +218,8 @@ impl Cli {
             (source && !check, "--replay", s.replay.is_some()),
             (rec, "--record", r.record.is_some()),
             (rec, "--max-size", r.caps.max_size.is_some()),
-            (files, "--config", f.config.is_some()),
+            // `eval` reads --config (for the rule settings), not the ledger.
+            (files || name == "eval", "--config", f.config.is_some()),
             (files && !check, "--ledger", f.ledger.is_some()),
             (files && !check, "--no-ledger", f.no_ledger),
             (pricing, "--rate", p.rate.is_some()),
@@ -220,6 +227,7 @@ impl Cli {
             (pricing, "--currency", p.currency.is_some()),
             (ui, "--theme", u.theme.is_some()),
             (ui, "--no-color", u.no_color),
+            (ui, "--readonly", u.readonly),
         ];
         given
             .into_iter()
@@ -247,6 +255,7 @@ pub fn load_options(
             ledger: files.ledger.clone(),
             no_ledger: files.no_ledger,
             theme: ui.and_then(|u| u.theme.clone()),
+            readonly: ui.is_some_and(|u| u.readonly),
         },
     }
 }
@@ -277,6 +286,25 @@ pub enum Command {
     Serve(ServeArgs),
     /// Record readings to a file, to replay later with --replay.
     Record(RecordCmdArgs),
+    /// Score the alert rules on a labelled corpus of timelines (crates/gpumeter-sim/corpus):
+    /// per rule true/false positives/negatives and time to detect. Exit 1 on any false alarm
+    /// or miss.
+    Eval(EvalArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// A directory of labelled timelines (*.toml scenario files with a [labels] table).
+    #[arg(value_name = "CORPUS")]
+    pub corpus: PathBuf,
+
+    /// Print JSON instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Score the rule settings of this config file's [alerts] tables instead of the defaults.
+    #[arg(long, value_name = "PATH", help_heading = "Files")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

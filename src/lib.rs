@@ -11,6 +11,7 @@
 //! `watch`, `serve` or `session`; front-ends render from `&` references only; time comes through
 //! a [`clock::Clock`] so every rule is testable with a fake clock.
 
+pub mod act;
 pub mod billing;
 pub mod check;
 pub mod cli;

@@ -90,6 +90,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Check(_)) => Ok(()),
         Some(Command::Serve(args)) => serve_cmd(&cli, args),
         Some(Command::Record(args)) => record_cmd(&cli, args),
+        Some(Command::Eval(args)) => eval_cmd(&cli, args),
         None => dashboard(&cli),
     }
 }
@@ -210,6 +211,13 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         billing,
         theme,
         alerts: settings.alerts,
+        acting: if settings.readonly {
+            ui::process_action::Acting::ReadOnly
+        } else if g.demo.is_some() || g.replay.is_some() {
+            ui::process_action::Acting::NotLocal
+        } else {
+            ui::process_action::Acting::Allowed
+        },
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -269,6 +277,41 @@ fn recording_of<'a>(cli: &'a Cli, own: &'a cli::RecordArgs) -> &'a cli::RecordAr
     } else {
         &cli.recording
     }
+}
+
+/// `gpumeter eval CORPUS`: the tables (or JSON) on stdout, the failures on stderr, exit 1 when
+/// any timeline fails its labels.
+fn eval_cmd(cli: &Cli, args: &cli::EvalArgs) -> anyhow::Result<()> {
+    use gpumeter::eval;
+    let rules = match args.config.as_ref().or(cli.files.config.as_ref()) {
+        Some(path) => {
+            let opts = config::LoadOptions {
+                config_path: Some(path.clone()),
+                env: config::Env::from_process(),
+                demo: None,
+                cli: Default::default(),
+            };
+            config::load(&opts)?.alerts.rules
+        }
+        None => Default::default(),
+    };
+    let outcomes = eval::run_corpus_with(&args.corpus, &rules)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{:#}", eval::report::json(&outcomes))?;
+    } else {
+        write!(out, "{}", eval::report::markdown(&outcomes))?;
+    }
+    out.flush()?;
+    if let Some(p) = eval::report::problems(&outcomes) {
+        eprintln!("{p}");
+        let failed = outcomes.iter().filter(|o| !o.passed()).count();
+        anyhow::bail!(
+            "{failed} of {} timelines fail their labels (a false alarm, a miss, a wrong verdict, a late fire or a flap)",
+            outcomes.len()
+        );
+    }
+    Ok(())
 }
 
 fn record_cmd(cli: &Cli, args: &cli::RecordCmdArgs) -> anyhow::Result<()> {

@@ -24,6 +24,16 @@ pub struct AlertSettings {
     pub commands_file: Option<PathBuf>,
 }
 
+impl AlertSettings {
+    /// The same alerts, but nothing acts on the machine: autostop off, no command hooks
+    /// (`--readonly`, and one-shot readings). Alerts still show and notify the terminal.
+    pub fn without_actions(mut self) -> Self {
+        self.autostop.enabled = false;
+        self.notify.hooks.clear();
+        self
+    }
+}
+
 /// Where a key is written: the last layer whose text has `key =` at the start of a line.
 fn origin_of(layers: &[Layer], field: &str) -> Origin {
     let key = field.rsplit('.').next().unwrap_or(field);

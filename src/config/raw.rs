@@ -48,6 +48,8 @@ pub struct RawLedger {
 pub struct RawUi {
     /// A built-in theme name or a path to a theme file.
     pub theme: Option<Spanned<String>>,
+    /// No signals, no autostop, no command hooks.
+    pub readonly: Option<bool>,
 }
 
 /// `[alerts.webhook]`.
@@ -123,6 +125,7 @@ pub struct RawForgotten {
 pub struct RawStarved {
     pub enabled: Option<bool>,
     pub window: Option<String>,
+    pub warmup: Option<String>,
     pub util_below_pct: Option<f64>,
     pub cpu_saturated_pct: Option<f64>,
     pub main_core_pct: Option<f64>,

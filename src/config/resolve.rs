@@ -24,6 +24,8 @@ pub struct CliPricing {
     pub no_ledger: bool,
     /// `--theme NAME|PATH`.
     pub theme: Option<String>,
+    /// `--readonly` (it can only turn read-only on).
+    pub readonly: bool,
 }
 
 /// A demo scenario's `[pricing]` table, as the simulator parsed it.
@@ -61,6 +63,8 @@ pub struct Settings {
     /// `[alerts]` and `[autostop]`.
     pub alerts: super::AlertSettings,
     pub theme: ThemeSetting,
+    /// `[ui] readonly` or `--readonly`: no signals, no autostop, no command hooks.
+    pub readonly: bool,
     /// Things worth a line on stderr (a clock start that fell back, …).
     pub notes: Vec<String>,
 }
@@ -205,8 +209,18 @@ pub fn resolve(
         ledger: ledger_settings(layers, cli, env)?,
         alerts: super::alerts::alert_settings(layers)?,
         theme: theme_setting(layers, cli, env)?,
+        readonly: cli.readonly || ui_flag(layers, |u| u.readonly),
         notes,
     })
+}
+
+/// The last layer's value of a `[ui]` switch (false when none sets it).
+fn ui_flag(layers: &[Layer], get: impl Fn(&super::raw::RawUi) -> Option<bool>) -> bool {
+    layers
+        .iter()
+        .rev()
+        .find_map(|l| l.raw.ui.as_ref().and_then(&get))
+        .unwrap_or(false)
 }
 
 /// `--theme`, else the last layer's `ui.theme`, else `default`.

@@ -130,6 +130,7 @@ pub fn rules(raw: &RawAlerts) -> Result<RulesConfig, ValueError> {
     let starved = StarvedConfig {
         enabled: s.enabled.unwrap_or(ds.enabled),
         window_ms: duration_ms("alerts.starved.window", &s.window, ds.window_ms, 5_000)?,
+        warmup_ms: duration_ms("alerts.starved.warmup", &s.warmup, ds.warmup_ms, 0)?,
         util_below_pct: number(
             "alerts.starved.util_below_pct",
             s.util_below_pct,
@@ -188,6 +189,7 @@ pub fn rules(raw: &RawAlerts) -> Result<RulesConfig, ValueError> {
         forgotten,
         starved,
         throttle,
+        ..d
     })
 }
 

@@ -332,3 +332,21 @@ fn the_theme_comes_from_the_flag_else_the_last_file_else_the_default() {
         ("mono", Origin::Flag("--theme"))
     );
 }
+
+#[test]
+fn read_only_comes_from_the_file_or_the_flag_and_is_off_by_default() {
+    let defaults = Layer::defaults().unwrap();
+    let env = Env::default();
+    let cli = CliPricing::default();
+    let s = resolve::resolve(std::slice::from_ref(&defaults), None, &cli, &env).unwrap();
+    assert!(!s.readonly);
+    let user = Layer::parse("c.toml", "[ui]\nreadonly = true\n").unwrap();
+    let s = resolve::resolve(&[defaults.clone(), user], None, &cli, &env).unwrap();
+    assert!(s.readonly);
+    let flag = CliPricing {
+        readonly: true,
+        ..CliPricing::default()
+    };
+    let s = resolve::resolve(&[defaults], None, &flag, &env).unwrap();
+    assert!(s.readonly);
+}

@@ -11,8 +11,10 @@
 //! - an alert no label covers is a false alarm of its rule;
 //! - a rule listed `quiet` that stays quiet is a true negative.
 //!
-//! Uses the engine and the simulator only; no I/O beyond reading the corpus files.
+//! `report` turns the outcomes into the tables and JSON that `gpumeter eval` prints. Uses the
+//! engine and the simulator only; no I/O beyond reading the corpus files.
 
+pub mod report;
 mod score;
 
 use std::path::Path;
@@ -20,7 +22,7 @@ use std::path::Path;
 use gpumeter_sim::{RateUnit, Scenario, Simulator};
 
 use crate::engine::Engine;
-use crate::engine::rules::Transition;
+use crate::engine::rules::{RulesConfig, Transition};
 use crate::money::{Currency, Money};
 
 pub use score::{Fired, Outcome, RuleStats, Totals, score};
@@ -38,10 +40,12 @@ pub enum EvalError {
     Dir(String, std::io::Error),
     #[error("cannot read {0}: {1}")]
     File(String, std::io::Error),
-    #[error("{0}")]
+    #[error(transparent)]
     Scenario(#[from] gpumeter_sim::ScenarioError),
     #[error("{0}: no [labels] table: a corpus timeline needs its labels")]
     Unlabelled(String),
+    #[error("{0} holds no timelines (*.toml files)")]
+    Empty(String),
 }
 
 /// Every labelled timeline in `dir` (`*.toml`), by file name.
@@ -53,6 +57,9 @@ pub fn load_corpus(dir: &Path) -> Result<Vec<Scenario>, EvalError> {
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     paths.sort();
+    if paths.is_empty() {
+        return Err(EvalError::Empty(shown));
+    }
     paths
         .iter()
         .map(|p| {
@@ -67,8 +74,14 @@ pub fn load_corpus(dir: &Path) -> Result<Vec<Scenario>, EvalError> {
         .collect()
 }
 
-/// Fast-forwards one timeline and scores it against its labels.
+/// Fast-forwards one timeline through the default rules and scores it against its labels.
 pub fn run(scenario: Scenario) -> Outcome {
+    run_with(scenario, &RulesConfig::default())
+}
+
+/// The same with these rule settings (a config file's `[alerts]` tables, to tune them on the
+/// corpus).
+pub fn run_with(scenario: Scenario, rules: &RulesConfig) -> Outcome {
     let duration_s = scenario.labels.as_ref().map_or(0, |l| l.duration_s);
     let rate = scenario.pricing.as_ref().map(|p| {
         let r = i64::try_from(p.rate_micros).unwrap_or(i64::MAX);
@@ -80,7 +93,7 @@ pub fn run(scenario: Scenario) -> Outcome {
     let labels = scenario.labels.clone();
     let name = scenario.name.clone();
     let mut sim = Simulator::new(scenario);
-    let mut engine = Engine::new();
+    let mut engine = Engine::new().with_rules(rules.clone());
     engine.set_rate(rate.map(Money::from_micros), Currency::USD);
     let mut events: Vec<(f64, Transition)> = Vec::new();
     let mut t_ms = 0;
@@ -99,7 +112,15 @@ pub fn run(scenario: Scenario) -> Outcome {
     score(&name, labels.as_ref(), &events)
 }
 
-/// Runs every timeline.
+/// Runs every timeline through the default rules.
 pub fn run_corpus(dir: &Path) -> Result<Vec<Outcome>, EvalError> {
-    Ok(load_corpus(dir)?.into_iter().map(run).collect())
+    run_corpus_with(dir, &RulesConfig::default())
+}
+
+/// Runs every timeline through these rule settings.
+pub fn run_corpus_with(dir: &Path, rules: &RulesConfig) -> Result<Vec<Outcome>, EvalError> {
+    Ok(load_corpus(dir)?
+        .into_iter()
+        .map(|s| run_with(s, rules))
+        .collect())
 }

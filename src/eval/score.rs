@@ -1,5 +1,5 @@
-//! Scoring one timeline's alert transitions against its labels, and the per-rule totals and
-//! markdown table over a corpus. Pure: transitions in, numbers and words out.
+//! Scoring one timeline's alert transitions against its labels, and the per-rule totals over
+//! a corpus. Pure: transitions in, numbers and words out.
 
 use std::collections::BTreeMap;
 
@@ -216,39 +216,6 @@ impl Totals {
         }
         t
     }
-
-    /// The markdown table: one row per rule.
-    pub fn markdown(&self) -> String {
-        let mut out = String::from(
-            "| rule | true pos. | false pos. | false neg. | true neg. | precision | recall | \
-             time to detect (median, max) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
-        );
-        for (rule, s) in &self.rules {
-            let ratio = |a: u32, b: u32| {
-                if a + b == 0 {
-                    "–".to_string()
-                } else {
-                    format!("{:.0} %", f64::from(a) * 100.0 / f64::from(a + b))
-                }
-            };
-            let mut d = s.detect_s.clone();
-            d.sort_by(f64::total_cmp);
-            let ttd = match (d.get(d.len() / 2), d.last()) {
-                (Some(m), Some(x)) => format!("{m:.0} s, {x:.0} s"),
-                _ => "–".into(),
-            };
-            out.push_str(&format!(
-                "| {rule} | {} | {} | {} | {} | {} | {} | {ttd} |\n",
-                s.true_pos,
-                s.false_pos,
-                s.false_neg,
-                s.true_neg,
-                ratio(s.true_pos, s.false_pos),
-                ratio(s.true_pos, s.false_neg),
-            ));
-        }
-        out
-    }
 }
 
 #[cfg(test)]
@@ -330,7 +297,7 @@ mod tests {
         assert_eq!(t.rules["starved"].false_neg, 1);
         assert_eq!(t.rules["throttle"].false_pos, 1);
         assert!(
-            t.markdown()
+            crate::eval::report::rules_markdown(&t)
                 .contains("| throttle | 0 | 1 | 0 | 0 | 0 % | – | – |")
         );
     }

@@ -10,8 +10,10 @@ use ratatui::layout::Position;
 
 use super::UiOptions;
 use super::layout::{GpuMode, Screen};
+use super::process_action::{Acting, Ask, Pending};
 use super::sort::SortColumn;
 use super::theme::Theme;
+use crate::act::Signal;
 
 /// Longest filter text kept.
 const MAX_FILTER_CHARS: usize = 64;
@@ -31,6 +33,11 @@ pub enum Action {
     Acknowledge,
     /// Snooze the top visible alert for [`SNOOZE_MS`], then draw again.
     Snooze,
+    /// Open the confirmation for a signal or renice of the selected process (the loop has
+    /// the readings it names).
+    Act(Ask),
+    /// The open confirmation was accepted: act, then draw again.
+    ConfirmAct,
 }
 
 /// How long `z` hides an alert.
@@ -57,6 +64,9 @@ pub struct App {
     /// The GPU the process table (and charts) are narrowed to; `None` = all.
     pub(crate) gpu_filter: Option<u32>,
     pub(crate) status: Option<String>,
+    /// Whether processes may be signalled here, and the open confirmation, if any.
+    pub(crate) acting: Acting,
+    pub(crate) confirm: Option<Pending>,
     pub(crate) theme: Theme,
     pub(crate) source_label: String,
     /// When the collector last reported a whole-source failure (for the retry countdown).
@@ -85,6 +95,8 @@ impl App {
             history: false,
             gpu_filter: None,
             status: None,
+            acting: options.acting,
+            confirm: None,
             theme: Theme::for_options(options.no_color, &options.theme),
             source_label: options.source_label.clone(),
             last_failure_unix_ms: None,
@@ -160,7 +172,9 @@ impl App {
             return if next == Action::None { esc } else { next };
         }
         let had_status = self.status.take().is_some();
-        let action = if self.help || self.history {
+        let action = if self.confirm.is_some() {
+            confirm_key(&mut self.confirm, key)
+        } else if self.help || self.history {
             // Any key closes an overlay.
             self.help = false;
             self.history = false;
@@ -220,6 +234,10 @@ impl App {
                 self.history = true;
                 Action::Redraw
             }
+            KeyCode::Char('T') => Action::Act(Ask::Signal(Signal::Term)),
+            KeyCode::Char('I') => Action::Act(Ask::Signal(Signal::Int)),
+            KeyCode::Char('K') => Action::Act(Ask::Signal(Signal::Kill)),
+            KeyCode::Char('n') => Action::Act(Ask::Renice),
             KeyCode::Char('?') | KeyCode::F(1) => {
                 self.help = true;
                 Action::Redraw
@@ -230,6 +248,11 @@ impl App {
             }
             _ => Action::None,
         }
+    }
+
+    /// Opens the confirmation dialog (the loop built it from the readings).
+    pub fn open_confirm(&mut self, pending: Pending) {
+        self.confirm = Some(pending);
     }
 
     /// Keys while the filter input is open: typing edits, Enter keeps, Esc clears.
@@ -270,6 +293,10 @@ impl App {
         let pos = Position::new(ev.column, ev.row);
         match ev.kind {
             MouseEventKind::Down(MouseButton::Left) => {
+                // A click away from the confirmation cancels it; it never confirms.
+                if self.confirm.take().is_some() {
+                    return Action::Redraw;
+                }
                 if self.help || self.history {
                     self.help = false;
                     self.history = false;
@@ -369,6 +396,34 @@ impl App {
             self.scroll = self.selected + 1 - page;
         }
         self.scroll = self.scroll.min(self.row_pids.len().saturating_sub(page));
+    }
+}
+
+/// Keys while a confirmation is open: Enter or `y` acts, `w` toggles the whole job, `+` `-`
+/// (or the arrows) move a renice's value; anything else cancels, so a stray key never sends.
+fn confirm_key(slot: &mut Option<Pending>, key: KeyEvent) -> Action {
+    let Some(pending) = slot else {
+        return Action::None;
+    };
+    let renice = pending.ask == Ask::Renice;
+    match key.code {
+        KeyCode::Enter | KeyCode::Char('y' | 'Y') => Action::ConfirmAct,
+        KeyCode::Char('w') => {
+            pending.whole_job = !pending.whole_job;
+            Action::Redraw
+        }
+        KeyCode::Char('+') | KeyCode::Up | KeyCode::Right if renice => {
+            pending.step_nice(1);
+            Action::Redraw
+        }
+        KeyCode::Char('-') | KeyCode::Down | KeyCode::Left if renice => {
+            pending.step_nice(-1);
+            Action::Redraw
+        }
+        _ => {
+            *slot = None;
+            Action::Redraw
+        }
     }
 }
 

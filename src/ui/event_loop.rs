@@ -27,6 +27,7 @@ use crate::session::{Refusal, Session, SessionConfig, Step};
 use crate::source::collector::CollectorEvent;
 
 use super::loop_alerts;
+use super::process_action::{self, Acting};
 use super::terminal::TerminalGuard;
 use super::{Action, App, UiError, UiOptions};
 
@@ -184,7 +185,12 @@ where
         pricing: billing.map(|b| b.pricing.clone()),
         ledger_path: billing.and_then(|b| b.ledger_path.clone()),
         interval_ms: billing.map_or(1_000, |b| b.interval_ms),
-        alerts: options.alerts.clone(),
+        // Read-only (shared boxes, demos): nothing is stopped and no command runs.
+        alerts: if options.acting == Acting::ReadOnly {
+            options.alerts.clone().without_actions()
+        } else {
+            options.alerts.clone()
+        },
         // Someone is at the keyboard: a refused autostop is a note, not a failure.
         autostop_refusal: Refusal::TurnOff,
         terminal_channels: true,
@@ -360,7 +366,9 @@ fn on_input<B: Backend>(
             let step = state.session.cancel_autostop(now);
             show_step(state, step);
             let action = state.app.handle_key(key);
-            if loop_alerts::apply_action(action, &mut state.app, &mut state.session, now) {
+            if loop_alerts::apply_action(action, &mut state.app, &mut state.session, now)
+                || process_action::apply(action, &mut state.app, state.session.engine().latest())
+            {
                 Action::Redraw
             } else {
                 action

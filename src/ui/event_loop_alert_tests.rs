@@ -167,3 +167,53 @@ async fn a_key_cancels_the_autostop_countdown() {
     assert!(!r.screen.contains("autostop in"), "{}", r.screen);
     assert!(!marker.exists());
 }
+
+/// [`quick_autostop`] with a command hook for every alert that touches `hook_marker`.
+fn with_hook(mut options: UiOptions, hook_marker: &std::path::Path) -> UiOptions {
+    options.alerts.notify.hooks.insert(
+        None,
+        vec!["touch".into(), hook_marker.display().to_string()],
+    );
+    options
+}
+
+/// Waits (real time: hooks run on their own thread) until `path` exists, at most 10 s.
+fn appears(path: &std::path::Path) -> bool {
+    for _ in 0..200 {
+        if path.exists() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
+}
+
+#[tokio::test(start_paused = true)]
+async fn read_only_runs_no_autostop_and_no_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stop_marker, hook_marker) = (dir.path().join("stopped"), dir.path().join("hooked"));
+    let options = with_hook(quick_autostop(&stop_marker), &hook_marker);
+
+    // As a control, the same settings stop the machine and run the hook.
+    let r = run(&options, &[(400, &[])]).await;
+    assert_eq!(r.end.reason, EndReason::Autostop);
+    assert!(appears(&hook_marker), "the hook ran");
+    std::fs::remove_file(&hook_marker).unwrap();
+
+    let readonly = UiOptions {
+        acting: crate::ui::process_action::Acting::ReadOnly,
+        ..options
+    };
+    let r = run(&readonly, &[(400, &[])]).await;
+    assert_eq!(r.end.reason, EndReason::Signal, "no autostop");
+    assert!(r.end.stop.is_none());
+    assert!(
+        r.screen.contains("Alerts ("),
+        "the alert still shows: {}",
+        r.screen
+    );
+    assert!(r.screen.contains("READONLY"), "{}", r.screen);
+    // The control run's hook took well under this; a hook here would have run by now.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(!hook_marker.exists(), "no hook ran");
+}

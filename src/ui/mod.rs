@@ -10,6 +10,7 @@ pub mod app;
 mod event_loop;
 pub mod layout;
 mod loop_alerts;
+pub mod process_action;
 mod rows;
 pub mod sort;
 pub mod terminal;
@@ -35,8 +36,8 @@ pub use event_loop::{EndReason, run};
 pub use layout::{Screen, Spend};
 pub use rows::{INVISIBLE_LABEL, ProcRow, build_rows};
 use widgets::{
-    alerts, charts, fmt, gpu_line, gpu_panel, header, help, process_table, spend_line, spend_panel,
-    status_line,
+    alerts, charts, confirm, fmt, gpu_line, gpu_panel, header, help, process_table, spend_line,
+    spend_panel, status_line,
 };
 
 /// How the dashboard starts.
@@ -52,6 +53,9 @@ pub struct UiOptions {
     pub theme: theme::Theme,
     /// Alert rules, notification channels and autostop (`[alerts]`, `[autostop]`).
     pub alerts: crate::config::AlertSettings,
+    /// Whether the process keys may signal: this machine's readings, not `--readonly`.
+    /// `ReadOnly` also turns autostop and command hooks off.
+    pub acting: process_action::Acting,
 }
 
 /// The billing session the dashboard runs beside the readings.
@@ -206,6 +210,9 @@ pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
     }
     if app.help {
         help::render(frame, area, theme);
+    }
+    if let Some(pending) = &app.confirm {
+        confirm::render(frame, area, pending, theme);
     }
 }
 

@@ -33,7 +33,7 @@ const SOURCE: &[&str] = &["demo", "list", "nvml-lib", "interval", "replay"];
 const RECORDING: &[&str] = &["record", "max-size", "max-files"];
 const FILES: &[&str] = &["config", "ledger", "no-ledger"];
 const PRICING: &[&str] = &["rate", "budget", "currency"];
-const DISPLAY: &[&str] = &["theme", "no-color"];
+const DISPLAY: &[&str] = &["theme", "no-color", "readonly"];
 
 fn check(args: &[&str], groups: &[&[&str]], own: &[&str]) {
     let text = help(args);
@@ -93,6 +93,7 @@ fn each_command_lists_only_the_options_it_uses() {
         &[SOURCE],
         &["for", "fast", "max-size", "max-files"],
     );
+    check(&["eval"], &[], &["json", "config"]);
     check(&["completions"], &[], &[]);
     check(&["man"], &[], &[]);
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use gpumeter::eval::{Totals, run_corpus};
+use gpumeter::eval::{report, run_corpus};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const BEGIN: &str =
@@ -15,31 +15,10 @@ const END: &str = "<!-- end of corpus table -->";
 fn corpus_has_no_false_alarm_or_miss_and_the_table_is_current() {
     let outcomes = run_corpus(&Path::new(ROOT).join("crates/gpumeter-sim/corpus")).unwrap();
     assert!(outcomes.len() >= 30, "{} timelines", outcomes.len());
-    let failed: Vec<String> = outcomes
-        .iter()
-        .filter(|o| !o.passed())
-        .map(|o| format!("{}:\n  {}", o.name, o.problems.join("\n  ")))
-        .collect();
-    assert!(failed.is_empty(), "{}", failed.join("\n"));
-
-    let mut table = Totals::of(&outcomes).markdown();
-    table.push_str("\n| timeline | case | alerts fired |\n| --- | --- | --- |\n");
-    for o in &outcomes {
-        let fired: Vec<String> = o
-            .fired
-            .iter()
-            .map(|f| match &f.verdict {
-                Some(v) if !v.is_empty() => format!("{} ({v}) at {:.0} s", f.rule, f.at_s),
-                _ => format!("{} at {:.0} s", f.rule, f.at_s),
-            })
-            .collect();
-        let fired = if fired.is_empty() {
-            "none".to_string()
-        } else {
-            fired.join(", ")
-        };
-        table.push_str(&format!("| {} | {} | {fired} |\n", o.name, o.case));
+    if let Some(p) = report::problems(&outcomes) {
+        panic!("{p}");
     }
+    let table = report::markdown(&outcomes);
     let doc = Path::new(ROOT).join("docs/accuracy.md");
     let text = std::fs::read_to_string(&doc).unwrap();
     let (head, rest) = text
@@ -57,4 +36,86 @@ fn corpus_has_no_false_alarm_or_miss_and_the_table_is_current() {
             "docs/accuracy.md is not what the corpus gives now; rerun with GPUMETER_UPDATE_ACCURACY=1"
         );
     }
+}
+
+fn eval(args: &[&str]) -> std::process::Output {
+    assert_cmd::Command::cargo_bin("gpumeter")
+        .unwrap()
+        .env_remove("GPUMETER_NVML_LIB")
+        .arg("eval")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `gpumeter eval` prints the table docs/accuracy.md holds, and exits 0 on the clean corpus.
+#[test]
+fn the_eval_command_prints_the_documented_table() {
+    let corpus = Path::new(ROOT).join("crates/gpumeter-sim/corpus");
+    let out = eval(&[corpus.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let doc = std::fs::read_to_string(Path::new(ROOT).join("docs/accuracy.md")).unwrap();
+    assert!(printed.starts_with("| rule | true pos."), "{printed}");
+    assert!(
+        doc.contains(&printed),
+        "the printed tables are not the documented ones"
+    );
+
+    let out = eval(&[corpus.to_str().unwrap(), "--json"]);
+    assert!(out.status.success());
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["schema"], 1);
+    assert_eq!(j["timelines_failed"], 0);
+    assert!(j["timelines_run"].as_u64().unwrap() >= 30);
+    assert_eq!(j["rules"]["starved"]["false_pos"], 0);
+}
+
+const HEALTHY: &str = r#"name = "healthy"
+description = "one GPU at a steady 95 %"
+[host]
+cpu_count = 8
+[[gpu]]
+count = 1
+name = "NVIDIA A100-SXM4-80GB"
+memory_total_gib = 80
+util_gpu_pct = { const = 95 }
+[[process]]
+pid = 100
+name = "python"
+command = "python train.py"
+cpu_pct = { const = 80 }
+gpus = [{ gpu = 0, memory_gib = { const = 20 } }]
+"#;
+
+/// A label the rules do not meet (a starved alert the healthy run never raises) is a miss:
+/// reported on stderr, exit 1. A directory without timelines or an unlabelled one is an error.
+#[test]
+fn the_eval_command_fails_on_a_miss_and_on_bad_corpora() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_str().unwrap().to_string();
+    let out = eval(&[&path]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds no timelines"));
+
+    std::fs::write(dir.path().join("healthy.toml"), HEALTHY).unwrap();
+    let out = eval(&[&path]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no [labels] table"));
+
+    let labelled = format!(
+        "{HEALTHY}[labels]\nduration_s = 300\n[[labels.fire]]\nrule = \"starved\"\nwithin_s = [0, 300]\n"
+    );
+    std::fs::write(dir.path().join("healthy.toml"), labelled).unwrap();
+    let out = eval(&[&path]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("missed: starved never fired"), "{err}");
+    assert!(err.contains("1 of 1 timelines fail their labels"), "{err}");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(printed.contains("| starved | 0 | 0 | 1 | 0 |"), "{printed}");
 }

@@ -213,7 +213,8 @@ fn fake_nvml_gpu_process_with_real_cpu_burners_is_named_cpu_bound() {
     // A short starved window so the test takes seconds, not minutes.
     std::fs::write(
         config_home.join("gpumeter/config.toml"),
-        "[alerts.starved]\nwindow = \"5s\"\n",
+        // The burners are seconds old: no warm-up hold either.
+        "[alerts.starved]\nwindow = \"5s\"\nwarmup = \"0s\"\n",
     )
     .unwrap();
     let out = with_fake_nvml(

@@ -1,5 +1,6 @@
 //! Forgotten allocation: a process holds at least 1 GiB of VRAM on a GPU and runs no kernels
-//! there (~0 % SM) for 15 minutes — typically a notebook kernel left open. One alert per
+//! there (~0 % SM) for 15 minutes since the last kernel it ran — typically a notebook kernel
+//! left open. One alert per
 //! process, naming it (pid, user, container, command), the VRAM held and the GPU-hours it has
 //! blocked since it went quiet, with their cost at the per-GPU share of the rate.
 //!
@@ -27,6 +28,9 @@ pub struct ForgottenRule {
     fire_share: f64,
     clear_share: f64,
     windows: BTreeMap<Key, Window>,
+    /// When each process last ran kernels on the GPU: "no kernels for 15 minutes" counts from
+    /// there, so a server's rare burst (that the window's hysteresis rides over) restarts it.
+    last_busy: BTreeMap<Key, i64>,
 }
 
 impl ForgottenRule {
@@ -36,6 +40,7 @@ impl ForgottenRule {
             fire_share,
             clear_share,
             windows: BTreeMap::new(),
+            last_busy: BTreeMap::new(),
         }
     }
 
@@ -61,6 +66,9 @@ impl ForgottenRule {
                 let key = (p.pid, p.start_time_unix_s, u.gpu_index);
                 seen.insert(key);
                 let value = self.quiet(snap, u);
+                if value == Some(false) && u.memory_bytes >= Some(self.cfg.min_vram_bytes) {
+                    self.last_busy.insert(key, now);
+                }
                 // A process that ran kernels for even 1 % of the window is in use (an inference
                 // server between bursts), not forgotten.
                 let (span, fire, clear) = (
@@ -75,6 +83,7 @@ impl ForgottenRule {
             }
         }
         self.windows.retain(|k, _| seen.contains(k));
+        self.last_busy.retain(|k, _| seen.contains(k));
 
         let mut out = RuleOutput::default();
         if !self.cfg.enabled {
@@ -82,10 +91,12 @@ impl ForgottenRule {
         }
         // The GPUs each process has held quietly for long enough, with the earliest start.
         let mut by_pid: BTreeMap<u32, (i64, Vec<u32>)> = BTreeMap::new();
-        for (&(pid, _, gpu), w) in &self.windows {
+        for (&key, w) in &self.windows {
+            let (pid, _, gpu) = key;
             let Some(since) = w.active_since().filter(|_| w.is_active()) else {
                 continue;
             };
+            let since = self.last_busy.get(&key).map_or(since, |&b| since.max(b));
             if now - since >= self.cfg.after_ms {
                 let entry = by_pid.entry(pid).or_insert((since, Vec::new()));
                 entry.0 = entry.0.min(since);

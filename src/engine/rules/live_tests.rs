@@ -84,6 +84,8 @@ fn real_cpu_burners_are_named_as_a_cpu_bound_pipeline() {
     )]);
     let mut cfg = RulesConfig::default();
     cfg.starved.window_ms = 3_000;
+    // The burners are seconds old: no warm-up hold in a test of the live sampler.
+    cfg.starved.warmup_ms = 0;
     let mut rules = Rules::new(cfg);
     let mut sampler = HostSampler::new();
     let mut verdict = None;

@@ -21,8 +21,10 @@
 //!   most 10 s: enough to smooth a sawtooth of a few seconds), and the verdict needs that for
 //!   80 % of the window: a pause shorter than that (a checkpoint, a burst of requests and the
 //!   quiet after it) never fires, and a pause at the idle level is no starvation at all;
-//! - warm-up: nothing fires for a job before its GPUs have been active (above the idle level)
-//!   for one window in all — loading and compiling first;
+//! - warm-up: nothing fires for a job in its first 5 minutes (`warmup`, by its GPU processes'
+//!   start time; what its GPUs did then is no evidence later) nor before its loop has run: its
+//!   GPUs active (above the idle level) for one window without a break, or for three windows in
+//!   all — loading, compiling and autotuning come first, blips of GPU work with idle gaps;
 //! - a lighter phase: an unclassified verdict is held back when the job's input work (its CPU
 //!   and the disk reads) fell with the util, to ≤ 60 % of what it was while the GPUs were busy —
 //!   an evaluation pass, not a GPU waiting for input.
@@ -48,6 +50,8 @@ const PHASE_DROP_SHARE: f64 = 0.6;
 const BASELINE_SPAN_MS: i64 = 600_000;
 /// Longest span of the per-sample util (see the module doc).
 const MAX_SMOOTH_MS: i64 = 10_000;
+/// Warm-up ends after one window of unbroken GPU activity, or this many windows of it in all.
+const WARMUP_WINDOWS: i64 = 3;
 
 /// CPU-bound when the cgroup was throttled in at least this share of its periods (percent).
 pub(super) const THROTTLED_PCT: f64 = 25.0;
@@ -116,8 +120,10 @@ pub(super) struct JobState {
     /// Cores used and disk reads while the job's GPUs were busy (its normal input work).
     busy_cores: MeanWindow,
     busy_reads: MeanWindow,
-    /// Time its GPUs have been active (above the idle level) since it appeared.
+    /// Time its GPUs have been active (above the idle level) since it appeared…
     active_ms: i64,
+    /// …and without a break, up to now.
+    active_run_ms: i64,
     pub(super) pcie_rx: MeanWindow,
     /// Waste since the alert began, rate × ms (micro-units·ms per hour).
     waste_acc: i128,
@@ -136,6 +142,7 @@ impl JobState {
             busy_cores: MeanWindow::new(BASELINE_SPAN_MS),
             busy_reads: MeanWindow::new(BASELINE_SPAN_MS),
             active_ms: 0,
+            active_run_ms: 0,
             pcie_rx: MeanWindow::new(span),
             waste_acc: 0,
             since: None,
@@ -209,6 +216,8 @@ pub struct StarvedRule {
     jobs: BTreeMap<JobKey, JobState>,
     host: Host,
     last_t: Option<i64>,
+    /// GPUs of jobs in their first `warmup` at the last tick: their samples are no evidence.
+    young: Vec<u32>,
     /// Time each GPU has stood starved, by cause, since start (ms; the exporter's counter).
     totals: BTreeMap<(u32, Cause), i64>,
 }
@@ -236,6 +245,7 @@ impl StarvedRule {
             gpus: BTreeMap::new(),
             jobs: BTreeMap::new(),
             last_t: None,
+            young: Vec::new(),
             totals: BTreeMap::new(),
         }
     }
@@ -356,7 +366,9 @@ impl StarvedRule {
             let util = g.util_gpu_pct.map(f64::from).filter(|_| held);
             st.util.push(now, util);
             st.recent.push(now, util);
-            let starved = if held {
+            let starved = if self.young.contains(&g.index) {
+                None
+            } else if held {
                 st.recent
                     .mean()
                     .map(|m| m > self.idle_util_pct && m < self.cfg.util_below_pct)
@@ -373,6 +385,7 @@ impl StarvedRule {
             .rate_micros_per_h()
             .map(|r| r / i64::try_from(snap.gpus.len().max(1)).unwrap_or(1));
         let mut out = RuleOutput::default();
+        self.young.clear();
         for j in &jobs {
             let js = self
                 .jobs
@@ -389,6 +402,9 @@ impl StarvedRule {
                 (!recent.is_empty()).then(|| recent.iter().sum::<f64>() / recent.len() as f64);
             if job_util.is_some_and(|u| u > self.idle_util_pct) {
                 js.active_ms += dt;
+                js.active_run_ms += dt;
+            } else {
+                js.active_run_ms = 0;
             }
             if job_util.is_some_and(|u| u >= self.cfg.util_below_pct) {
                 js.busy_cores.push(now, sample.cores_used);
@@ -404,7 +420,20 @@ impl StarvedRule {
                 .copied()
                 .filter(|g| self.gpus.get(g).is_some_and(|s| s.verdict.is_active()))
                 .collect();
-            let warming_up = js.active_ms < span;
+            // The oldest GPU process's age, where /proc gives start times.
+            let age_ms = j
+                .roots
+                .iter()
+                .filter_map(|pid| snap.processes.iter().find(|p| p.pid == *pid))
+                .filter_map(|p| p.start_time_unix_s)
+                .min()
+                .map(|s| now - s.saturating_mul(1000));
+            let young = age_ms.is_some_and(|a| (0..self.cfg.warmup_ms).contains(&a));
+            if young {
+                self.young.extend(&j.gpus);
+            }
+            let warming_up =
+                young || (js.active_run_ms < span && js.active_ms < WARMUP_WINDOWS * span);
             if starved.is_empty() || warming_up {
                 js.since = None;
                 js.waste_acc = 0;

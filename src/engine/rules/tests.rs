@@ -212,6 +212,56 @@ fn forgotten_allocation_fires_after_fifteen_minutes_and_clears_when_the_process_
 }
 
 #[test]
+fn a_server_that_bursts_every_few_minutes_is_never_forgotten() {
+    // 40 GiB resident, kernels for 5 s every 3 min: the 2-minute window's hysteresis rides
+    // over each burst, but "no kernels for 15 min" counts from the last one.
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 60 * 60, None, |s, t| {
+        let busy = s % 180 < 5;
+        let mut m = machine(t, [if busy { 80 } else { 0 }, 0]);
+        m.processes.push(process(
+            4242,
+            1,
+            1.0,
+            Some((0, 40 * GIB, if busy { 80 } else { 0 })),
+        ));
+        m
+    });
+    assert!(
+        !names(&ts).iter().any(|(_, id)| id.starts_with("forgotten")),
+        "{:?}",
+        names(&ts)
+    );
+}
+
+#[test]
+fn a_young_job_is_warming_up_and_what_its_gpus_did_then_is_no_evidence() {
+    // A job started at T0 runs at 30 % util (compiling, autotuning) for its first 5 minutes,
+    // then at 95 %: nothing fires. The same job an hour old is starved within two windows.
+    let run = |age_s: i64| {
+        let clock = FakeClock::new(T0);
+        let mut r = Rules::default();
+        drive(&mut r, &clock, 400, None, move |s, t| {
+            let mut m = with_job(machine(t, [if s < 300 { 30 } else { 95 }, 0]), 5.0, 2);
+            for p in &mut m.processes {
+                p.start_time_unix_s = Some(T0 / 1000 - age_s);
+            }
+            m
+        })
+    };
+    assert!(run(0).is_empty(), "{:?}", names(&run(0)));
+    let old = run(3_600);
+    assert!(
+        names(&old)
+            .iter()
+            .any(|(e, id)| *e == "fired" && id.starts_with("starved")),
+        "{:?}",
+        names(&old)
+    );
+}
+
+#[test]
 fn starved_cpu_bound_respects_affinity_and_clears_when_util_recovers() {
     let clock = FakeClock::new(T0);
     let mut r = Rules::default();

@@ -19,7 +19,7 @@ use crate::ui::{App, UiOptions};
 pub const T0: i64 = 1_760_000_000_000;
 /// "Now" for rendering: 400 ms after the latest snapshot.
 pub const NOW: i64 = T0 + 400;
-const GIB: u64 = 1 << 30;
+pub const GIB: u64 = 1 << 30;
 
 /// A healthy, busy GPU with every reading present.
 pub fn gpu(index: u32, util: u32) -> GpuReading {
@@ -263,6 +263,7 @@ pub fn options() -> UiOptions {
         billing: None,
         theme: crate::ui::theme::Theme::default(),
         alerts: crate::config::AlertSettings::default(),
+        acting: Default::default(),
     }
 }
 

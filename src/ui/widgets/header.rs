@@ -45,6 +45,7 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
     let theme = &app.theme;
     let name = styled("gpumeter", theme.title);
     let Some(snap) = engine.latest() else {
+        let name = [vec![name], readonly_mark(app)].concat();
         let waiting = vec![
             sep(theme),
             styled(
@@ -52,7 +53,7 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
                 theme.dim,
             ),
         ];
-        return Line::from([vec![name], waiting].concat());
+        return Line::from([name, waiting].concat());
     };
     let sys = &snap.system;
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| NA.to_string());
@@ -118,7 +119,16 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
             styled(units::opt(sys.uptime_s, units::duration_s), theme.text),
         ],
     ];
-    fmt::fit(vec![name], segments, width)
+    fmt::fit([vec![name], readonly_mark(app)].concat(), segments, width)
+}
+
+/// ` READONLY` after the name when nothing may be acted on (it always fits: fixed, not a segment).
+fn readonly_mark(app: &App) -> Vec<Span<'static>> {
+    if app.acting == crate::ui::process_action::Acting::ReadOnly {
+        vec![styled(" READONLY", app.theme.warm)]
+    } else {
+        Vec::new()
+    }
 }
 
 /// The loud line while the source fails as a whole.

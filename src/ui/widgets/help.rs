@@ -10,7 +10,7 @@ use crate::ui::theme::Theme;
 use crate::ui::widgets::fmt::{pad_right, styled};
 
 /// (keys, what they do), in the order shown.
-pub const KEYS: [(&str, &str); 18] = [
+pub const KEYS: [(&str, &str); 19] = [
     ("q  Ctrl-C", "quit"),
     ("↑ ↓  j k", "move the selection"),
     ("PgUp PgDn", "move a page"),
@@ -20,6 +20,7 @@ pub const KEYS: [(&str, &str); 18] = [
     ("s", "next sort column"),
     ("S", "reverse the sort"),
     ("t", "tree view: workers under their trainer"),
+    ("T I K  n", "TERM / INT / KILL / renice the process (asks)"),
     ("a", "acknowledge the top alert (it stays in the history)"),
     ("z", "snooze the top alert for 1 h"),
     ("[  ]", "scroll the alerts panel up / down"),

@@ -6,6 +6,7 @@
 pub mod alerts;
 mod braille;
 pub mod charts;
+pub mod confirm;
 pub mod fmt;
 pub mod gpu_line;
 pub mod gpu_panel;

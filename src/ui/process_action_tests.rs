@@ -1,0 +1,259 @@
+//! The dialog against real child processes: what it names, what Enter does, the whole-job
+//! switch, refusals (read-only, a demo's PIDs, a PID reused since the dialog opened), and the
+//! keys and the screen.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, Command, Stdio};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use gpumeter_model::{GpuProcessKind, GpuUse, Snapshot};
+
+use super::*;
+use crate::ui::tests::fixtures::{self as testing, GIB};
+
+fn sleeper() -> Child {
+    Command::new("sleep")
+        .arg("30")
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("spawn sleep")
+}
+
+fn reap(mut child: Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// A reading naming `trainer` (on GPUs 0 and 1, 6 GiB) and `worker` as its child.
+fn reading(trainer: &Child, worker: &Child) -> Snapshot {
+    let mut s = Snapshot::empty("nvml", 0);
+    let mut t = testing::process(trainer.id(), 1, "alice", "python train.py --epochs 90");
+    t.start_time_unix_s = None;
+    for (gpu, gib) in [(0, 4), (1, 2)] {
+        t.gpu.push(GpuUse {
+            gpu_index: gpu,
+            kind: GpuProcessKind::Compute,
+            memory_bytes: Some(gib * GIB),
+            sm_util_pct: None,
+            memory_util_pct: None,
+        });
+    }
+    let mut w = testing::process(worker.id(), trainer.id(), "alice", "pt_data_worker");
+    w.start_time_unix_s = None;
+    s.processes = vec![t, w];
+    s
+}
+
+fn key(app: &mut App, code: KeyCode) -> Action {
+    app.handle_key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn app(acting: Acting) -> App {
+    App::new(&crate::ui::UiOptions {
+        acting,
+        ..testing::options()
+    })
+}
+
+#[test]
+fn the_dialog_names_the_process_and_enter_sends_term() {
+    let (mut trainer, worker) = (sleeper(), sleeper());
+    let snap = reading(&trainer, &worker);
+    let pending = open(
+        Ask::Signal(Signal::Term),
+        Acting::Allowed,
+        Some(trainer.id()),
+        Some(&snap),
+    )
+    .expect("dialog");
+    assert_eq!(
+        pending.question(),
+        format!("Send TERM to pid {}?", trainer.id())
+    );
+    assert_eq!(pending.one.user, "alice");
+    assert_eq!(pending.one.command, "python train.py --epochs 90");
+    assert_eq!(pending.gpus(), vec![0, 1]);
+    assert_eq!(pending.vram_bytes(), Some(6 * GIB));
+    assert_eq!(pending.job.len(), 2, "the trainer and its worker");
+
+    assert_eq!(
+        pending.confirm(),
+        format!("sent TERM to pid {}", trainer.id())
+    );
+    assert_eq!(trainer.wait().expect("wait").signal(), Some(15));
+    reap(worker);
+}
+
+#[test]
+fn whole_job_reaches_the_trainer_and_its_workers() {
+    let (mut trainer, mut worker) = (sleeper(), sleeper());
+    let snap = reading(&trainer, &worker);
+    // Chosen from the worker: its job is its trainer's.
+    let mut pending = open(
+        Ask::Signal(Signal::Kill),
+        Acting::Allowed,
+        Some(worker.id()),
+        Some(&snap),
+    )
+    .expect("dialog");
+    assert_eq!(pending.vram_bytes(), None, "a worker holds no VRAM");
+    pending.whole_job = true;
+    assert_eq!(
+        pending.question(),
+        format!(
+            "Send KILL to 2 processes of the job of pid {}?",
+            worker.id()
+        )
+    );
+    assert_eq!(pending.vram_bytes(), Some(6 * GIB));
+    assert_eq!(pending.confirm(), "sent KILL to 2 processes");
+    assert_eq!(trainer.wait().expect("wait").signal(), Some(9));
+    assert_eq!(worker.wait().expect("wait").signal(), Some(9));
+}
+
+#[test]
+fn a_pid_reused_after_the_dialog_opened_is_refused() {
+    let (mut trainer, worker) = (sleeper(), sleeper());
+    let snap = reading(&trainer, &worker);
+    let mut pending = open(
+        Ask::Signal(Signal::Kill),
+        Acting::Allowed,
+        Some(trainer.id()),
+        Some(&snap),
+    )
+    .expect("dialog");
+    pending.one.target.start_ticks += 1;
+    let said = pending.confirm();
+    assert!(said.starts_with("refused: "), "{said}");
+    assert!(said.contains("start time changed"), "{said}");
+    assert!(trainer.try_wait().expect("try_wait").is_none(), "not hit");
+    reap(trainer);
+    reap(worker);
+}
+
+#[test]
+fn a_process_that_started_at_another_time_than_shown_is_not_offered() {
+    let (trainer, worker) = (sleeper(), sleeper());
+    let mut snap = reading(&trainer, &worker);
+    snap.system.boot_time_unix_s = Some(1_700_000_000);
+    snap.processes[0].start_time_unix_s = Some(1_000);
+    let err = open(
+        Ask::Signal(Signal::Term),
+        Acting::Allowed,
+        Some(trainer.id()),
+        Some(&snap),
+    )
+    .expect_err("refused");
+    assert!(err.contains("not the process shown"), "{err}");
+    reap(trainer);
+    reap(worker);
+}
+
+#[test]
+fn read_only_and_demo_readings_refuse_before_any_dialog() {
+    let (trainer, worker) = (sleeper(), sleeper());
+    let snap = reading(&trainer, &worker);
+    let ask = Ask::Signal(Signal::Kill);
+    let ro = open(ask, Acting::ReadOnly, Some(trainer.id()), Some(&snap)).expect_err("ro");
+    assert!(ro.starts_with("read-only"), "{ro}");
+    let demo = open(ask, Acting::NotLocal, Some(trainer.id()), Some(&snap)).expect_err("demo");
+    assert!(demo.contains("demo"), "{demo}");
+    let mut hidden = snap.clone();
+    hidden.processes[0].visible = false;
+    let inv = open(ask, Acting::Allowed, Some(trainer.id()), Some(&hidden)).expect_err("hidden");
+    assert!(inv.contains("not visible"), "{inv}");
+    reap(trainer);
+    reap(worker);
+}
+
+#[test]
+fn renice_starts_one_step_nicer_and_moves_with_plus_and_minus() {
+    let (trainer, worker) = (sleeper(), sleeper());
+    let snap = reading(&trainer, &worker);
+    let mut a = app(Acting::Allowed);
+    a.sync(vec![trainer.id(), worker.id()], vec![0, 1], 10);
+    assert_eq!(key(&mut a, KeyCode::Char('n')), Action::Act(Ask::Renice));
+    assert!(apply(Action::Act(Ask::Renice), &mut a, Some(&snap)));
+    let p = a.confirm.clone().expect("dialog open");
+    assert_eq!(p.nice, p.nice_now + 1);
+    key(&mut a, KeyCode::Char('+'));
+    let wanted = a.confirm.as_ref().map(|p| p.nice).expect("open");
+    assert_eq!(wanted, p.nice_now + 2);
+    assert_eq!(key(&mut a, KeyCode::Enter), Action::ConfirmAct);
+    assert!(apply(Action::ConfirmAct, &mut a, Some(&snap)));
+    assert!(a.confirm.is_none());
+    assert_eq!(
+        a.status.as_deref(),
+        Some(format!("reniced to {wanted} pid {}", trainer.id()).as_str())
+    );
+    let stat = procfs::process::Process::new(trainer.id() as i32)
+        .and_then(|p| p.stat())
+        .expect("stat");
+    assert_eq!(stat.nice, i64::from(wanted));
+    reap(trainer);
+    reap(worker);
+}
+
+#[test]
+fn any_other_key_cancels_and_nothing_is_sent() {
+    let (mut trainer, worker) = (sleeper(), sleeper());
+    let snap = reading(&trainer, &worker);
+    let mut a = app(Acting::Allowed);
+    a.sync(vec![trainer.id(), worker.id()], vec![0, 1], 10);
+    let ask = key(&mut a, KeyCode::Char('K'));
+    assert!(apply(ask, &mut a, Some(&snap)));
+    assert_eq!(key(&mut a, KeyCode::Char('w')), Action::Redraw);
+    assert!(a.confirm.as_ref().is_some_and(|p| p.whole_job));
+    // `j` would move the selection; here it only cancels.
+    assert_eq!(key(&mut a, KeyCode::Char('j')), Action::Redraw);
+    assert!(a.confirm.is_none());
+    assert_eq!(a.selected_pid(), Some(trainer.id()));
+    assert!(trainer.try_wait().expect("try_wait").is_none());
+    reap(trainer);
+    reap(worker);
+}
+
+#[test]
+fn the_dialog_draws_everything_it_names_at_80_columns() {
+    let (trainer, worker) = (sleeper(), sleeper());
+    let mut snap = testing::snapshot(2);
+    let real = reading(&trainer, &worker);
+    snap.processes.extend(real.processes.clone());
+    let engine = testing::engine_with(snap.clone());
+    let mut a = app(Acting::Allowed);
+    a.open_confirm(
+        open(
+            Ask::Signal(Signal::Term),
+            Acting::Allowed,
+            Some(trainer.id()),
+            Some(&snap),
+        )
+        .expect("dialog"),
+    );
+    let screen = testing::buffer_to_string(&testing::render(&mut a, &engine, 80, 24));
+    for want in [
+        format!("Send TERM to pid {}?", trainer.id()),
+        "alice".to_string(),
+        "python train.py".to_string(),
+        "GPU 0, 1".to_string(),
+        format!("VRAM it frees {}", crate::units::bytes(6 * GIB)),
+        "whole job: off".to_string(),
+        "Enter/y send TERM".to_string(),
+    ] {
+        assert!(screen.contains(&want), "{want:?} missing:\n{screen}");
+    }
+    reap(trainer);
+    reap(worker);
+}
+
+#[test]
+fn read_only_keys_say_so_and_the_header_says_readonly() {
+    let engine = testing::engine(2);
+    let mut a = app(Acting::ReadOnly);
+    let ask = key(&mut a, KeyCode::Char('T'));
+    assert!(apply(ask, &mut a, engine.latest()));
+    assert!(a.confirm.is_none());
+    let screen = testing::buffer_to_string(&testing::render(&mut a, &engine, 120, 40));
+    assert!(screen.contains("read-only: signals"), "{screen}");
+    assert!(screen.contains("gpumeter READONLY"), "{screen}");
+}
