@@ -15,14 +15,29 @@
 //! cases need every process) or a kernel without children lists. A member's stat is read every
 //! tick, so a member that exits or is re-parented out of the tree leaves it at once.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{self, Read};
-use std::os::unix::fs::DirEntryExt;
+use std::io;
+use std::os::unix::fs::{DirEntryExt, FileExt};
 use std::path::{Path, PathBuf};
 
 /// Longest time between two listings of /proc.
 pub(super) const LISTING_MS: i64 = 10_000;
+
+/// Most tree processes whose files stay open between ticks (two each: well inside the usual
+/// limit of 1 024 open files, with room for the rest of the program).
+const MAX_KEPT: usize = 256;
+
+/// The open `stat` and `children` files of a tree process. Reading one again from its start
+/// is one `pread`, where reading by path is a path lookup, an open, a read and a close: most of
+/// a tick's kernel time before. A kept file of a process that exited reads as an error (stat)
+/// or as empty (children), never as another process that got the pid.
+#[derive(Debug)]
+struct Kept {
+    stat: File,
+    children: Option<File>,
+}
 
 /// The part of `/proc/<pid>/stat` the sampler keeps.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,6 +97,8 @@ pub(super) struct Scanner {
     children_seen: bool,
     /// Every process the last listing saw, by pid.
     known: HashMap<u32, Known>,
+    /// Kept files of the trees' processes, by pid.
+    open: HashMap<u32, Kept>,
     buf: Vec<u8>,
     /// Stat files read so far (what a listing saves shows here, in tests).
     reads: u64,
@@ -116,6 +133,7 @@ impl Scanner {
             started: false,
             children_seen: false,
             known: HashMap::new(),
+            open: HashMap::new(),
             buf: Vec::with_capacity(1024),
             reads: 0,
         }
@@ -178,23 +196,26 @@ impl Scanner {
         }
         let mut known = HashMap::with_capacity(listed.len());
         for &(pid, ino) in &listed {
-            if !stats.contains_key(&pid) {
-                let kept = self
-                    .known
-                    .get(&pid)
-                    .copied()
-                    .filter(|k| k.ino == ino && !all);
-                if let Some(k) = kept {
-                    known.insert(pid, k);
-                    continue;
+            let stat = match stats.entry(pid) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => {
+                    let kept = self
+                        .known
+                        .get(&pid)
+                        .copied()
+                        .filter(|k| k.ino == ino && !all);
+                    if let Some(k) = kept {
+                        known.insert(pid, k);
+                        continue;
+                    }
+                    // Processes that vanish or cannot be read while listing are skipped: that
+                    // race is normal.
+                    let Some(s) = read_stat(&self.proc, pid, &mut self.buf) else {
+                        continue;
+                    };
+                    self.reads += 1;
+                    e.insert(s)
                 }
-                // Processes that vanish or cannot be read while listing are skipped: that
-                // race is normal.
-                let Some(s) = self.stat(pid) else { continue };
-                stats.insert(pid, s);
-            }
-            let Some(stat) = stats.get(&pid) else {
-                continue;
             };
             known.insert(
                 pid,
@@ -212,14 +233,15 @@ impl Scanner {
             .filter(|(pid, k)| {
                 !stats.contains_key(pid)
                     && k.ppid != 0
-                    && !known
+                    && known
                         .get(&k.ppid)
-                        .is_some_and(|p| p.start_ticks <= k.start_ticks)
+                        .is_none_or(|p| p.start_ticks > k.start_ticks)
             })
             .map(|(&pid, _)| pid)
             .collect();
         for pid in stale {
-            match self.stat(pid) {
+            self.reads += 1;
+            match read_stat(&self.proc, pid, &mut self.buf) {
                 Some(s) => {
                     if let Some(k) = known.get_mut(&pid) {
                         k.ppid = s.ppid;
@@ -289,20 +311,60 @@ impl Scanner {
                 None => {}
             }
         }
+        self.keep_only(&queued);
         Some(stats)
     }
 
+    /// A tree process's stat, through its kept file (opened and kept on the first read while
+    /// there is room).
     fn stat(&mut self, pid: u32) -> Option<ProcStat> {
         self.reads += 1;
+        if let Some(kept) = self.open.get(&pid) {
+            if pread_into(&kept.stat, &mut self.buf).is_err() {
+                // Exited (a kept file never shows another process under the same pid).
+                self.open.remove(&pid);
+                return None;
+            }
+            return parse_stat(&self.buf);
+        }
         let path = self.proc.join(pid.to_string()).join("stat");
-        read_into(&path, &mut self.buf).ok()?;
-        parse_stat(&self.buf)
+        let file = File::open(path).ok()?;
+        pread_into(&file, &mut self.buf).ok()?;
+        let stat = parse_stat(&self.buf)?;
+        if self.open.len() < MAX_KEPT {
+            self.open.insert(
+                pid,
+                Kept {
+                    stat: file,
+                    children: None,
+                },
+            );
+        }
+        Some(stat)
     }
 
-    /// The children of `pid`'s main thread (a process that exited gives `None`).
+    /// The children of `pid`'s main thread (a process that exited gives `None`, or none).
     fn children(&mut self, pid: u32) -> Option<Vec<u32>> {
-        let path = self.proc.join(format!("{pid}/task/{pid}/children"));
-        read_into(&path, &mut self.buf).ok()?;
+        let kept = self.open.get_mut(&pid);
+        let read = match kept {
+            Some(Kept {
+                children: Some(file),
+                ..
+            }) => pread_into(file, &mut self.buf),
+            Some(kept) => {
+                let path = self.proc.join(format!("{pid}/task/{pid}/children"));
+                File::open(path).and_then(|file| {
+                    let read = pread_into(&file, &mut self.buf);
+                    kept.children = Some(file);
+                    read
+                })
+            }
+            None => {
+                let path = self.proc.join(format!("{pid}/task/{pid}/children"));
+                read_into(&path, &mut self.buf)
+            }
+        };
+        read.ok()?;
         let text = std::str::from_utf8(&self.buf).ok()?;
         Some(
             text.split_ascii_whitespace()
@@ -310,26 +372,44 @@ impl Scanner {
                 .collect(),
         )
     }
+
+    /// Closes the kept files of processes no longer in a tree.
+    fn keep_only(&mut self, pids: &HashSet<u32>) {
+        self.open.retain(|pid, _| pids.contains(pid));
+    }
 }
 
-/// The whole file into `buf` (cleared first): one open and plain reads until the end. Not
-/// `read_to_end`, whose size hint costs a `statx` and an `lseek` per file, a third of the
-/// system calls of a /proc read.
+/// One stat read by path (the listing's newborns: read once, not kept).
+fn read_stat(proc: &Path, pid: u32, buf: &mut Vec<u8>) -> Option<ProcStat> {
+    read_into(&proc.join(pid.to_string()).join("stat"), buf).ok()?;
+    parse_stat(buf)
+}
+
+/// The whole file into `buf` (cleared first): one open, then as `pread_into`.
 fn read_into(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
+    pread_into(&File::open(path)?, buf)
+}
+
+/// The whole of an open file, from its start, into `buf` (cleared first). Plain reads, not
+/// `read_to_end`, whose size hint costs a `statx` and an `lseek` each time; a read that does not
+/// fill the buffer is the end (a /proc file hands out all it has in one read that fits, a
+/// regular file too), which spares the read that would return 0.
+fn pread_into(file: &File, buf: &mut Vec<u8>) -> io::Result<()> {
     buf.clear();
-    let mut file = File::open(path)?;
     loop {
-        if buf.len() == buf.capacity() {
+        if buf.capacity() - buf.len() < 512 {
             buf.reserve(1024);
         }
         let len = buf.len();
         buf.resize(buf.capacity(), 0);
-        match file.read(&mut buf[len..]) {
-            Ok(0) => {
-                buf.truncate(len);
-                return Ok(());
+        let want = buf.len() - len;
+        match file.read_at(&mut buf[len..], len as u64) {
+            Ok(n) => {
+                buf.truncate(len + n);
+                if n == 0 || n < want {
+                    return Ok(());
+                }
             }
-            Ok(n) => buf.truncate(len + n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(len),
             Err(e) => {
                 buf.truncate(len);
