@@ -25,6 +25,46 @@ const SHOTS: [(&str, u16, u16, i64); 10] = [
     (FLEET_SHOT, 140, 9, 900),
 ];
 
+/// Views that need more than a scenario: the replay header (a recorded `cpu-starved` run
+/// paused 4 minutes in, at 4×) and an alert's detail view at 80×24. Files `<name>.svg`.
+const VIEWS: [&str; 2] = ["replay", "alert-detail"];
+
+/// Draws one of [`VIEWS`].
+fn view(name: &str) -> String {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let seconds = 240;
+    let engine = played_for("cpu-starved", seconds);
+    let now = START + seconds * 1_000 + 400;
+    let mut app = App::new(&fixtures::options());
+    let (w, h, title) = match name {
+        "replay" => {
+            app.replay = Some(crate::ui::replay::ReplayStatus {
+                speed: 4,
+                paused: true,
+                at_end: false,
+                at_ms: now,
+                first_ms: START,
+            });
+            (
+                120,
+                40,
+                "gpumeter --replay run.ndjson.zst (120×40), paused".to_string(),
+            )
+        }
+        _ => {
+            render_at(&mut app, &engine, 80, 24, now);
+            app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+            (
+                80,
+                24,
+                "gpumeter --demo cpu-starved (80×24), Enter on the alert".to_string(),
+            )
+        }
+    };
+    let buf = render_at(&mut app, &engine, w, h, now);
+    to_svg(&buf, &title)
+}
+
 const UPDATE_VAR: &str = "GPUMETER_UPDATE_SCREENSHOTS";
 const REGENERATE: &str = "GPUMETER_UPDATE_SCREENSHOTS=1 cargo test screenshots";
 
@@ -68,12 +108,23 @@ fn screenshots_are_current() {
             stale.push(format!("screenshots/{name}.svg"));
         }
     }
+    for name in VIEWS {
+        let svg = view(name);
+        assert_eq!(svg, view(name), "{name} is not deterministic");
+        let path = dir().join(format!("{name}.svg"));
+        if update {
+            std::fs::write(&path, &svg).unwrap();
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(svg.as_str()) {
+            stale.push(format!("screenshots/{name}.svg"));
+        }
+    }
     // No picture left over from a shot that was dropped.
     let mut extra: Vec<String> = std::fs::read_dir(dir())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|f| f.ends_with(".svg"))
         .filter(|f| !SHOTS.iter().any(|(n, ..)| *f == format!("{n}.svg")))
+        .filter(|f| !VIEWS.iter().any(|n| *f == format!("{n}.svg")))
         .collect();
     extra.sort();
     assert!(
@@ -81,6 +132,17 @@ fn screenshots_are_current() {
         "screenshots out of date: {stale:?}; regenerate them with: {REGENERATE}\n\
          not drawn by any shot (delete them, or add them to SHOTS): {extra:?}"
     );
+}
+
+#[test]
+fn the_replay_and_alert_detail_pictures_show_what_they_are_named_for() {
+    let replay = view("replay");
+    assert!(
+        replay.contains("REPLAY") && replay.contains("PAUSED"),
+        "no replay header"
+    );
+    let detail = view("alert-detail");
+    assert!(detail.contains("Alert details") && detail.contains("Next step"));
 }
 
 #[test]
