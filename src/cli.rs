@@ -183,7 +183,7 @@ pub struct UiArgs {
 
     /// With --replay: start the dashboard this far into the recording (90s, 2h) or at this
     /// UTC time of day (HH:MM, the first time it comes).
-    #[arg(long, value_name = "DURATION|HH:MM", requires = "replay", value_parser = crate::ui::replay::parse_start)]
+    #[arg(long, value_name = "DURATION|HH:MM", value_parser = crate::ui::replay::parse_start)]
     pub start: Option<crate::ui::replay::StartAt>,
     /// Look, don't touch (shared boxes, demos): no signals or renice from the process table,
     /// no autostop, no command hooks. Also [ui] readonly = true.

@@ -220,6 +220,9 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
     };
     // Open the source before touching the terminal, so a missing driver is a plain message. A
     // replay (not recorded again) is played by the dashboard itself: paused, sped up, sought.
+    if cli.ui.start.is_some() && g.replay.is_none() {
+        anyhow::bail!("--start needs --replay FILE: it says where in the recording to begin");
+    }
     let feed = match (&g.replay, &cli.recording.record) {
         (Some(path), None) => {
             let setup = ui::replay::ReplaySetup {

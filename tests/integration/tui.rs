@@ -293,3 +293,15 @@ fn a_key_given_to_two_actions_is_an_error_naming_both_and_the_line() {
         "{err}"
     );
 }
+
+#[test]
+fn start_without_a_replay_is_an_error_that_says_so() {
+    let out = std::process::Command::new(BIN)
+        .args(["--demo", "--no-ledger", "--start", "90s"])
+        .envs(ISOLATED.iter().copied())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--start needs --replay"), "{err}");
+}
