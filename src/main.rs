@@ -194,7 +194,12 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         demo_pricing(g)?,
     ))?;
     // A bad theme is an error even under NO_COLOR: it would bite the next run.
-    let theme = ui::theme::file::load(&settings.theme.name, &settings.theme.origin)?;
+    let themes = config::Env::from_process().user_themes_dir();
+    let theme = ui::theme::file::load(
+        &settings.theme.name,
+        &settings.theme.origin,
+        themes.as_deref(),
+    )?;
     let clock: SharedClock = Arc::new(SystemClock);
     // Open the source before touching the terminal, so a missing driver is a plain message.
     let source = source_for(g, clock.clone(), &cli.recording)?;
@@ -219,6 +224,8 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         } else {
             ui::process_action::Acting::Allowed
         },
+        colour_depth: ui::fallback::ColourDepth::from_env(),
+        ascii: settings.ascii,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
