@@ -32,8 +32,8 @@ const VARIANTS: [(&str, &str, u16, u16, i64, Look); 2] = [
     (
         "cpu-starved-ascii",
         "cpu-starved",
-        100,
-        30,
+        120,
+        40,
         120,
         Look::Ascii,
     ),
@@ -172,7 +172,7 @@ fn the_light_and_ascii_shots_are_what_they_say() {
         light.contains("fill=\"#005f87\""),
         "no light-theme title colour"
     );
-    let ascii = shot_as("cpu-starved", 100, 30, 120, Look::Ascii);
+    let ascii = shot_as("cpu-starved", 120, 40, 120, Look::Ascii);
     // Only the title's × is not ASCII: no box-drawing, block or braille glyph is drawn.
     let odd: Vec<char> = ascii
         .chars()
