@@ -22,6 +22,7 @@ mod record;
 mod serve;
 mod serve_load;
 mod serve_prometheus;
+mod signals;
 mod support;
 mod themes;
 mod tui;

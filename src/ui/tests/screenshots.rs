@@ -10,13 +10,18 @@ use crate::ui::tests::demo::{START, played_for};
 use crate::ui::tests::fixtures::{self, render_at};
 use crate::ui::tests::svg::to_svg;
 
-/// What is shot: scenario, width, height, simulated seconds played (`idle` long enough for its
-/// alert to fire). The file is `screenshots/<scenario>.svg`.
-const SHOTS: [(&str, u16, u16, i64); 4] = [
+/// What is shot: scenario, width, height, simulated seconds played (long enough for the
+/// scenario's alert to fire). The file is `screenshots/<scenario>.svg`.
+const SHOTS: [(&str, u16, u16, i64); 9] = [
     ("cpu-starved", 120, 40, 120),
     ("training", 200, 60, 120),
     ("gpu-lost", 120, 40, 120),
     ("idle", 120, 40, 900),
+    ("hung", 120, 40, 300),
+    ("xid", 120, 40, 120),
+    ("oom-soon", 120, 40, 360),
+    ("job-done", 120, 40, 240),
+    ("shared", 120, 40, 120),
 ];
 
 /// The same screens for other terminals: (file stem, scenario, width, height, seconds, look).
