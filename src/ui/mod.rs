@@ -9,6 +9,7 @@
 pub mod app;
 mod event_loop;
 pub mod fallback;
+pub mod fleet;
 pub mod layout;
 mod loop_alerts;
 pub mod process_action;

@@ -15,6 +15,8 @@ mod fake_nvml;
 mod fake_nvml_faults;
 mod fake_nvml_gpm;
 mod fake_nvml_tui;
+mod fleet;
+mod fleet_tui;
 mod insights;
 mod layering;
 mod pynvml;

@@ -1,7 +1,8 @@
 //! The sharper signals through the real binary. `watch --demo <scenario> --fast` prints each
 //! notice (hung GPU, XID, VRAM trend, job finished, shared card) with its evidence and cost, and
-//! `training` prints none; on the fake NVML library, the scenario's scripted XIDs and GPM
-//! readings reach the same alerts through the real NVML path.
+//! `training` prints none; the XID alert reaches the ledger's alert log; on the fake NVML
+//! library, the scenario's scripted XIDs and GPM readings reach the same alerts through the real
+//! NVML path.
 
 use std::path::Path;
 use std::process::Command;
@@ -179,4 +180,32 @@ fn on_the_fake_library_scripted_xids_and_gpm_reach_the_alerts() {
     }
     // The A100 (no GPM) is no evidence: util alone cannot tell busy from stuck.
     assert!(!text.contains("GPUs 0–3"), "{text}");
+}
+
+#[test]
+fn the_xid_alert_goes_to_the_ledgers_alert_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite");
+    let out = Command::cargo_bin("gpumeter")
+        .unwrap()
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env_remove("GPUMETER_NVML_LIB")
+        .args(["--demo", "xid", "--ledger", ledger.to_str().unwrap()])
+        .args(["watch", "--fast", "--for", "3m"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (l, _) = gpumeter::ledger::Ledger::open(&ledger, 0).unwrap();
+    let log = l.alert_log_since(0).unwrap();
+    let xid: Vec<_> = log.iter().filter(|(_, k, _)| k == "xid").collect();
+    assert_eq!(xid.len(), 1, "{log:?}");
+    assert_eq!(
+        xid[0].2,
+        "GPU 3: XID 79 — GPU fell off the bus (no longer reachable over PCIe)"
+    );
 }

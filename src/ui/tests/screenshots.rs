@@ -12,7 +12,7 @@ use crate::ui::tests::svg::to_svg;
 
 /// What is shot: scenario, width, height, simulated seconds played (long enough for the
 /// scenario's alert to fire). The file is `screenshots/<scenario>.svg`.
-const SHOTS: [(&str, u16, u16, i64); 9] = [
+const SHOTS: [(&str, u16, u16, i64); 10] = [
     ("cpu-starved", 120, 40, 120),
     ("training", 200, 60, 120),
     ("gpu-lost", 120, 40, 120),
@@ -22,6 +22,7 @@ const SHOTS: [(&str, u16, u16, i64); 9] = [
     ("oom-soon", 120, 40, 360),
     ("job-done", 120, 40, 240),
     ("shared", 120, 40, 120),
+    (FLEET_SHOT, 140, 9, 900),
 ];
 
 /// The same screens for other terminals: (file stem, scenario, width, height, seconds, look).
@@ -62,7 +63,16 @@ fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("screenshots")
 }
 
+/// The fleet screen's picture, `screenshots/fleet.svg`: four demo hosts (idle, training,
+/// cpu-starved, a dead one) 15 minutes in, drawn by `ui::fleet`.
+const FLEET_SHOT: &str = "fleet";
+
 fn shot(name: &str, w: u16, h: u16, seconds: i64) -> String {
+    if name == FLEET_SHOT {
+        let mut ui = crate::ui::fleet::tests::demo_fleet(seconds);
+        let buf = crate::ui::fleet::tests::draw(&mut ui, w, h, START + seconds * 1_000 + 400);
+        return to_svg(&buf, &format!("gpumeter fleet --hosts hosts.txt ({w}×{h})"));
+    }
     shot_as(name, w, h, seconds, Look::Default)
 }
 
