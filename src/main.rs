@@ -195,7 +195,12 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         demo_pricing(g)?,
     ))?;
     // A bad theme is an error even under NO_COLOR: it would bite the next run.
-    let theme = ui::theme::file::load(&settings.theme.name, &settings.theme.origin)?;
+    let themes = config::Env::from_process().user_themes_dir();
+    let theme = ui::theme::file::load(
+        &settings.theme.name,
+        &settings.theme.origin,
+        themes.as_deref(),
+    )?;
     let clock: SharedClock = Arc::new(SystemClock);
     let billing = settings.pricing.map(|pricing| ui::BillingSetup {
         pricing,
@@ -217,6 +222,8 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         } else {
             ui::process_action::Acting::Allowed
         },
+        colour_depth: ui::fallback::ColourDepth::from_env(),
+        ascii: settings.ascii,
     };
     // Open the source before touching the terminal, so a missing driver is a plain message. A
     // replay (not recorded again) is played by the dashboard itself: paused, sped up, sought.
@@ -566,7 +573,11 @@ fn fleet_cmd(cli: &Cli, args: &cli::FleetArgs) -> anyhow::Result<()> {
     }
     let theme_name = args.ui.theme.clone().or_else(|| cli.ui.theme.clone());
     let theme = match &theme_name {
-        Some(name) => ui::theme::file::load(name, &config::error::Origin::Flag("--theme"))?,
+        Some(name) => ui::theme::file::load(
+            name,
+            &config::error::Origin::Flag("--theme"),
+            config::Env::from_process().user_themes_dir().as_deref(),
+        )?,
         None => ui::theme::Theme::default(),
     };
     let no_color = args.ui.no_color
@@ -583,6 +594,8 @@ fn fleet_cmd(cli: &Cli, args: &cli::FleetArgs) -> anyhow::Result<()> {
         no_color,
         theme,
         interval_ms: millis(args.interval),
+        colour_depth: ui::fallback::ColourDepth::from_env(),
+        ascii: args.ui.ascii || cli.ui.ascii,
     };
     runtime.block_on(ui::fleet::run(rx, clock, options))?;
     Ok(())

@@ -10,6 +10,7 @@ pub mod alert_view;
 pub mod app;
 pub mod chart_window;
 mod event_loop;
+pub mod fallback;
 pub mod fleet;
 pub mod keys;
 pub mod layout;
@@ -63,6 +64,10 @@ pub struct UiOptions {
     /// Whether the process keys may signal: this machine's readings, not `--readonly`.
     /// `ReadOnly` also turns autostop and command hooks off.
     pub acting: process_action::Acting,
+    /// What the terminal can show (`COLORTERM`, `TERM`); frames are reduced to it.
+    pub colour_depth: fallback::ColourDepth,
+    /// `--ascii`: every glyph of a frame reduced to ASCII.
+    pub ascii: bool,
 }
 
 /// The billing session the dashboard runs beside the readings.
@@ -155,8 +160,16 @@ pub fn sync(app: &mut App, engine: &Engine, area: Rect, now_unix_ms: i64) {
         .sync(visible.iter().map(|a| a.id.clone()).collect(), history);
 }
 
-/// Renders one frame from borrowed state.
+/// Renders one frame from borrowed state, reduced to what the terminal shows.
 pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
+    draw_widgets(frame, app, engine, now_unix_ms);
+    fallback::reduce_colours(frame.buffer_mut(), app.colour_depth);
+    if app.ascii {
+        fallback::to_ascii(frame.buffer_mut());
+    }
+}
+
+fn draw_widgets(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
     let area = frame.area();
     let theme = &app.theme;
     let layout = match screen_for(area, engine, now_unix_ms) {
