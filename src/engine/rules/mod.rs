@@ -1,4 +1,5 @@
-//! The alert rules: idle paid time, forgotten allocations, starved GPUs and throttling, each a
+//! The alert rules: idle paid time, forgotten allocations, starved GPUs, throttling,
+//! checkpoints, hung GPUs, XID errors, VRAM headroom, shared cards and finished jobs, each a
 //! pure state machine fed one [`Snapshot`] and "now" per tick (no I/O, no wall clock), plus the
 //! budget alerts billing hands in. [`Rules`] runs them, keeps the active alerts (with
 //! acknowledge and snooze) and a bounded history, and returns what changed as [`Transition`]s
