@@ -175,6 +175,17 @@ fn renice_starts_one_step_nicer_and_moves_with_plus_and_minus() {
     assert_eq!(key(&mut a, KeyCode::Char('r')), Action::Act(Ask::Renice));
     assert!(apply(Action::Act(Ask::Renice), &mut a, Some(&snap)));
     let p = a.confirm.clone().expect("dialog open");
+    // Children inherit the suite's nice value; under `nice -n 18` or more there is no room
+    // for two steps up to 19, the most a nice value can be.
+    if p.nice_now > 17 {
+        eprintln!(
+            "skipped: the test runs at nice {}, no room to renice",
+            p.nice_now
+        );
+        reap(trainer);
+        reap(worker);
+        return;
+    }
     assert_eq!(p.nice, p.nice_now + 1);
     key(&mut a, KeyCode::Char('+'));
     let wanted = a.confirm.as_ref().map(|p| p.nice).expect("open");
