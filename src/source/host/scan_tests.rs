@@ -1,0 +1,262 @@
+use super::*;
+
+const LINE: &[u8] = b"4242 (py (x) y) S 41 4242 4242 0 -1 4194560 100 0 0 0 \
+    250 50 0 0 20 0 7 0 123456 1000000 2048 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 \
+    17 3 0 0 0 0 0\n";
+
+#[test]
+fn parses_the_fields_kept_with_a_hostile_comm() {
+    let s = parse_stat(LINE).unwrap();
+    assert_eq!(s.comm, "py (x) y");
+    assert_eq!((s.state, s.ppid, s.threads), ('S', 41, Some(7)));
+    assert_eq!(
+        (s.cpu_ticks, s.start_ticks, s.rss_pages),
+        (300, 123456, 2048)
+    );
+}
+
+#[test]
+fn a_file_longer_than_the_buffer_is_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    let text: Vec<u8> = (0..5000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    std::fs::write(&path, &text).unwrap();
+    let mut buf = Vec::with_capacity(16);
+    read_into(&path, &mut buf).unwrap();
+    assert_eq!(buf, text);
+    std::fs::write(&path, b"short").unwrap();
+    read_into(&path, &mut buf).unwrap();
+    assert_eq!(buf, b"short");
+    assert!(read_into(&dir.path().join("gone"), &mut buf).is_err());
+}
+
+#[test]
+fn a_cut_line_is_no_reading() {
+    assert_eq!(parse_stat(&LINE[..60]), None);
+    assert_eq!(parse_stat(b"4242 py S 1"), None);
+}
+
+fn write_stat(dir: &Path, pid: u32, ppid: u32, start: u64) {
+    std::fs::create_dir_all(dir.join(format!("{pid}/task/{pid}"))).unwrap();
+    let line =
+        format!("{pid} (p{pid}) S {ppid} 0 0 0 -1 0 0 0 0 0 5 5 0 0 20 0 1 0 {start} 0 10 0\n");
+    std::fs::write(dir.join(format!("{pid}/stat")), line).unwrap();
+}
+
+fn write_children(dir: &Path, pid: u32, kids: &[u32]) {
+    let text: Vec<String> = kids.iter().map(u32::to_string).collect();
+    std::fs::write(
+        dir.join(format!("{pid}/task/{pid}/children")),
+        text.join(" "),
+    )
+    .unwrap();
+}
+
+/// A proc tree of `(pid, ppid)` (started at `pid`00) with children lists (or without, like
+/// a fixture).
+fn tree(dir: &Path, procs: &[(u32, u32)], lists: bool) {
+    for &(pid, ppid) in procs {
+        write_stat(dir, pid, ppid, u64::from(pid) * 100);
+        if lists {
+            let kids: Vec<u32> = procs
+                .iter()
+                .filter(|(_, pp)| *pp == pid)
+                .map(|&(p, _)| p)
+                .collect();
+            write_children(dir, pid, &kids);
+        }
+    }
+}
+
+fn pids(scan: &Scan) -> Vec<u32> {
+    let mut v: Vec<u32> = scan.stats.keys().copied().collect();
+    v.sort_unstable();
+    v
+}
+
+fn link(scan: &Scan, pid: u32) -> Option<u32> {
+    scan.links().find(|&(p, _)| p == pid).map(|(_, pp)| pp)
+}
+
+const CAP: usize = 4096;
+
+#[test]
+fn the_first_tick_walks_the_trees_the_second_lists_then_only_the_trees() {
+    let dir = tempfile::tempdir().unwrap();
+    // 10 is a GPU process with a worker 11 and grandchild 12; 20 and 21 are elsewhere.
+    tree(
+        dir.path(),
+        &[(1, 0), (10, 1), (11, 10), (12, 11), (20, 1), (21, 20)],
+        true,
+    );
+    let mut s = Scanner::new(dir.path().to_path_buf());
+    let first = s.scan(0, &[10], &HashSet::new(), CAP).unwrap();
+    assert!(!first.full);
+    assert_eq!(pids(&first), vec![10, 11, 12]);
+    assert!(first.kept_links.is_empty());
+    let members: HashSet<u32> = [11, 12].into();
+    // The first listing reads everything it has not seen.
+    let listed = s.scan(1_000, &[10], &members, CAP).unwrap();
+    assert_eq!(pids(&listed), vec![1, 10, 11, 12, 20, 21]);
+    let next = s.scan(2_000, &[10], &members, CAP).unwrap();
+    assert_eq!(pids(&next), vec![10, 11, 12]);
+    assert!(next.kept_links.is_empty());
+    // A new worker appears in its parent's list and is read the same tick.
+    tree(dir.path(), &[(10, 1), (13, 10)], true);
+    let next = s.scan(3_000, &[10], &members, CAP).unwrap();
+    assert_eq!(pids(&next), vec![10, 11, 12, 13]);
+    // Every LISTING_MS a listing: the others come as kept links.
+    let listed = s.scan(1_000 + LISTING_MS, &[10], &members, CAP).unwrap();
+    assert!(!listed.full);
+    assert_eq!((link(&listed, 20), link(&listed, 21)), (Some(1), Some(20)));
+}
+
+#[test]
+fn a_listing_reads_only_the_processes_it_has_not_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut procs = vec![(1, 0), (10, 1), (11, 10)];
+    procs.extend((1000..1300).map(|p| (p, 1)));
+    tree(dir.path(), &procs, true);
+    let mut s = Scanner::new(dir.path().to_path_buf());
+    let members: HashSet<u32> = [11].into();
+    s.scan(0, &[10], &HashSet::new(), CAP).unwrap();
+    s.scan(1_000, &[10], &members, CAP).unwrap();
+    // Three processes born elsewhere; the 300 others are not read again.
+    tree(dir.path(), &[(2000, 1), (2001, 1), (2002, 2001)], true);
+    let before = s.reads;
+    let listed = s.scan(1_000 + LISTING_MS, &[10], &members, CAP).unwrap();
+    assert_eq!(
+        s.reads - before,
+        2 + 3,
+        "the tree (10, 11) and the newborns"
+    );
+    assert_eq!(pids(&listed), vec![10, 11, 2000, 2001, 2002]);
+    assert_eq!(listed.kept_links.len(), 1 + 300);
+    // One that exited is forgotten.
+    std::fs::remove_dir_all(dir.path().join("1000")).unwrap();
+    let listed = s
+        .scan(1_000 + 2 * LISTING_MS, &[10], &members, CAP)
+        .unwrap();
+    assert_eq!(link(&listed, 1000), None);
+    assert_eq!(listed.kept_links.len(), 1 + 299 + 3);
+}
+
+#[test]
+fn a_child_forked_by_another_thread_is_found_by_the_next_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path(), &[(1, 0), (10, 1)], true);
+    let mut s = Scanner::new(dir.path().to_path_buf());
+    s.scan(0, &[10], &HashSet::new(), CAP).unwrap();
+    s.scan(1_000, &[10], &HashSet::new(), CAP).unwrap();
+    // 13's parent is 10, but it is not in the main thread's list.
+    write_stat(dir.path(), 13, 10, 1300);
+    assert_eq!(
+        link(&s.scan(2_000, &[10], &HashSet::new(), CAP).unwrap(), 13),
+        None
+    );
+    let listed = s
+        .scan(1_000 + LISTING_MS, &[10], &HashSet::new(), CAP)
+        .unwrap();
+    assert_eq!(link(&listed, 13), Some(10));
+}
+
+#[test]
+fn a_kept_link_is_read_again_when_its_parent_exits_or_its_pid_is_reused() {
+    let dir = tempfile::tempdir().unwrap();
+    // 30 and 40 are elsewhere, children of 20 and 25; 10 is the GPU process.
+    tree(
+        dir.path(),
+        &[(1, 0), (10, 1), (20, 1), (25, 1), (30, 20), (40, 25)],
+        true,
+    );
+    let mut s = Scanner::new(dir.path().to_path_buf());
+    s.scan(0, &[10], &HashSet::new(), CAP).unwrap();
+    let listed = s.scan(1_000, &[10], &HashSet::new(), CAP).unwrap();
+    assert_eq!((link(&listed, 30), link(&listed, 40)), (Some(20), Some(25)));
+    // 20 exits: 30 is re-parented to 1.
+    std::fs::remove_dir_all(dir.path().join("20")).unwrap();
+    write_stat(dir.path(), 30, 1, 3000);
+    // 25 exits and its pid goes to a new child of the GPU process (a new directory, so a
+    // new inode: the old one is still there, renamed, while the new one is made).
+    let d = dir.path();
+    std::fs::rename(d.join("25"), d.join("old-25")).unwrap();
+    write_stat(d, 25, 10, 9_000);
+    write_children(d, 25, &[]);
+    write_children(d, 10, &[25]);
+    std::fs::remove_dir_all(d.join("old-25")).unwrap();
+    write_stat(d, 40, 1, 4000);
+    let before = s.reads;
+    let listed = s
+        .scan(1_000 + LISTING_MS, &[10], &[25].into(), CAP)
+        .unwrap();
+    assert_eq!((link(&listed, 30), link(&listed, 40)), (Some(1), Some(1)));
+    assert_eq!(link(&listed, 25), Some(10));
+    assert_eq!(
+        s.reads - before,
+        2 + 2,
+        "the tree (10, 25), then 30 and 40 again"
+    );
+}
+
+#[test]
+fn the_walk_stops_following_children_past_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut procs = vec![(1, 0), (10, 1)];
+    procs.extend((100..200).map(|p| (p, 10)));
+    tree(dir.path(), &procs, true);
+    let mut s = Scanner::new(dir.path().to_path_buf());
+    let first = s.scan(0, &[10], &HashSet::new(), 5).unwrap();
+    assert!(!first.full, "a big tree is no reason to read every process");
+    // The root, the cap, and one more to show the list was cut.
+    assert_eq!(first.stats.len(), 1 + 5 + 1);
+}
+
+#[test]
+fn a_root_not_found_directly_or_no_children_lists_means_a_full_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path(), &[(1, 0), (10, 1), (11, 10)], true);
+    let mut s = Scanner::new(dir.path().to_path_buf());
+    s.scan(0, &[10], &HashSet::new(), CAP).unwrap();
+    assert!(
+        s.scan(1_000, &[10, 999], &HashSet::new(), CAP)
+            .unwrap()
+            .full
+    );
+
+    let bare = tempfile::tempdir().unwrap();
+    tree(bare.path(), &[(1, 0), (10, 1), (11, 10)], false);
+    let mut s = Scanner::new(bare.path().to_path_buf());
+    assert!(s.scan(0, &[10], &HashSet::new(), CAP).unwrap().full);
+    let next = s.scan(1_000, &[10], &HashSet::new(), CAP).unwrap();
+    assert!(next.full);
+    assert_eq!(pids(&next), vec![1, 10, 11]);
+}
+
+#[test]
+fn the_clock_stepping_back_is_a_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path(), &[(1, 0), (10, 1)], true);
+    let mut s = Scanner::new(dir.path().to_path_buf());
+    s.scan(50_000, &[10], &HashSet::new(), CAP).unwrap();
+    s.scan(51_000, &[10], &HashSet::new(), CAP).unwrap();
+    let walked = s.scan(52_000, &[10], &HashSet::new(), CAP).unwrap();
+    assert!(walked.kept_links.is_empty());
+    let listed = s.scan(1_000, &[10], &HashSet::new(), CAP).unwrap();
+    assert_eq!(link(&listed, 1), Some(0));
+}
+
+#[test]
+fn the_same_answer_as_procfs_for_this_machine() {
+    // Our own stat, parsed both ways.
+    let raw = std::fs::read("/proc/self/stat").unwrap();
+    let ours = parse_stat(&raw).unwrap();
+    let theirs = {
+        use procfs::FromRead;
+        procfs::process::Stat::from_read(raw.as_slice()).unwrap()
+    };
+    assert_eq!(ours.ppid as i32, theirs.ppid);
+    assert_eq!(ours.comm, theirs.comm);
+    assert_eq!(ours.start_ticks, theirs.starttime);
+    assert_eq!(ours.cpu_ticks, theirs.utime + theirs.stime);
+    assert_eq!(ours.rss_pages, theirs.rss);
+}
