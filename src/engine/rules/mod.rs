@@ -17,6 +17,7 @@ pub mod forgotten;
 pub mod idle;
 pub mod job;
 pub mod starved;
+mod starved_cause;
 mod starved_text;
 pub mod throttle;
 pub mod window;
@@ -42,7 +43,7 @@ use crate::money::{Currency, Money};
 pub use alert::{Alert, AlertKind, Severity, Transition};
 pub use config::RulesConfig;
 pub use idle::{IdleTally, IdleTotals};
-pub use starved_text::cause_label;
+pub use starved_cause::cause_label;
 
 /// What every rule sees on a tick.
 #[derive(Debug, Clone, Copy)]
@@ -172,7 +173,10 @@ impl Rules {
             ),
             throttle: throttle::ThrottleRule::new(config.throttle.clone(), fire, clear),
             // Checkpoints follow the starved switch: they are what starved would misread.
-            checkpoint: checkpoint::CheckpointRule::new(config.starved.enabled),
+            checkpoint: checkpoint::CheckpointRule::new(
+                config.checkpoint.clone(),
+                config.starved.enabled,
+            ),
             config,
             currency: Currency::USD,
             active: BTreeMap::new(),
