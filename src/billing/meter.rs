@@ -21,11 +21,13 @@ use crate::money::Money;
 /// A GPU counts as busy above this utilization (kernels or memory controller), in percent.
 pub const BUSY_UTIL_PCT: u32 = 5;
 /// Whether a GPU counts as busy for billing: working, with kernels or the memory controller
-/// above [`BUSY_UTIL_PCT`].
+/// above [`BUSY_UTIL_PCT`], and not busy-but-stuck (util high while GPM says the SMs do no
+/// work: a hung job is idle paid time, not useful GPU time).
 pub fn gpu_busy(g: &gpumeter_model::GpuReading) -> bool {
     g.state == GpuState::Ok
         && (g.util_gpu_pct.is_some_and(|u| u > BUSY_UTIL_PCT)
             || g.util_memory_pct.is_some_and(|u| u > BUSY_UTIL_PCT))
+        && g.looks_stuck(&gpumeter_model::StuckThresholds::default()) != Some(true)
 }
 
 /// Millijoules in one kWh.

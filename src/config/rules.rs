@@ -296,6 +296,7 @@ pub fn rules(raw: &RawAlerts) -> Result<RulesConfig, ValueError> {
         starved,
         checkpoint,
         throttle,
+        ..d
     })
 }
 

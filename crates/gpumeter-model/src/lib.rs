@@ -262,7 +262,47 @@ pub struct XidCount {
     pub count: u64,
 }
 
+/// When a GPU "reports busy but does no work": NVML's util says a kernel is resident nearly all
+/// the time while GPM's SM activity says almost no warp runs and the board draws little more
+/// than idle power — a job stuck in a collective or a deadlock. The hung-GPU rule decides over
+/// a window; billing counts such samples as idle paid time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StuckThresholds {
+    /// util ≥ this (percent)…
+    pub util_min_pct: f64,
+    /// …while SM activity ≤ this (percent)…
+    pub sm_active_max_pct: f64,
+    /// …and power ≤ this share of the power limit (0–1).
+    pub power_max_share: f64,
+}
+
+impl Default for StuckThresholds {
+    fn default() -> Self {
+        Self {
+            util_min_pct: 90.0,
+            sm_active_max_pct: 5.0,
+            power_max_share: 0.3,
+        }
+    }
+}
+
 impl GpuReading {
+    /// Whether this sample looks busy-but-stuck (see [`StuckThresholds`]); `None` without the
+    /// util or SM-activity reading (no GPM: util alone cannot tell). An unknown power reading is
+    /// no evidence against.
+    pub fn looks_stuck(&self, t: &StuckThresholds) -> Option<bool> {
+        if self.state != GpuState::Ok {
+            return Some(false);
+        }
+        let util = f64::from(self.util_gpu_pct?);
+        let sm = self.sm_active_pct.filter(|v| v.is_finite())?;
+        let power_low = match (self.power_watts, self.power_limit_watts) {
+            (Some(w), Some(limit)) if limit > 0.0 => w <= limit * t.power_max_share,
+            _ => true,
+        };
+        Some(util >= t.util_min_pct && sm <= t.sm_active_max_pct && power_low)
+    }
+
     /// VRAM use as a share of total (0–100), when both are known.
     pub fn memory_used_pct(&self) -> Option<f64> {
         match (self.memory_used_bytes, self.memory_total_bytes) {

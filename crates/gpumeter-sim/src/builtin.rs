@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use crate::scenario::Scenario;
 
-const BUILTIN: [(&str, &str); 9] = [
+const BUILTIN: [(&str, &str); 14] = [
     ("training", include_str!("../scenarios/training.toml")),
     ("cpu-starved", include_str!("../scenarios/cpu-starved.toml")),
     ("io-starved", include_str!("../scenarios/io-starved.toml")),
@@ -14,6 +14,11 @@ const BUILTIN: [(&str, &str); 9] = [
     ("mixed", include_str!("../scenarios/mixed.toml")),
     ("rented", include_str!("../scenarios/rented.toml")),
     ("container", include_str!("../scenarios/container.toml")),
+    ("hung", include_str!("../scenarios/hung.toml")),
+    ("xid", include_str!("../scenarios/xid.toml")),
+    ("oom-soon", include_str!("../scenarios/oom-soon.toml")),
+    ("job-done", include_str!("../scenarios/job-done.toml")),
+    ("shared", include_str!("../scenarios/shared.toml")),
 ];
 
 /// The TOML text of a built-in scenario.

@@ -87,7 +87,8 @@ fn apply_to_gpu(snap: &mut Snapshot, index: u32, func: &str, err: NvmlError) {
     snap.warnings.push(warning);
 }
 
-/// Keeps index, name, uuid and PCI id; everything measured becomes unknown.
+/// Keeps index, name, uuid and PCI id, and the XID counts (they come from the driver's event
+/// thread, not the device); everything measured becomes unknown.
 fn blank(gpu: &mut GpuReading, state: GpuState) {
     *gpu = GpuReading {
         index: gpu.index,
@@ -95,6 +96,7 @@ fn blank(gpu: &mut GpuReading, state: GpuState) {
         uuid: gpu.uuid.take(),
         name: gpu.name.take(),
         pci_bus_id: gpu.pci_bus_id.take(),
+        xid_errors: gpu.xid_errors.take(),
         ..GpuReading::default()
     };
 }

@@ -44,7 +44,12 @@ fn all_builtins_parse_and_are_listed_in_order() {
             "gpu-lost",
             "mixed",
             "rented",
-            "container"
+            "container",
+            "hung",
+            "xid",
+            "oom-soon",
+            "job-done",
+            "shared"
         ]
     );
     for (name, desc) in list {

@@ -21,6 +21,16 @@ pub enum AlertKind {
     Budget,
     /// GPUs pausing periodically while the job writes checkpoints.
     Checkpoint,
+    /// A GPU reports busy (util) while its SMs do no work (GPM): a hung job.
+    Hung,
+    /// A critical XID error from the driver.
+    Xid,
+    /// VRAM running out: steady growth towards full, or sustained near full.
+    Vram,
+    /// Another tenant, user or partition on the cards (a notice, never idle-time blame).
+    Shared,
+    /// A job ended (or its GPUs went idle) while the meter runs.
+    JobDone,
 }
 
 impl AlertKind {
@@ -33,16 +43,26 @@ impl AlertKind {
             AlertKind::Throttle => "throttle",
             AlertKind::Budget => "budget",
             AlertKind::Checkpoint => "checkpoint",
+            AlertKind::Hung => "hung",
+            AlertKind::Xid => "xid",
+            AlertKind::Vram => "vram",
+            AlertKind::Shared => "shared",
+            AlertKind::JobDone => "job_done",
         }
     }
 
-    pub const ALL: [AlertKind; 6] = [
+    pub const ALL: [AlertKind; 11] = [
         AlertKind::IdlePaid,
         AlertKind::Forgotten,
         AlertKind::Starved,
         AlertKind::Throttle,
         AlertKind::Budget,
         AlertKind::Checkpoint,
+        AlertKind::Hung,
+        AlertKind::Xid,
+        AlertKind::Vram,
+        AlertKind::Shared,
+        AlertKind::JobDone,
     ];
 
     /// The kind named `name` (as [`AlertKind::name`] writes it).

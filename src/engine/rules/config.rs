@@ -99,6 +99,61 @@ pub struct ThrottleConfig {
     pub window_ms: i64,
 }
 
+/// Hung GPU: util high while GPM says the SMs do no work (see `StuckThresholds`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HungConfig {
+    pub enabled: bool,
+    pub window_ms: i64,
+    pub thresholds: gpumeter_model::StuckThresholds,
+}
+
+/// Critical XID errors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct XidConfig {
+    pub enabled: bool,
+}
+
+/// VRAM headroom.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VramConfig {
+    pub enabled: bool,
+    /// The trend is fitted over this much history…
+    pub trend_ms: i64,
+    /// …and counts as growth at ≥ this many bytes per minute…
+    pub growth_bytes_per_min: f64,
+    /// …rising at least this much over the trend window (noise never does)…
+    pub min_rise_bytes: u64,
+    /// …when it would fill the card within this long.
+    pub horizon_ms: i64,
+    /// Sustained-high warning: used ≥ this share of total (percent)…
+    pub high_pct: f64,
+    /// …for most of this window.
+    pub high_window_ms: i64,
+    /// Hysteresis window for the growth verdict.
+    pub window_ms: i64,
+}
+
+/// Shared or foreign cards.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedConfig {
+    pub enabled: bool,
+    /// VRAM no process we can see accounts for, at least this much, counts.
+    pub min_hidden_bytes: u64,
+    pub window_ms: i64,
+}
+
+/// Job finished, meter running.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobDoneConfig {
+    pub enabled: bool,
+    /// A job counts once its GPUs were busy this long in all…
+    pub min_busy_ms: i64,
+    /// …and it is gone (or its GPUs idle) for this long (a reading glitch is not an end).
+    pub confirm_ms: i64,
+    /// The notice stands at most this long (the idle reminders take over).
+    pub stands_ms: i64,
+}
+
 /// Everything the rules read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RulesConfig {
@@ -113,9 +168,15 @@ pub struct RulesConfig {
     pub starved: StarvedConfig,
     pub checkpoint: CheckpointConfig,
     pub throttle: ThrottleConfig,
+    pub hung: HungConfig,
+    pub xid: XidConfig,
+    pub vram: VramConfig,
+    pub shared: SharedConfig,
+    pub job_done: JobDoneConfig,
 }
 
 const MIN: i64 = 60_000;
+const GIB: f64 = (1u64 << 30) as f64;
 
 impl Default for RulesConfig {
     fn default() -> Self {
@@ -173,6 +234,33 @@ impl Default for RulesConfig {
             throttle: ThrottleConfig {
                 enabled: true,
                 window_ms: MIN,
+            },
+            hung: HungConfig {
+                enabled: true,
+                window_ms: 2 * MIN,
+                thresholds: gpumeter_model::StuckThresholds::default(),
+            },
+            xid: XidConfig { enabled: true },
+            vram: VramConfig {
+                enabled: true,
+                trend_ms: 5 * MIN,
+                growth_bytes_per_min: 0.05 * GIB,
+                min_rise_bytes: 1 << 30,
+                horizon_ms: 60 * MIN,
+                high_pct: 95.0,
+                high_window_ms: 5 * MIN,
+                window_ms: MIN,
+            },
+            shared: SharedConfig {
+                enabled: true,
+                min_hidden_bytes: 1 << 30,
+                window_ms: MIN,
+            },
+            job_done: JobDoneConfig {
+                enabled: true,
+                min_busy_ms: 5 * MIN,
+                confirm_ms: 5_000,
+                stands_ms: 60 * MIN,
             },
         }
     }

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use gpumeter_model::{GpuReading, GpuState, Snapshot};
+use gpumeter_model::{GpuReading, GpuState, Snapshot, StuckThresholds};
 
 use super::alert::{Alert, AlertKind, Severity, minutes_text};
 use super::config::IdleConfig;
@@ -152,14 +152,20 @@ impl IdleRule {
 
         let gpus = i128::try_from(snap.gpus.len().max(1)).unwrap_or(1);
         let gpu_rate = rate.map(|r| r.mul_div(1, gpus).micros());
-        for (index, idle) in &per_gpu {
+        // Idle paid time counts busy-but-stuck GPUs too (the hung rule names them): the bill
+        // runs for no work either way. The alert below stays about truly idle GPUs.
+        let stuck = StuckThresholds::default();
+        let mut all_unproductive = !snap.gpus.is_empty();
+        for (g, (index, idle)) in snap.gpus.iter().zip(&per_gpu) {
             let tally = self.totals.gpus.entry(*index).or_default();
-            if *idle == Some(true) {
+            if *idle == Some(true) || g.looks_stuck(&stuck) == Some(true) {
                 tally.add(dt, gpu_rate);
+            } else {
+                all_unproductive = false;
             }
         }
         let all_idle = machine_idle(snap, &self.cfg);
-        if all_idle == Some(true) {
+        if all_unproductive {
             self.totals.machine.add(dt, rate.map(Money::micros));
         }
 

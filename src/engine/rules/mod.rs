@@ -14,13 +14,20 @@ mod budget_text;
 pub mod checkpoint;
 pub mod config;
 pub mod forgotten;
+pub mod hung;
 pub mod idle;
 pub mod job;
+pub mod job_done;
+pub mod label;
+pub mod shared;
 pub mod starved;
 mod starved_cause;
 mod starved_text;
 pub mod throttle;
+pub mod vram;
 pub mod window;
+pub mod xid;
+pub mod xid_catalog;
 
 #[cfg(test)]
 mod container_tests;
@@ -30,6 +37,8 @@ mod lifecycle_tests;
 mod live_tests;
 #[cfg(test)]
 mod scenario_tests;
+#[cfg(test)]
+mod signal_scenario_tests;
 #[cfg(test)]
 mod tests;
 
@@ -137,6 +146,11 @@ pub struct Rules {
     starved: starved::StarvedRule,
     throttle: throttle::ThrottleRule,
     checkpoint: checkpoint::CheckpointRule,
+    hung: hung::HungRule,
+    xid: xid::XidRule,
+    vram: vram::VramRule,
+    job_done: job_done::JobDoneRule,
+    shared: shared::SharedRule,
     active: BTreeMap<String, ActiveAlert>,
     /// Alerts handed in from outside (budget), standing until acknowledged.
     external: BTreeMap<String, Alert>,
@@ -177,6 +191,11 @@ impl Rules {
                 config.checkpoint.clone(),
                 config.starved.enabled,
             ),
+            hung: hung::HungRule::new(config.hung.clone(), fire, clear),
+            xid: xid::XidRule::new(config.xid.clone()),
+            vram: vram::VramRule::new(config.vram.clone(), fire, clear),
+            job_done: job_done::JobDoneRule::new(config.job_done.clone(), config.idle.clone()),
+            shared: shared::SharedRule::new(config.shared.clone(), fire, clear),
             config,
             currency: Currency::USD,
             active: BTreeMap::new(),
@@ -218,6 +237,11 @@ impl Rules {
             self.starved.evaluate(&ctx),
             self.throttle.evaluate(&ctx),
             self.checkpoint.evaluate(&ctx),
+            self.hung.evaluate(&ctx),
+            self.xid.evaluate(&ctx),
+            self.vram.evaluate(&ctx),
+            self.job_done.evaluate(&ctx),
+            self.shared.evaluate(&ctx),
         ];
         let mut standing: BTreeMap<String, Alert> = self.external.clone();
         let mut remind: BTreeSet<String> = BTreeSet::new();

@@ -6,10 +6,10 @@ use gpumeter_sim::{RateUnit, Scenario, Simulator};
 use super::{AlertKind, Severity, Transition};
 use crate::engine::Engine;
 
-const T0: i64 = 1_750_000_000_000;
+pub(super) const T0: i64 = 1_750_000_000_000;
 
 /// Runs `name` for `secs` seconds; returns the engine and every transition.
-fn run(name: &str, secs: u64) -> (Engine, Vec<Transition>) {
+pub(super) fn run(name: &str, secs: u64) -> (Engine, Vec<Transition>) {
     let scenario = Scenario::builtin(name).unwrap();
     let rate = scenario.pricing.as_ref().map(|p| {
         let r = i64::try_from(p.rate_micros).unwrap();
@@ -32,7 +32,7 @@ fn run(name: &str, secs: u64) -> (Engine, Vec<Transition>) {
     (engine, all)
 }
 
-fn fired(ts: &[Transition]) -> Vec<&super::Alert> {
+pub(super) fn fired(ts: &[Transition]) -> Vec<&super::Alert> {
     ts.iter()
         .filter_map(|t| match t {
             Transition::Fired(a) => Some(a),
@@ -41,7 +41,7 @@ fn fired(ts: &[Transition]) -> Vec<&super::Alert> {
         .collect()
 }
 
-fn evidence<'a>(a: &'a super::Alert, key: &str) -> &'a str {
+pub(super) fn evidence<'a>(a: &'a super::Alert, key: &str) -> &'a str {
     a.evidence
         .iter()
         .find(|(k, _)| k == key)

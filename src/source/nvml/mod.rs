@@ -165,11 +165,8 @@ impl NvmlSource {
             }
             match self.lib.device_by_index(slot.index) {
                 Ok(dev) => {
-                    let (mut reading, procs) =
+                    let (reading, procs) =
                         device::read_device(&dev, slot, gpm, now_unix_ms, &mut warnings);
-                    if reading.state == GpuState::Ok {
-                        reading.xid_errors = self.xid.counts(slot.index);
-                    }
                     gpus.push(reading);
                     for (pid, gpu_use) in procs {
                         gpu_procs.entry(pid).or_default().push(gpu_use);
@@ -184,6 +181,11 @@ impl NvmlSource {
                     gpus.push(slot.frozen());
                 }
             }
+        }
+        // XIDs come from the event thread, not the device: a GPU that fell off the bus (XID
+        // 79) keeps its counts, the one reading that says why it is gone.
+        for g in &mut gpus {
+            g.xid_errors = self.xid.counts(g.index);
         }
         // After this tick's news: what stays true (lost GPUs, refused readings), in every
         // sample, so any one snapshot explains its N/A fields.

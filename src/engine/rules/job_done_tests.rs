@@ -1,0 +1,156 @@
+//! The job-finished notice on a fake clock: a job that worked and exits gets its notice within
+//! seconds, with how long it ran, the idle GPUs and their rate; a job whose GPUs go idle while it
+//! lives on gets one too; short-lived or never-busy processes get none; work again clears it.
+
+use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading, Snapshot};
+
+use super::super::tests::{T0, drive, machine};
+use super::super::{AlertKind, Rules, Severity, Transition};
+use crate::clock::FakeClock;
+
+/// pid 4242 (`python train.py`, started `age_s` before T0) on both GPUs, while `alive`.
+fn at(t: i64, util: u32, alive: bool, age_s: i64) -> Snapshot {
+    let mut s = machine(t, [util, util]);
+    if alive {
+        let mut p = ProcessReading::invisible(4242);
+        p.visible = true;
+        p.ppid = Some(1);
+        p.name = Some("python".into());
+        p.command = Some("/usr/bin/python train.py --epochs 90".into());
+        p.start_time_unix_s = Some((T0 - age_s * 1000) / 1000);
+        for g in 0..2 {
+            p.gpu.push(GpuUse {
+                gpu_index: g,
+                kind: GpuProcessKind::Compute,
+                memory_bytes: Some(30 << 30),
+                sm_util_pct: Some(util),
+                memory_util_pct: None,
+            });
+        }
+        s.processes.push(p);
+    }
+    s
+}
+
+fn done(ts: &[Transition]) -> Vec<&Transition> {
+    ts.iter()
+        .filter(|t| t.alert().kind == AlertKind::JobDone)
+        .collect()
+}
+
+const SIX_H: i64 = 6 * 3600 + 10 * 60 + 30;
+
+#[test]
+fn a_job_that_exits_gets_a_notice_at_once_with_what_idles_and_its_rate() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let rate = Some(31_000_000);
+    let ts = drive(&mut r, &clock, 120, rate, |_, t| at(t, 95, true, SIX_H));
+    assert!(done(&ts).is_empty());
+    let ts = drive(&mut r, &clock, 10, rate, |_, t| at(t, 0, false, SIX_H));
+    let f = done(&ts);
+    assert_eq!(f.len(), 1, "{ts:#?}");
+    let Transition::Fired(a) = f[0] else {
+        panic!("{f:#?}")
+    };
+    assert_eq!(a.severity, Severity::Moderate);
+    assert_eq!(
+        a.title,
+        "python train.py (pid 4242) ended just now after 6h12m; 2 GPUs now idle at $31.00/h"
+    );
+    let ev = |k: &str| a.evidence.iter().find(|(l, _)| l == k).unwrap().1.clone();
+    assert!(ev("exit").starts_with("status unknown"), "{}", ev("exit"));
+    // Two minutes on, the title says so and the idle cost grows; the idle alert comes later.
+    let ts = drive(&mut r, &clock, 120, rate, |_, t| at(t, 0, false, SIX_H));
+    assert!(ts.iter().all(|t| t.alert().kind != AlertKind::IdlePaid));
+    let now = r
+        .alerts()
+        .iter()
+        .find(|a| a.kind == AlertKind::JobDone)
+        .unwrap()
+        .clone();
+    assert!(
+        now.title.contains("ended 2 min ago after 6h12m"),
+        "{}",
+        now.title
+    );
+    assert!(
+        now.cost_micros.unwrap() >= 31_000_000 / 30,
+        "{:?}",
+        now.cost_micros
+    );
+    // A new job on the GPUs: the notice clears.
+    let ts = drive(&mut r, &clock, 5, rate, |_, t| at(t, 95, true, 0));
+    assert!(
+        done(&ts)
+            .iter()
+            .any(|t| matches!(t, Transition::Cleared(_))),
+        "{ts:#?}"
+    );
+}
+
+#[test]
+fn an_oom_kill_at_the_end_is_named() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    drive(&mut r, &clock, 60, None, |_, t| {
+        let mut s = at(t, 95, true, SIX_H);
+        s.host.cgroup.oom_kills = Some(0);
+        s
+    });
+    let ts = drive(&mut r, &clock, 10, None, |_, t| {
+        let mut s = at(t, 0, false, SIX_H);
+        s.host.cgroup.oom_kills = Some(1);
+        s
+    });
+    let f = done(&ts);
+    assert_eq!(f.len(), 1, "{ts:#?}");
+    let a = f[0].alert();
+    assert!(
+        a.title.ends_with("2 GPUs now idle (no price set)"),
+        "{}",
+        a.title
+    );
+    let exit = &a.evidence.iter().find(|(l, _)| l == "exit").unwrap().1;
+    assert!(exit.contains("OOM killer"), "{exit}");
+}
+
+#[test]
+fn gpus_going_idle_under_a_live_job_give_the_notice_too() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    drive(&mut r, &clock, 120, None, |_, t| at(t, 95, true, SIX_H));
+    let ts = drive(&mut r, &clock, 90, None, |_, t| at(t, 0, true, SIX_H));
+    let f = done(&ts);
+    assert_eq!(f.len(), 1, "{ts:#?}");
+    assert!(
+        f[0].alert()
+            .title
+            .starts_with("python train.py (pid 4242): its GPUs went idle 1 min ago after 6h1"),
+        "{}",
+        f[0].alert().title
+    );
+}
+
+#[test]
+fn short_or_idle_jobs_and_a_blip_say_nothing() {
+    // A 2-minute job (young process): no notice.
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    drive(&mut r, &clock, 120, None, |_, t| at(t, 95, true, 0));
+    let ts = drive(&mut r, &clock, 30, None, |_, t| at(t, 0, false, 0));
+    assert!(done(&ts).is_empty(), "{ts:#?}");
+    // A process that never used its GPUs.
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    drive(&mut r, &clock, 120, None, |_, t| at(t, 0, true, SIX_H));
+    let ts = drive(&mut r, &clock, 30, None, |_, t| at(t, 0, false, SIX_H));
+    assert!(done(&ts).is_empty(), "{ts:#?}");
+    // A reading that misses the process for 2 s is no end.
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 300, None, |s, t| {
+        at(t, 95, !(100..102).contains(&s), SIX_H)
+    });
+    assert!(done(&ts).is_empty(), "{ts:#?}");
+}

@@ -1,0 +1,140 @@
+//! The VRAM rule on a fake clock: steady growth fires with the trend, the time to full and the
+//! growing process; noise and a flat allocation (however high) never do; sustained ≥ 95 % is a
+//! notice; growth that stops clears.
+
+use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading, Snapshot};
+
+use super::super::tests::{T0, drive, machine};
+use super::super::{AlertKind, Rules, Severity, Transition};
+use crate::clock::FakeClock;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// GPU 0 holding `gib` (one process, pid 4242, started an hour before T0); GPU 1 flat at 10 GiB.
+fn at(t: i64, gib: f64) -> Snapshot {
+    let mut s = machine(t, [95, 95]);
+    let bytes = (gib * GIB) as u64;
+    s.gpus[0].memory_used_bytes = Some(bytes);
+    s.gpus[1].memory_used_bytes = Some(10 << 30);
+    let mut p = ProcessReading::invisible(4242);
+    p.visible = true;
+    p.ppid = Some(1);
+    p.name = Some("python".into());
+    p.command = Some("python train.py --bs 64".into());
+    p.start_time_unix_s = Some((T0 - 3_600_000) / 1000);
+    p.gpu.push(GpuUse {
+        gpu_index: 0,
+        kind: GpuProcessKind::Compute,
+        memory_bytes: Some(bytes),
+        sm_util_pct: Some(95),
+        memory_util_pct: None,
+    });
+    s.processes.push(p);
+    s
+}
+
+fn vram(ts: &[Transition]) -> Vec<&Transition> {
+    ts.iter()
+        .filter(|t| t.alert().kind == AlertKind::Vram)
+        .collect()
+}
+
+#[test]
+fn steady_growth_fires_with_trend_time_to_full_and_process_then_clears() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    // 60 GiB growing 0.4 GiB/min on an 80 GiB card (machine() sets 80 GiB).
+    let grow = |s: i64| 60.0 + 0.4 * s as f64 / 60.0;
+    let ts = drive(&mut r, &clock, 3 * 60, Some(20_000_000), |s, t| {
+        at(t, grow(s))
+    });
+    assert!(
+        vram(&ts).is_empty(),
+        "needs most of the 5 min trend: {ts:#?}"
+    );
+    let ts = drive(&mut r, &clock, 3 * 60, Some(20_000_000), |s, t| {
+        at(t, grow(s + 180))
+    });
+    let f = vram(&ts);
+    assert_eq!(f.len(), 1, "{ts:#?}");
+    let Transition::Fired(a) = f[0] else {
+        panic!("{f:#?}")
+    };
+    assert_eq!(a.id, "vram:grow:0");
+    // Fired once 80 % of the 5 min trend is in (4 min) and most of the 1 min window held.
+    assert_eq!(
+        a.title,
+        "GPU 0 at 61.9/80.0 GiB, +0.4 GiB/min → full in ~45 min (python train.py (pid 4242))"
+    );
+    assert_eq!(a.severity, Severity::Moderate, "~45 min to full");
+    let ev = |k: &str| {
+        a.evidence
+            .iter()
+            .find(|(l, _)| l.starts_with(k))
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("{k}: {:#?}", a.evidence))
+    };
+    assert!(
+        ev("trend over").starts_with("+0.40 GiB/min"),
+        "{}",
+        ev("trend")
+    );
+    assert!(ev("growing").starts_with("python train.py (pid 4242): +"));
+    // An hour and 5 minutes of one GPU at $10/GPU-h.
+    assert!(
+        ev("job paid for so far").starts_with("$10.8"),
+        "{}",
+        ev("job paid")
+    );
+    assert!(a.cost_micros.unwrap() > 10_000_000);
+
+    // The growth stops: flat at its last level, it clears.
+    let last = grow(359);
+    let ts = drive(&mut r, &clock, 6 * 60, None, |_, t| at(t, last));
+    assert!(
+        vram(&ts)
+            .iter()
+            .any(|t| matches!(t, Transition::Cleared(_))),
+        "{ts:#?}"
+    );
+}
+
+#[test]
+fn fast_growth_close_to_full_is_high() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 6 * 60, None, |s, t| {
+        at(t, 60.0 + 2.0 * s as f64 / 60.0)
+    });
+    let f = vram(&ts);
+    assert!(
+        f.iter()
+            .any(|t| matches!(t, Transition::Fired(a) if a.severity == Severity::High)),
+        "{ts:#?}"
+    );
+}
+
+#[test]
+fn noise_and_flat_allocations_raise_no_alarm_but_near_full_is_a_notice() {
+    // Noise of ±0.5 GiB around 72 GiB: no trend.
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 20 * 60, None, |s, t| {
+        at(t, 72.0 + if s % 2 == 0 { 0.5 } else { -0.5 })
+    });
+    assert!(vram(&ts).is_empty(), "{ts:#?}");
+    // Flat at 97 %: no growth alarm, only the informational notice after most of 5 min.
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 10 * 60, None, |_, t| at(t, 77.6));
+    let f = vram(&ts);
+    assert_eq!(f.len(), 1, "{ts:#?}");
+    let a = f[0].alert();
+    assert_eq!((a.id.as_str(), a.severity), ("vram:high:0", Severity::Info));
+    assert!(
+        a.title.starts_with("GPU 0 VRAM above 95 % for "),
+        "{}",
+        a.title
+    );
+    assert_eq!(a.cost_micros, None);
+}
