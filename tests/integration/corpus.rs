@@ -127,7 +127,9 @@ fn the_eval_command_scores_a_config_files_thresholds() {
     let dir = tempfile::tempdir().unwrap();
     let case = "disk-throughput-saturated.toml";
     std::fs::copy(
-        Path::new(ROOT).join("crates/gpumeter-sim/corpus").join(case),
+        Path::new(ROOT)
+            .join("crates/gpumeter-sim/corpus")
+            .join(case),
         dir.path().join(case),
     )
     .unwrap();
