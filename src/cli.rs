@@ -200,6 +200,8 @@ impl Cli {
             Some(Command::Report(_)) => ("report", false, true, false, false),
             Some(Command::Check(_)) => ("check", true, true, true, false),
             Some(Command::Record(_)) => ("record", true, false, false, false),
+            // `config check PATH` names its file itself.
+            Some(Command::Config(_)) => ("config", false, false, false, false),
             Some(Command::Eval(_)) => ("eval", false, false, false, false),
         };
         // `check` reads --demo, --list and --config of these groups, not the rest.
@@ -286,10 +288,34 @@ pub enum Command {
     Serve(ServeArgs),
     /// Record readings to a file, to replay later with --replay.
     Record(RecordCmdArgs),
+    /// The configuration: print the commented defaults, check a file, list the files read.
+    Config(ConfigCmdArgs),
     /// Score the alert rules on a labelled corpus of timelines (crates/gpumeter-sim/corpus):
     /// per rule true/false positives/negatives and time to detect. Exit 1 on any false alarm
     /// or miss.
     Eval(EvalArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigCmdArgs {
+    #[command(subcommand)]
+    pub action: ConfigAction,
+}
+
+/// `gpumeter config …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ConfigAction {
+    /// Print the default configuration, every key commented (a starting config.toml).
+    Default,
+    /// Check a config file (default: yours) and print the settings it resolves
+    /// to, each key with the file it came from. Exits 1 with the file, line and key on an error.
+    Check {
+        /// The file to check.
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
+    },
+    /// List the files gpumeter reads, and which of them exist.
+    Path,
 }
 
 #[derive(Debug, Args)]

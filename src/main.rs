@@ -90,6 +90,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Check(_)) => Ok(()),
         Some(Command::Serve(args)) => serve_cmd(&cli, args),
         Some(Command::Record(args)) => record_cmd(&cli, args),
+        Some(Command::Config(args)) => config_cmd(&args.action),
         Some(Command::Eval(args)) => eval_cmd(&cli, args),
         None => dashboard(&cli),
     }
@@ -482,6 +483,23 @@ fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
         eprintln!("gpumeter: serving on http://{addr}/metrics");
     })?;
     Ok(())
+}
+
+fn config_cmd(action: &cli::ConfigAction) -> anyhow::Result<()> {
+    let mut opts = cli::load_options(&Default::default(), &Default::default(), None, None);
+    let text = match action {
+        cli::ConfigAction::Default => config::DEFAULT_CONFIG.to_string(),
+        cli::ConfigAction::Path => config::show::files_text(&opts),
+        cli::ConfigAction::Check { path } => {
+            opts.config_path.clone_from(path);
+            config::show::check_text(&opts)?
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing the configuration"),
+    }
 }
 
 /// The settings for `options`, their notes (a config file not found, a layer applied) said on

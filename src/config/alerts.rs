@@ -68,7 +68,7 @@ fn invalid(layers: &[Layer], e: ValueError) -> ConfigError {
 
 /// `top` laid over `base` key by key: tables merge, anything else is replaced (a value, a list,
 /// and the hooks table as a whole: a file's hooks are all from that file).
-fn merge(base: &mut toml::Table, top: &toml::Table) {
+pub(super) fn merge(base: &mut toml::Table, top: &toml::Table) {
     for (key, value) in top {
         match (base.get_mut(key), value) {
             (Some(toml::Value::Table(b)), toml::Value::Table(t)) if key != "hooks" => merge(b, t),

@@ -16,6 +16,7 @@ pub mod error;
 pub mod raw;
 pub mod resolve;
 pub mod rules;
+pub mod show;
 pub mod values;
 
 use std::path::{Path, PathBuf};
@@ -62,6 +63,14 @@ impl Env {
         Some(base.join("gpumeter").join("config.toml"))
     }
 
+    /// `$XDG_CONFIG_HOME/gpumeter/themes/`, else `~/.config/gpumeter/themes/`: user themes,
+    /// named by file stem.
+    pub fn user_themes_dir(&self) -> Option<PathBuf> {
+        self.user_config_path()?
+            .parent()
+            .map(|dir| dir.join("themes"))
+    }
+
     /// `$XDG_STATE_HOME/gpumeter/ledger.sqlite`, else `~/.local/state/gpumeter/ledger.sqlite`.
     pub fn default_ledger_path(&self) -> Option<PathBuf> {
         let base = self
@@ -87,10 +96,11 @@ pub struct LoadOptions {
 pub fn parse_layer(name: &str, text: &str) -> Result<RawConfig, ConfigError> {
     toml::from_str(text).map_err(|e| {
         let offset = e.span().map_or(0, |s| s.start);
+        let table = gpumeter_hint::table_at(text, offset);
         ConfigError::Invalid {
             origin: Origin::at(name, text, offset),
             field: error::field_at(text, offset),
-            message: e.message().trim().to_string(),
+            message: gpumeter_hint::explain(e.message().trim(), "key", table.as_deref()),
         }
     })
 }
@@ -129,6 +139,11 @@ impl Layer {
 /// Loads the settings: defaults, then the user file (`--config` or the XDG path, when present),
 /// then the demo's prices, then the flags.
 pub fn load(opts: &LoadOptions) -> Result<Settings, ConfigError> {
+    resolve::resolve(&layers(opts)?, opts.demo.as_ref(), &opts.cli, &opts.env)
+}
+
+/// The file layers [`load`] reads: the defaults, then `--config` or the user's file.
+pub fn layers(opts: &LoadOptions) -> Result<Vec<Layer>, ConfigError> {
     let mut layers = vec![Layer::defaults()?];
     match &opts.config_path {
         Some(path) => layers.push(Layer::read(path)?),
@@ -138,7 +153,7 @@ pub fn load(opts: &LoadOptions) -> Result<Settings, ConfigError> {
             }
         }
     }
-    resolve::resolve(&layers, opts.demo.as_ref(), &opts.cli, &opts.env)
+    Ok(layers)
 }
 
 #[cfg(test)]

@@ -350,3 +350,105 @@ fn read_only_comes_from_the_file_or_the_flag_and_is_off_by_default() {
     let s = resolve::resolve(&[defaults], None, &flag, &env).unwrap();
     assert!(s.readonly);
 }
+
+/// The settings that matter, for comparing two loads (origins name different files).
+fn meaning(s: &Settings) -> impl PartialEq + std::fmt::Debug {
+    (
+        s.pricing.clone(),
+        s.ledger.clone(),
+        s.alerts.rules.clone(),
+        s.alerts.notify.clone(),
+        s.alerts.autostop.clone(),
+        s.theme.name.clone(),
+        s.readonly,
+    )
+}
+
+#[test]
+fn the_printed_default_config_parses_back_to_the_defaults() {
+    // `gpumeter config default` prints DEFAULT_CONFIG: on its own, and as a user file over
+    // the defaults, it means the defaults.
+    let env = Env::default();
+    let cli = CliPricing::default();
+    let defaults = resolve::resolve(&[Layer::defaults().unwrap()], None, &cli, &env).unwrap();
+    let printed = Layer::parse("printed.toml", DEFAULT_CONFIG).unwrap();
+    let alone = resolve::resolve(std::slice::from_ref(&printed), None, &cli, &env).unwrap();
+    assert_eq!(meaning(&alone), meaning(&defaults));
+    let over = resolve::resolve(&[Layer::defaults().unwrap(), printed], None, &cli, &env).unwrap();
+    assert_eq!(meaning(&over), meaning(&defaults));
+}
+
+#[test]
+fn config_check_writes_back_a_config_that_means_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mine.toml");
+    std::fs::write(
+        &file,
+        "[pricing]\nrate = \"3.10/gpu-h\"\nbudget = \"2000/month\"\n\n[alerts.idle]\nremind_after = \"20m\"\n\n[ui]\nreadonly = true\n",
+    )
+    .unwrap();
+    let opts = LoadOptions {
+        config_path: Some(file.clone()),
+        ..LoadOptions::default()
+    };
+    let text = show::check_text(&opts).unwrap();
+    let name = file.display().to_string();
+    assert!(
+        text.contains(&format!("remind_after = \"20m\"  # {name}")),
+        "{text}"
+    );
+    assert!(
+        text.contains("remind_every = \"30m\"  # <built-in defaults>"),
+        "{text}"
+    );
+    assert!(text.contains("# meter: on"), "{text}");
+    assert!(text.contains("# read-only"), "{text}");
+    // What it printed is itself a config file with the same meaning.
+    let again = dir.path().join("again.toml");
+    std::fs::write(&again, &text).unwrap();
+    let first = load(&opts).unwrap();
+    let second = load(&LoadOptions {
+        config_path: Some(again),
+        ..LoadOptions::default()
+    })
+    .unwrap();
+    assert_eq!(meaning(&second), meaning(&first));
+}
+
+#[test]
+fn config_check_fails_with_the_files_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.toml");
+    std::fs::write(&file, "[alerts.starved]\nutil_below = 50\n").unwrap();
+    let opts = LoadOptions {
+        config_path: Some(file),
+        ..LoadOptions::default()
+    };
+    let err = show::check_text(&opts).unwrap_err().to_string();
+    assert!(
+        err.contains("alerts.starved.util_below: unknown key `util_below` in [alerts.starved]; did you mean `util_below_pct`?"),
+        "{err}"
+    );
+}
+
+#[test]
+fn config_path_names_the_users_file_and_themes() {
+    let opts = LoadOptions {
+        env: Env {
+            xdg_config_home: Some(PathBuf::from("/nonexistent/cfg")),
+            ..Env::default()
+        },
+        ..LoadOptions::default()
+    };
+    let files = show::files_read(&opts);
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            DEFAULT_CONFIG_NAME,
+            "/nonexistent/cfg/gpumeter/config.toml",
+            "/nonexistent/cfg/gpumeter/themes/*.toml"
+        ]
+    );
+    assert!(files[1].note.ends_with("not found"));
+}

@@ -94,6 +94,8 @@ fn each_command_lists_only_the_options_it_uses() {
         &["for", "fast", "max-size", "max-files"],
     );
     check(&["eval"], &[], &["json", "config"]);
+    check(&["config"], &[], &[]);
+    check(&["config", "check"], &[], &[]);
     check(&["completions"], &[], &[]);
     check(&["man"], &[], &[]);
 }

@@ -31,10 +31,12 @@ impl ScenarioError {
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let column = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
         let source_line = text.lines().nth(line - 1).unwrap_or("").trim_end();
+        let table = gpumeter_hint::table_at(text, start);
+        let said = gpumeter_hint::explain(err.message().trim_end(), "key", table.as_deref());
         let message = if source_line.is_empty() {
-            err.message().trim_end().to_string()
+            said
         } else {
-            format!("{}\n    {line} | {source_line}", err.message().trim_end())
+            format!("{said}\n    {line} | {source_line}")
         };
         ScenarioError::Parse {
             origin: origin.to_string(),

@@ -16,7 +16,10 @@ fn err(body: &str) -> String {
 fn unknown_field_names_file_line_and_field() {
     let e = err("[[gpu]]\nname = \"x\"\nutil_gpu = { const = 1 }\n");
     assert!(e.starts_with("bad.toml:5:"), "{e}");
-    assert!(e.contains("unknown field `util_gpu`"), "{e}");
+    assert!(
+        e.contains("unknown key `util_gpu` in [gpu]; did you mean `util_gpu_pct`?"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -138,20 +138,23 @@ impl Source<'_> {
     }
 }
 
-/// serde's "unknown field `x`" said the theme's way: an unknown top-level key is an unknown
-/// role; an unknown key inside a style is named with its role (`title.colour`).
+/// serde's "unknown field `x`" said the theme's way, with the nearest valid name: an unknown
+/// top-level key is an unknown role; an unknown key inside a style is named with its role
+/// (`title.colour`).
 fn unknown_key(line_key: String, message: &str) -> (String, String) {
-    let Some(rest) = message.strip_prefix("unknown field `") else {
+    let Some(unknown) = gpumeter_hint::Unknown::parse(message) else {
         return (line_key, message.to_string());
     };
-    let name = rest.split('`').next().unwrap_or_default();
+    let name = unknown.name.clone();
     if name == line_key {
-        (line_key, format!("unknown role `{rest}"))
-    } else if line_key.ends_with(&format!(".{name}")) {
+        (line_key, unknown.explain("role", None))
+    } else if let Some(role) = line_key.strip_suffix(&format!(".{name}")) {
         // `[title]` then `colour = …` on its own line: the line already names it.
-        (line_key, message.to_string())
+        let role = role.to_string();
+        (line_key, unknown.explain("key", Some(&role)))
     } else {
-        (format!("{line_key}.{name}"), message.to_string())
+        let message = unknown.explain("key", Some(&line_key));
+        (format!("{line_key}.{name}"), message)
     }
 }
 
