@@ -200,6 +200,7 @@ impl Cli {
             Some(Command::Report(_)) => ("report", false, true, false, false),
             Some(Command::Check(_)) => ("check", true, true, true, false),
             Some(Command::Record(_)) => ("record", true, false, false, false),
+            Some(Command::Fleet(_)) => ("fleet", false, false, false, true),
             // `config check PATH` names its file itself.
             Some(Command::Config(_)) => ("config", false, false, false, false),
             Some(Command::Eval(_)) => ("eval", false, false, false, false),
@@ -288,6 +289,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Record readings to a file, to replay later with --replay.
     Record(RecordCmdArgs),
+    /// Watch several `gpumeter serve` machines from one screen (or print them once).
+    Fleet(FleetArgs),
     /// The configuration: print the commented defaults, check a file, list the files read.
     Config(ConfigCmdArgs),
     /// Score the alert rules on a labelled corpus of timelines (crates/gpumeter-sim/corpus):
@@ -331,6 +334,50 @@ pub struct EvalArgs {
     /// Score the rule settings of this config file's [alerts] tables instead of the defaults.
     #[arg(long, value_name = "PATH", help_heading = "Files")]
     pub config: Option<PathBuf>,
+}
+
+/// `gpumeter fleet`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Hosts file: one http(s)://host[:port] a line (port 9958 when left out); `#` starts a comment; after the address, optional token_file=PATH (relative to the file) and name=NAME.\nExample line: https://gpu-7.example.com:9958 token_file=tokens/gpu-7 name=trainer-7"
+)]
+pub struct FleetArgs {
+    /// The servers to watch: http(s)://host[:port] of each `gpumeter serve`.
+    #[arg(value_name = "URL")]
+    pub urls: Vec<String>,
+
+    /// Read the servers from this file (one a line; see below).
+    #[arg(long, value_name = "FILE")]
+    pub hosts: Option<PathBuf>,
+
+    /// Send `Authorization: Bearer <token>` with the token in this file to every host that
+    /// names none of its own (token_file= in the hosts file).
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+
+    /// Poll every host once, print a table (or --json) and exit 0, down hosts marked.
+    #[arg(long)]
+    pub once: bool,
+
+    /// With --once: print JSON (per-host rows and totals) instead of a table.
+    #[arg(long, requires = "once")]
+    pub json: bool,
+
+    /// Time between two polls of a host that answers (a failing one is asked less often,
+    /// up to once a minute).
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_interval)]
+    pub interval: Duration,
+
+    /// How long one request may take before the host is marked slow.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_interval)]
+    pub timeout: Duration,
+
+    /// Requests in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub concurrency: u16,
+
+    #[command(flatten)]
+    pub ui: UiArgs,
 }
 
 #[derive(Debug, Args)]

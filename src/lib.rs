@@ -20,6 +20,7 @@ pub mod config;
 pub mod engine;
 pub mod eval;
 pub mod export;
+pub mod fleet;
 pub mod launch;
 pub mod ledger;
 pub mod money;

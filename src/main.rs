@@ -90,6 +90,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Check(_)) => Ok(()),
         Some(Command::Serve(args)) => serve_cmd(&cli, args),
         Some(Command::Record(args)) => record_cmd(&cli, args),
+        Some(Command::Fleet(args)) => fleet_cmd(&cli, args),
         Some(Command::Config(args)) => config_cmd(&args.action),
         Some(Command::Eval(args)) => eval_cmd(&cli, args),
         None => dashboard(&cli),
@@ -510,4 +511,59 @@ fn load_settings(options: &config::LoadOptions) -> anyhow::Result<config::Settin
         eprintln!("gpumeter: {n}");
     }
     Ok(settings)
+}
+
+fn fleet_cmd(cli: &Cli, args: &cli::FleetArgs) -> anyhow::Result<()> {
+    use gpumeter::fleet::{self, hosts, poll::PollConfig};
+    let warn = &mut |w: String| eprintln!("gpumeter: {w}");
+    let default_token = match &args.token_file {
+        Some(p) => Some(hosts::read_token(p, warn)?),
+        None => None,
+    };
+    let text = match &args.hosts {
+        Some(p) => Some(
+            std::fs::read_to_string(p).map_err(|e| hosts::HostsError::Unreadable {
+                path: p.clone(),
+                reason: e.to_string(),
+            })?,
+        ),
+        None => None,
+    };
+    let file = args.hosts.as_deref().zip(text.as_deref());
+    let hosts = hosts::collect(&args.urls, file, default_token.as_ref(), warn)?;
+    let cfg = PollConfig {
+        interval: args.interval,
+        timeout: args.timeout,
+        concurrency: usize::from(args.concurrency),
+    };
+    let clock: SharedClock = Arc::new(SystemClock);
+    if args.once {
+        let mut out = std::io::stdout().lock();
+        return match fleet::run_once(&hosts, &cfg, &clock, args.json, &mut out) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other.context("writing the fleet table"),
+        };
+    }
+    let theme_name = args.ui.theme.clone().or_else(|| cli.ui.theme.clone());
+    let theme = match &theme_name {
+        Some(name) => ui::theme::file::load(name, &config::error::Origin::Flag("--theme"))?,
+        None => ui::theme::Theme::default(),
+    };
+    let no_color = args.ui.no_color
+        || cli.ui.no_color
+        || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    fleet::poll::spawn(hosts.clone(), cfg, clock.clone(), tx).context("starting the poller")?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let options = ui::fleet::FleetOptions {
+        hosts,
+        no_color,
+        theme,
+        interval_ms: millis(args.interval),
+    };
+    runtime.block_on(ui::fleet::run(rx, clock, options))?;
+    Ok(())
 }

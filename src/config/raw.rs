@@ -77,8 +77,14 @@ pub struct RawAlerts {
     pub starved: Option<RawStarved>,
     pub checkpoint: Option<RawCheckpoint>,
     pub throttle: Option<RawThrottle>,
+    pub hung: Option<RawWindowed>,
+    pub xid: Option<RawSwitch>,
+    pub vram: Option<RawVram>,
+    pub shared: Option<RawWindowed>,
+    pub job_done: Option<RawJobDone>,
     pub webhook: Option<RawWebhook>,
-    /// Alert kind (`idle`, `forgotten`, `starved`, `throttle`, `budget`, or `any`) → argv.
+    /// Alert kind (`idle`, `forgotten`, `starved`, `throttle`, `budget`, `hung`, `xid`, `vram`,
+    /// `shared`, `job_done`, or `any`) → argv.
     pub hooks: Option<BTreeMap<String, Vec<String>>>,
 }
 
@@ -153,6 +159,39 @@ pub struct RawCheckpoint {
     pub min_write_mb_per_s: Option<f64>,
     pub write_ratio: Option<f64>,
     pub periodic_tolerance_pct: Option<f64>,
+}
+
+/// `[alerts.xid]`: on or off.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSwitch {
+    pub enabled: Option<bool>,
+}
+
+/// `[alerts.hung]`, `[alerts.shared]`: on or off, and the hysteresis window.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWindowed {
+    pub enabled: Option<bool>,
+    pub window: Option<String>,
+}
+
+/// `[alerts.vram]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawVram {
+    pub enabled: Option<bool>,
+    pub trend: Option<String>,
+    pub horizon: Option<String>,
+    pub high_pct: Option<f64>,
+}
+
+/// `[alerts.job_done]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawJobDone {
+    pub enabled: Option<bool>,
+    pub min_busy: Option<String>,
 }
 
 /// `[alerts.throttle]`.

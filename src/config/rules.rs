@@ -287,6 +287,7 @@ pub fn rules(raw: &RawAlerts) -> Result<RulesConfig, ValueError> {
             5_000,
         )?,
     };
+    let (hung, xid, vram, shared, job_done) = super::signal_rules::signals(raw, &d)?;
     Ok(RulesConfig {
         fire_share: fire,
         clear_share: clear,
@@ -296,7 +297,11 @@ pub fn rules(raw: &RawAlerts) -> Result<RulesConfig, ValueError> {
         starved,
         checkpoint,
         throttle,
-        ..d
+        hung,
+        xid,
+        vram,
+        shared,
+        job_done,
     })
 }
 

@@ -1,5 +1,6 @@
-//! The metric histories the dashboard charts: per GPU (util, memory-controller util, VRAM %,
-//! power) and for the host (CPU, iowait), each a bounded [`Series`].
+//! The metric histories the dashboard charts: per GPU (util, GPM's SM activity where the card
+//! has it, memory-controller util, VRAM %, power) and for the host (CPU, iowait), each a
+//! bounded [`Series`].
 
 use std::collections::BTreeMap;
 
@@ -14,6 +15,8 @@ const POWER_STEP_W: f64 = 0.1;
 #[derive(Debug, Clone)]
 pub struct GpuHistory {
     pub util_pct: Series,
+    /// GPM SM activity; empty on cards without GPM.
+    pub sm_active_pct: Series,
     pub memory_util_pct: Series,
     pub vram_used_pct: Series,
     pub power_watts: Series,
@@ -23,6 +26,7 @@ impl Default for GpuHistory {
     fn default() -> Self {
         Self {
             util_pct: Series::default(),
+            sm_active_pct: Series::default(),
             memory_util_pct: Series::default(),
             vram_used_pct: Series::default(),
             power_watts: Series::with_step(POWER_STEP_W, &DEFAULT_TIERS),
@@ -45,6 +49,7 @@ impl History {
         for gpu in &snap.gpus {
             let h = self.gpus.entry(gpu.index).or_default();
             h.util_pct.push(t, gpu.util_gpu_pct.map(f64::from));
+            h.sm_active_pct.push(t, gpu.sm_active_pct);
             h.memory_util_pct
                 .push(t, gpu.util_memory_pct.map(f64::from));
             h.vram_used_pct.push(t, gpu.memory_used_pct());
@@ -79,6 +84,11 @@ mod tests {
         let g = h.gpu(3).unwrap();
         assert_eq!(g.util_pct.last(), Some((5_000, 40.0)));
         assert_eq!(g.power_watts.last(), None);
+        assert_eq!(g.sm_active_pct.last(), None, "no GPM, no SM history");
+        snap.taken_at_unix_ms = 6_000;
+        snap.gpus[0].sm_active_pct = Some(3.5);
+        h.record(&snap);
+        assert_eq!(h.gpu(3).unwrap().sm_active_pct.last(), Some((6_000, 3.5)));
         assert!(h.gpu(0).is_none());
     }
 

@@ -104,6 +104,21 @@ impl Ledger {
         .map_err(|e| self.sql_error(e))
     }
 
+    /// The alert log since `since_unix_ms`, oldest first: (time, kind, message). Budget
+    /// crossings read `budget_actual` / `budget_forecast`; rule alerts their kind (`xid` …).
+    pub fn alert_log_since(
+        &self,
+        since_unix_ms: i64,
+    ) -> Result<Vec<(i64, String, String)>, LedgerError> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT at_ms, kind, message FROM alerts WHERE at_ms >= ?1 ORDER BY at_ms, id")
+            .map_err(|e| self.sql_error(e))?;
+        stmt.query_map([since_unix_ms], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.sql_error(e))
+    }
+
     /// All minutes of all sessions summed (tests and diagnostics).
     pub fn total_usage(&self) -> Result<Usage, LedgerError> {
         let sql = format!("SELECT {SUMS} FROM minutes m");

@@ -117,6 +117,7 @@ pub struct Recorder {
     minute: Option<i64>,
     gpus: BTreeMap<u32, GpuAcc>,
     events: Vec<BudgetEvent>,
+    alerts: Vec<super::writer::AlertLog>,
     max_gpus: u32,
 }
 
@@ -148,6 +149,7 @@ impl Recorder {
             minute: None,
             gpus: BTreeMap::new(),
             events: Vec::new(),
+            alerts: Vec::new(),
             max_gpus: 0,
         }
     }
@@ -210,6 +212,11 @@ impl Recorder {
         closed
     }
 
+    /// Rule alerts to log with the open minute (the ledger's alert log).
+    pub fn log_alerts(&mut self, alerts: impl IntoIterator<Item = super::writer::AlertLog>) {
+        self.alerts.extend(alerts);
+    }
+
     /// Closes the open minute now and hands it to the writer. `None` when nothing is open.
     pub fn flush(&mut self) -> Option<FlushedMinute> {
         let minute = self.minute?;
@@ -230,6 +237,7 @@ impl Recorder {
                     })
                     .collect(),
                 events: std::mem::take(&mut self.events),
+                alerts: std::mem::take(&mut self.alerts),
                 max_gpus: self.max_gpus,
             };
             self.backlog.push_back(w);
@@ -239,6 +247,7 @@ impl Recorder {
         self.minute = None;
         self.gpus.clear();
         self.events.clear();
+        self.alerts.clear();
         Some(FlushedMinute {
             minute,
             delta,

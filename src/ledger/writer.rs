@@ -23,6 +23,16 @@ const MAX_RETRY: usize = 7 * 1_440;
 /// Longest [`Writer::finish`] waits for the queue by default.
 pub const FINISH_WAIT: Duration = Duration::from_secs(5);
 
+/// A rule's alert as the ledger's alert log keeps it (budget crossings have their own fields).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlertLog {
+    pub at_unix_ms: i64,
+    /// The alert kind's name (`xid`, `hung`, …).
+    pub kind: String,
+    /// Its one-line title.
+    pub message: String,
+}
+
 /// One closed minute as the ledger stores it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MinuteWrite {
@@ -35,6 +45,8 @@ pub struct MinuteWrite {
     /// Per GPU: (index, busy_ms, idle_ms, util_pct_ms, util_known_ms, energy_mj).
     pub gpus: Vec<(u32, i64, i64, i64, i64, Option<i64>)>,
     pub events: Vec<BudgetEvent>,
+    /// Rule alerts that fired in the minute.
+    pub alerts: Vec<AlertLog>,
     pub max_gpus: u32,
 }
 
@@ -350,6 +362,12 @@ pub(super) fn write(ledger: &mut Ledger, w: &MinuteWrite) -> Result<(), LedgerEr
                         e.period
                     )
                 ],
+            )?;
+        }
+        for a in &w.alerts {
+            tx.execute(
+                "INSERT INTO alerts (session_id, at_ms, kind, message) VALUES (?1, ?2, ?3, ?4)",
+                params![w.session_id, a.at_unix_ms, a.kind, a.message],
             )?;
         }
         tx.execute(

@@ -53,6 +53,11 @@ impl Token {
         Ok(Token(t.as_bytes().to_vec()))
     }
 
+    /// The `Authorization` header value that carries this token (for clients: `fleet`).
+    pub fn bearer(&self) -> String {
+        format!("Bearer {}", String::from_utf8_lossy(&self.0))
+    }
+
     /// Whether an `Authorization` header value carries this token (constant time in the
     /// token's bytes; the scheme is case-insensitive as RFC 7235 says).
     pub fn accepts(&self, header: Option<&[u8]>) -> bool {

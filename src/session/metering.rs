@@ -1,7 +1,8 @@
 //! One billing session beside a running [`Engine`]: the meter made from the [`Pricing`], the
 //! ledger opened at the first reading (its time and clock start identify the session), the
 //! meter seeded from what the ledger already holds, each tick rolled into its minute after the
-//! engine ingested it, and the open minute written at the end. Part of the session core
+//! engine ingested it (with the rule alerts that fired, for the ledger's alert log), and the
+//! open minute written at the end. Part of the session core
 //! ([`super::Session`] owns one); the demo test fixtures use it alone.
 //!
 //! Never fails: a ledger that cannot be opened or written becomes a note, and the meter runs on
@@ -15,8 +16,9 @@ use gpumeter_model::Snapshot;
 
 use crate::billing::{BudgetEvent, Meter, MeterConfig, Pricing};
 use crate::engine::Engine;
+use crate::engine::rules::{AlertKind, Transition};
 use crate::ledger::session::pricing_text;
-use crate::ledger::writer::FINISH_WAIT;
+use crate::ledger::writer::{AlertLog, FINISH_WAIT};
 use crate::ledger::{FlushedMinute, Ledger, Recorder, SessionKey};
 
 /// What one step of the session produced.
@@ -142,6 +144,26 @@ impl Metering {
         }
         step.events = events;
         step
+    }
+
+    /// Rule alerts that fired (or reminded: an XID seen again) go to the ledger's alert log
+    /// with the open minute; budget crossings are logged already, with their figures.
+    pub fn log_alerts(&mut self, transitions: &[Transition], now_unix_ms: i64) {
+        let Some(rec) = &mut self.recorder else {
+            return;
+        };
+        rec.log_alerts(
+            transitions
+                .iter()
+                .filter(|t| matches!(t, Transition::Fired(_) | Transition::Reminded(_)))
+                .map(Transition::alert)
+                .filter(|a| a.kind != AlertKind::Budget)
+                .map(|a| AlertLog {
+                    at_unix_ms: now_unix_ms,
+                    kind: a.kind.name().to_string(),
+                    message: a.title.clone(),
+                }),
+        );
     }
 
     /// One reading through the session and the engine: [`Metering::start`] on the first,

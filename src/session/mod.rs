@@ -173,6 +173,8 @@ impl Session {
         };
         step.notes.extend(meter.notes);
         fanout::pump(&mut self.notifier, &mut self.engine, &mut step);
+        let now = self.engine.latest().map_or(0, |s| s.taken_at_unix_ms);
+        self.metering.log_alerts(&step.transitions, now);
         step
     }
 

@@ -8,6 +8,7 @@
 
 pub mod app;
 mod event_loop;
+pub mod fleet;
 pub mod layout;
 mod loop_alerts;
 pub mod process_action;
@@ -97,7 +98,24 @@ pub fn screen_for(area: Rect, engine: &Engine, now_unix_ms: i64) -> Screen {
         let cols = usize::from(area.width.saturating_sub(2));
         alerts::panel::all_lines(&visible, cols, now_unix_ms, &theme::Theme::monochrome()).len()
     };
-    layout::compute_with_alerts(area, gpus, engine.billing().is_some(), alert_rows)
+    let charts = widgets::charts::metrics(engine).len();
+    layout::compute_for(
+        area,
+        gpus,
+        engine.billing().is_some(),
+        alert_rows,
+        charts.min(layout::MAX_CHARTS_WITH_GPM),
+    )
+}
+
+/// VRAM on `gpu` that no process visible here holds, when enough to mention (the shared-card
+/// rule's own measure and threshold).
+fn hidden_vram(engine: &Engine, gpu: u32) -> Option<u64> {
+    let min = engine.rules().config().shared.min_hidden_bytes;
+    engine
+        .latest()
+        .and_then(|s| crate::engine::rules::shared::hidden_bytes(s, gpu))
+        .filter(|b| *b >= min)
 }
 
 /// Tells `app` what the screen will list (rows, GPUs, visible rows) so keys and mouse act on
@@ -156,13 +174,15 @@ pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
         layout::GpuMode::Panels { .. } => {
             for (cell, g) in layout.gpu_cells.iter().zip(gpus) {
                 let selected = app.gpu_filter == Some(g.index);
-                gpu_panel::render(frame, *cell, g, selected, theme);
+                let hidden = hidden_vram(engine, g.index);
+                gpu_panel::render(frame, *cell, g, hidden, selected, theme);
             }
         }
         layout::GpuMode::Lines => {
             for (cell, g) in layout.gpu_cells.iter().zip(gpus) {
                 let selected = app.gpu_filter == Some(g.index);
-                gpu_line::render(frame, *cell, g, selected, theme);
+                let hidden = hidden_vram(engine, g.index);
+                gpu_line::render(frame, *cell, g, hidden, selected, theme);
             }
         }
     }

@@ -94,6 +94,19 @@ fn each_command_lists_only_the_options_it_uses() {
         &["for", "fast", "max-size", "max-files"],
     );
     check(&["eval"], &[], &["json", "config"]);
+    check(
+        &["fleet"],
+        &[DISPLAY],
+        &[
+            "hosts",
+            "token-file",
+            "once",
+            "json",
+            "interval",
+            "timeout",
+            "concurrency",
+        ],
+    );
     check(&["config"], &[], &[]);
     check(&["config", "check"], &[], &[]);
     check(&["completions"], &[], &[]);

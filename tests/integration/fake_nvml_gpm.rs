@@ -1,7 +1,9 @@
 //! GPM SM activity and XID events through the real NVML path on the fake library: the values
 //! the scenario scripts reach the snapshot JSON (`sm_active_pct` …, `xid_errors`), `null` where
 //! the board has no GPM, and every GPM and event call × NOT_SUPPORTED, NO_PERMISSION,
-//! GPU_IS_LOST, TIMEOUT on GPU 1 costs GPU 1 those fields only (the others read as before).
+//! GPU_IS_LOST, TIMEOUT on GPU 1 costs GPU 1 those fields only (the others read as before); the
+//! calls without a device (sample alloc/free, metrics, event set create/wait) cost their fields
+//! on every GPU and nothing else; unsupported XID events are said once.
 
 use serde_json::Value;
 
@@ -149,5 +151,136 @@ fn gpm_and_event_faults_on_gpu_1_cost_gpu_1_only() {
         "{} cells wrong:\n{}",
         wrong.len(),
         wrong.join("\n")
+    );
+}
+
+#[test]
+fn device_less_gpm_and_event_calls_cost_only_their_fields_everywhere() {
+    // The cells the per-GPU test above cannot script: calls without a device handle.
+    let clean = snapshot(GPM, ELAPSED_MS, &[]);
+    // (function, error, what GPM reads, what the XID counts read): "same" = as without the
+    // fault, "null" = N/A on every GPU, "lost" = the GPM cards answer lost (the driver said so
+    // about their samples), the others read as before.
+    let cells: &[(&str, &[&str], &str, &str)] = &[
+        ("nvmlGpmMetricsGet", &["GPU_IS_LOST"], "lost", "same"),
+        ("nvmlGpmSampleAlloc", &["GPU_IS_LOST"], "lost", "same"),
+        // Freeing a sample that failed to free changes no reading.
+        (
+            "nvmlGpmSampleFree",
+            &["NOT_SUPPORTED", "NO_PERMISSION", "GPU_IS_LOST", "TIMEOUT"],
+            "same",
+            "same",
+        ),
+        // No event set: no XID counts, the readings go on.
+        (
+            "nvmlEventSetCreate",
+            &["NOT_SUPPORTED", "NO_PERMISSION", "GPU_IS_LOST", "TIMEOUT"],
+            "same",
+            "null",
+        ),
+        // A wait that times out is a quiet interval; any other answer ends the watch.
+        ("nvmlEventSetWait_v2", &["TIMEOUT"], "same", "empty"),
+        (
+            "nvmlEventSetWait_v2",
+            &["NOT_SUPPORTED", "NO_PERMISSION", "GPU_IS_LOST"],
+            "same",
+            "null",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (function, errors, gpm, xid) in cells {
+        for error in *errors {
+            let scenario =
+                format!("{GPM}[[fault]]\nfunction = \"{function}\"\nerror = \"{error}\"\n");
+            let snap = snapshot(&scenario, ELAPSED_MS, &[]);
+            let cell = format!("{function} × {error}");
+            for i in 0..4 {
+                let (g, c) = (&snap["gpus"][i], &clean["gpus"][i]);
+                let has_gpm = c["sm_active_pct"] != Value::Null;
+                if *gpm == "lost" && has_gpm {
+                    if g["state"] != "lost" || g["xid_errors"] != c["xid_errors"] {
+                        wrong.push(format!("{cell}: GPU {i} not lost with its XIDs: {g}"));
+                    }
+                    continue;
+                }
+                if g["util_gpu_pct"] != c["util_gpu_pct"] || g["state"] != c["state"] {
+                    wrong.push(format!("{cell}: GPU {i} readings changed: {g}"));
+                }
+                let sm_ok = match *gpm {
+                    "null" | "lost" => g["sm_active_pct"] == Value::Null,
+                    _ => g["sm_active_pct"] == c["sm_active_pct"],
+                };
+                if !sm_ok {
+                    wrong.push(format!(
+                        "{cell}: GPU {i} sm_active_pct = {}",
+                        g["sm_active_pct"]
+                    ));
+                }
+                let xid_ok = match *xid {
+                    "null" => g["xid_errors"] == Value::Null,
+                    // Events registered, none delivered (a GPU without events stays N/A).
+                    "empty" if c["xid_errors"].is_null() => g["xid_errors"] == Value::Null,
+                    "empty" => g["xid_errors"] == serde_json::json!([]),
+                    _ => g["xid_errors"] == c["xid_errors"],
+                };
+                if !xid_ok {
+                    wrong.push(format!("{cell}: GPU {i} xid_errors = {}", g["xid_errors"]));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} cells wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn unsupported_xid_events_are_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rec.ndjson");
+    let scenario = format!(
+        "{GPM}[[fault]]\ngpu = 1\nfunction = \"nvmlDeviceRegisterEvents\"\nerror = \"NOT_SUPPORTED\"\n"
+    );
+    let out = crate::support::fake_nvml::gpumeter(
+        &[
+            "record",
+            file.to_str().unwrap(),
+            "--for",
+            "1s",
+            "--interval",
+            "200ms",
+        ],
+        &scenario,
+        ELAPSED_MS,
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.get("gpus").is_some())
+        .collect();
+    assert!(lines.len() >= 3, "{text}");
+    let said: usize = lines
+        .iter()
+        .flat_map(|s| s["warnings"].as_array().cloned().unwrap_or_default())
+        .filter(|w| {
+            w.as_str()
+                .is_some_and(|w| w.starts_with("XID events not supported on GPU 1:"))
+        })
+        .count();
+    assert_eq!(said, 1, "{text}");
+    assert!(
+        lines
+            .iter()
+            .all(|s| s["gpus"][1]["xid_errors"] == Value::Null)
     );
 }

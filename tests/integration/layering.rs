@@ -89,6 +89,17 @@ fn sources_and_recordings_know_nothing_of_the_engine_or_the_front_ends() {
 }
 
 #[test]
+fn fleet_parses_no_arguments_and_keeps_no_ledger() {
+    // It reads servers through the model's document: no local source, ledger or channels.
+    check(
+        "fleet",
+        &[
+            "cli", "config", "ledger", "notify", "source", "watch", "session",
+        ],
+    );
+}
+
+#[test]
 fn serve_draws_nothing_and_parses_no_arguments() {
     check("serve", &["ui", "cli"]);
 }

@@ -32,6 +32,12 @@ pub struct HungRule {
     tracks: BTreeMap<u32, Track>,
 }
 
+/// The evidence's means cover the last quarter of the window: the stuck stretch itself, not
+/// the work before it.
+fn evidence_span(window_ms: i64) -> i64 {
+    (window_ms / 4).max(1_000)
+}
+
 /// The hung alert's id (one for the machine: a hung collective stops every rank at once).
 pub const HUNG_ID: &str = "hung";
 
@@ -49,12 +55,13 @@ impl HungRule {
         let snap = ctx.snap;
         let now = ctx.now_ms;
         let (span, fire, clear) = (self.cfg.window_ms, self.fire_share, self.clear_share);
+        let recent = evidence_span(span);
         for g in &snap.gpus {
             let t = self.tracks.entry(g.index).or_insert_with(|| Track {
                 stuck: Window::new(span, fire, clear),
-                util: MeanWindow::new(span),
-                sm: MeanWindow::new(span),
-                power: MeanWindow::new(span),
+                util: MeanWindow::new(recent),
+                sm: MeanWindow::new(recent),
+                power: MeanWindow::new(recent),
             });
             t.stuck.push(now, g.looks_stuck(&self.cfg.thresholds));
             t.util.push(now, g.util_gpu_pct.map(f64::from));
@@ -107,16 +114,17 @@ impl HungRule {
                 .join(", ")
         };
         let window = minutes_text(self.cfg.window_ms);
+        let recent = format!("{} s", evidence_span(self.cfg.window_ms) / 1000);
         let th = &self.cfg.thresholds;
         let mut evidence = vec![
             ("GPUs".to_string(), list.clone()),
             ("for".to_string(), lasted.clone()),
             (
-                format!("util, mean over {window} (NVML)"),
+                format!("util, mean over the last {recent} (NVML)"),
                 per_gpu(&|t| t.util.mean().map(|v| format!("{v:.0} %"))),
             ),
             (
-                format!("SM activity, mean over {window} (GPM)"),
+                format!("SM activity, mean over the last {recent} (GPM)"),
                 per_gpu(&|t| t.sm.mean().map(|v| format!("{v:.1} %"))),
             ),
             (

@@ -69,6 +69,11 @@ impl Roster {
     }
 }
 
+/// A GPM percentage as a ratio; `None` when unsupported (or not a number).
+fn gpm(v: Option<f64>) -> Option<f64> {
+    v.filter(|v| v.is_finite()).map(|p| p / 100.0)
+}
+
 /// Whether a GPU is gone: lost, needing a reset, or missing from the reading.
 fn lost(g: Option<&GpuReading>) -> bool {
     g.is_none_or(|g| matches!(g.state, GpuState::Lost | GpuState::ResetRequired))
@@ -145,6 +150,27 @@ pub fn render(
         "PCIe traffic out of the GPU.",
         live(|g| g.pcie_tx_bytes_per_s.map(|b| b as f64)),
     );
+    // GPM (Hopper and newer): absent where unsupported, like every optional reading.
+    out.gauge(
+        "gpumeter_gpu_sm_active_ratio",
+        "GPM: share of SM time with a warp resident (0-1); absent without GPM.",
+        live(|g| gpm(g.sm_active_pct)),
+    );
+    out.gauge(
+        "gpumeter_gpu_sm_occupancy_ratio",
+        "GPM: resident warps as a share of the maximum (0-1); absent without GPM.",
+        live(|g| gpm(g.sm_occupancy_pct)),
+    );
+    out.gauge(
+        "gpumeter_gpu_tensor_active_ratio",
+        "GPM: share of time a tensor pipe was busy (0-1); absent without GPM.",
+        live(|g| gpm(g.tensor_active_pct)),
+    );
+    out.gauge(
+        "gpumeter_gpu_dram_active_ratio",
+        "GPM: DRAM bandwidth in use as a share of the peak (0-1); absent without GPM.",
+        live(|g| gpm(g.dram_active_pct)),
+    );
     out.gauge(
         "gpumeter_gpu_throttle_reason",
         "1 while this clock throttle reason is active, else 0 (absent when the driver cannot say).",
@@ -189,6 +215,24 @@ pub fn render(
         "gpumeter_gpu_starved_seconds_total",
         "Time the GPU stood starved by its input pipeline, by the cause the evidence is consistent with.",
         starved_samples,
+    );
+    // XID counts survive a lost GPU (XID 79 is why it is lost); absent where events are
+    // unsupported.
+    let xids: Samples = all
+        .iter()
+        .filter_map(|&i| Some((i, snap.gpu(i)?.xid_errors.as_ref()?)))
+        .flat_map(|(i, counts)| {
+            counts.iter().map(move |x| {
+                let mut l = roster.labels(i);
+                l.push(("xid", x.xid.to_string()));
+                (l, x.count as f64)
+            })
+        })
+        .collect();
+    out.counter(
+        "gpumeter_gpu_xid_errors_total",
+        "Critical XID errors the driver reported for the GPU since gpumeter started, by XID.",
+        xids,
     );
     let info: Samples = all
         .iter()

@@ -332,3 +332,39 @@ fn the_state_published_before_the_first_reading_is_a_valid_scrape_and_not_ready(
     assert!(p.snapshot.is_none());
     assert_eq!(p.ready, Err("no reading yet".to_string()));
 }
+
+#[test]
+fn gpm_ratios_and_xid_counters_where_supported_absent_elsewhere() {
+    // xid: H100s with GPM; GPU 3 raises XID 79 at 90 s and is lost, its counter stays.
+    let engine = played_for("xid", 120);
+    let text = scrape_of(&engine, MetricsOptions::default()).classic;
+    for family in [
+        "gpumeter_gpu_sm_active_ratio",
+        "gpumeter_gpu_sm_occupancy_ratio",
+        "gpumeter_gpu_tensor_active_ratio",
+        "gpumeter_gpu_dram_active_ratio",
+    ] {
+        let s = samples(&text, family);
+        assert_eq!(s.len(), 3, "{family}: the three live GPUs: {s:?}");
+        assert!(s.iter().all(|(_, v)| (0.0..=1.0).contains(v)), "{s:?}");
+    }
+    let sm = value(&text, "gpumeter_gpu_sm_active_ratio", "gpu=\"0\"").unwrap();
+    assert!((0.7..0.9).contains(&sm), "{sm}");
+    assert_eq!(
+        value(&text, "gpumeter_gpu_xid_errors_total", "gpu=\"3\""),
+        Some(1.0)
+    );
+    let xid = samples(&text, "gpumeter_gpu_xid_errors_total");
+    assert_eq!(xid.len(), 1, "{xid:?}");
+    assert!(xid[0].0.contains("xid=\"79\""), "{xid:?}");
+    assert!(text.contains("# TYPE gpumeter_gpu_xid_errors_total counter"));
+
+    // container: A100s (no GPM): the ratio families are absent, not 0.
+    let engine = played_for("container", 30);
+    let text = scrape_of(&engine, MetricsOptions::default()).classic;
+    assert!(!text.contains("gpumeter_gpu_sm_active_ratio"), "{text}");
+    assert!(
+        !text.contains("gpumeter_gpu_xid_errors_total{"),
+        "no XIDs, no series"
+    );
+}

@@ -90,6 +90,27 @@ impl XidWatch {
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
             }
         }
+        // Unsupported is said once, here (N/A says it in every sample after).
+        let unsupported: Vec<String> = watch
+            .registered
+            .iter()
+            .filter(|(_, r)| {
+                matches!(r, Err(why) if why == "not supported" || why == "function not in this driver")
+            })
+            .map(|(gpu, _)| gpu.to_string())
+            .collect();
+        if !unsupported.is_empty() {
+            let word = if unsupported.len() == 1 {
+                "GPU"
+            } else {
+                "GPUs"
+            };
+            watch.news.push(line(&format!(
+                "XID events not supported on {word} {}: their hardware errors are not reported \
+                 (xid_errors N/A)",
+                unsupported.join(", ")
+            )));
+        }
         watch
     }
 

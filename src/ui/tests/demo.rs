@@ -25,6 +25,11 @@ pub const NOW: i64 = START + SECONDS * 1_000 + 400;
 /// The scenario's engine after `seconds` of one-second readings, metered at its own price
 /// resolved the way `gpumeter --demo` resolves it (defaults, then the scenario; no user file).
 pub fn played_for(name: &str, seconds: i64) -> Engine {
+    played_with(name, seconds, |_, _| {})
+}
+
+/// [`played_for`], calling `each` with the second and the session after every reading.
+pub fn played_with(name: &str, seconds: i64, mut each: impl FnMut(i64, &Session)) -> Engine {
     let scenario = Scenario::builtin(name).unwrap();
     let settings = crate::config::load(&LoadOptions {
         env: Env::default(),
@@ -42,9 +47,10 @@ pub fn played_for(name: &str, seconds: i64) -> Engine {
         ..SessionConfig::default()
     })
     .unwrap();
-    for _ in 0..=seconds {
+    for second in 0..=seconds {
         let step = session.ingest(source.sample().unwrap());
         assert!(step.notes.is_empty(), "{name}: {:?}", step.notes);
+        each(second, &session);
         clock.advance_ms(1_000);
     }
     session.into_engine()

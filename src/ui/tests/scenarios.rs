@@ -171,3 +171,28 @@ fn idle_money_moves() {
     let text = buffer_to_string(&render_at(&mut app, &later, 80, 24, NOW + 60_000));
     assert!(spent(&text) > now, "{text}");
 }
+
+#[test]
+fn gpm_cards_show_sm_activity_and_its_source_others_util_only() {
+    // training (H100, GPM): the SM gauge, the source in the panel title, the SM chart.
+    let text = screen(&played("training"), 200, 60);
+    assert!(text.contains("· activity: GPM"), "{text}");
+    assert!(text.contains(" SM █"), "{text}");
+    assert!(text.contains("SM activity (GPM)"), "{text}");
+    // container (A100, no GPM): none of it, and no N/A gauge in its place.
+    let text = screen(&played("container"), 200, 60);
+    assert!(!text.contains("GPM"), "{text}");
+    assert!(!text.contains(" SM N/A"), "{text}");
+}
+
+#[test]
+fn shared_cards_show_the_other_tenants_memory_per_gpu() {
+    let text = screen(&played("shared"), 120, 40);
+    assert_eq!(
+        text.matches("hidden VRAM 12.0GiB").count(),
+        2,
+        "GPUs 1 and 3:\n{text}"
+    );
+    let text = screen(&played("training"), 120, 40);
+    assert!(!text.contains("hidden VRAM"), "{text}");
+}

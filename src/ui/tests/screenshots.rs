@@ -10,13 +10,19 @@ use crate::ui::tests::demo::{START, played_for};
 use crate::ui::tests::fixtures::{self, render_at};
 use crate::ui::tests::svg::to_svg;
 
-/// What is shot: scenario, width, height, simulated seconds played (`idle` long enough for its
-/// alert to fire). The file is `screenshots/<scenario>.svg`.
-const SHOTS: [(&str, u16, u16, i64); 4] = [
+/// What is shot: scenario, width, height, simulated seconds played (long enough for the
+/// scenario's alert to fire). The file is `screenshots/<scenario>.svg`.
+const SHOTS: [(&str, u16, u16, i64); 10] = [
     ("cpu-starved", 120, 40, 120),
     ("training", 200, 60, 120),
     ("gpu-lost", 120, 40, 120),
     ("idle", 120, 40, 900),
+    ("hung", 120, 40, 300),
+    ("xid", 120, 40, 120),
+    ("oom-soon", 120, 40, 360),
+    ("job-done", 120, 40, 240),
+    ("shared", 120, 40, 120),
+    (FLEET_SHOT, 140, 9, 900),
 ];
 
 const UPDATE_VAR: &str = "GPUMETER_UPDATE_SCREENSHOTS";
@@ -26,7 +32,16 @@ fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("screenshots")
 }
 
+/// The fleet screen's picture, `screenshots/fleet.svg`: four demo hosts (idle, training,
+/// cpu-starved, a dead one) 15 minutes in, drawn by `ui::fleet`.
+const FLEET_SHOT: &str = "fleet";
+
 fn shot(name: &str, w: u16, h: u16, seconds: i64) -> String {
+    if name == FLEET_SHOT {
+        let mut ui = crate::ui::fleet::tests::demo_fleet(seconds);
+        let buf = crate::ui::fleet::tests::draw(&mut ui, w, h, START + seconds * 1_000 + 400);
+        return to_svg(&buf, &format!("gpumeter fleet --hosts hosts.txt ({w}×{h})"));
+    }
     let engine = played_for(name, seconds);
     let mut app = App::new(&fixtures::options());
     let buf = render_at(&mut app, &engine, w, h, START + seconds * 1_000 + 400);

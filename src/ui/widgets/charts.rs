@@ -1,5 +1,6 @@
-//! Braille history charts of GPU util, VRAM use and power over the last minutes, one line per
-//! GPU (or only the GPU the view is narrowed to), read from the engine's history windows.
+//! Braille history charts of GPU util, SM activity (GPM, beside util, only when a charted card
+//! has it), VRAM use and power over the last minutes, one line per GPU (or only the GPU the
+//! view is narrowed to), read from the engine's history windows.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -23,17 +24,19 @@ const MIN_INNER_H: u16 = 2;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
     Util,
+    SmActive,
     Vram,
     Power,
 }
 
 impl Metric {
     /// In the order charts are laid out, left to right.
-    pub const ALL: [Metric; 3] = [Metric::Util, Metric::Vram, Metric::Power];
+    pub const ALL: [Metric; 4] = [Metric::Util, Metric::SmActive, Metric::Vram, Metric::Power];
 
     fn title(self) -> &'static str {
         match self {
             Metric::Util => "util",
+            Metric::SmActive => "SM activity (GPM)",
             Metric::Vram => "VRAM",
             Metric::Power => "power",
         }
@@ -42,6 +45,7 @@ impl Metric {
     fn series(self, h: &GpuHistory) -> &Series {
         match self {
             Metric::Util => &h.util_pct,
+            Metric::SmActive => &h.sm_active_pct,
             Metric::Vram => &h.vram_used_pct,
             Metric::Power => &h.power_watts,
         }
@@ -49,15 +53,28 @@ impl Metric {
 
     fn value(self, v: f64) -> String {
         match self {
-            Metric::Util | Metric::Vram => format!("{v:.0}%"),
+            Metric::Util | Metric::SmActive | Metric::Vram => format!("{v:.0}%"),
             Metric::Power => format!("{v:.0}W"),
         }
     }
 }
 
-/// Draws one chart per area, in [`Metric::ALL`] order.
+/// The charts to draw, in [`Metric::ALL`] order: SM activity only when a GPU has its history.
+pub fn metrics(engine: &Engine) -> Vec<Metric> {
+    let gpm = engine
+        .history()
+        .gpus
+        .values()
+        .any(|h| h.sm_active_pct.last().is_some());
+    Metric::ALL
+        .into_iter()
+        .filter(|m| *m != Metric::SmActive || gpm)
+        .collect()
+}
+
+/// Draws one chart per area, in [`metrics`] order.
 pub fn render(frame: &mut Frame, areas: &[Rect], app: &App, engine: &Engine, now_ms: i64) {
-    for (area, metric) in areas.iter().zip(Metric::ALL) {
+    for (area, metric) in areas.iter().zip(metrics(engine)) {
         render_one(frame, *area, metric, app, engine, now_ms);
     }
 }
@@ -130,7 +147,7 @@ fn render_one(
     }
 
     let y_max = match metric {
-        Metric::Util | Metric::Vram => 100.0,
+        Metric::Util | Metric::SmActive | Metric::Vram => 100.0,
         Metric::Power => power_scale(engine, &gpus, &lines),
     };
     let top_label = match metric {

@@ -1,6 +1,6 @@
-//! One GPU on one line, for small terminals or many GPUs: util bar, memory-controller util,
-//! VRAM, power, temperature, active slowdowns and the name, dropping from the right what does
-//! not fit. A lost GPU says so on its line.
+//! One GPU on one line, for small terminals or many GPUs: util bar, SM activity (GPM cards),
+//! memory-controller util, VRAM (and what no visible process holds), power, temperature, active slowdowns and the name, dropping
+//! from the right what does not fit. A lost GPU says so on its line.
 
 use gpumeter_model::{GpuReading, GpuState};
 use ratatui::Frame;
@@ -17,17 +17,30 @@ use crate::ui::widgets::gpu_panel::{short_name, state_problem, vram_text};
 const MIN_BAR: usize = 10;
 const MAX_BAR: usize = 30;
 
-/// Draws `gpu` on the first row of `area`.
-pub fn render(frame: &mut Frame, area: Rect, gpu: &GpuReading, selected: bool, theme: &Theme) {
+/// Draws `gpu` on the first row of `area`; `hidden`: VRAM no process visible here holds.
+pub fn render(
+    frame: &mut Frame,
+    area: Rect,
+    gpu: &GpuReading,
+    hidden: Option<u64>,
+    selected: bool,
+    theme: &Theme,
+) {
     if area.width == 0 || area.height == 0 {
         return;
     }
-    let line = compact_line(gpu, usize::from(area.width), selected, theme);
+    let line = compact_line(gpu, hidden, usize::from(area.width), selected, theme);
     frame.render_widget(Paragraph::new(line), area);
 }
 
 /// The line's spans for a width.
-pub fn compact_line(g: &GpuReading, width: usize, selected: bool, theme: &Theme) -> Line<'static> {
+pub fn compact_line(
+    g: &GpuReading,
+    hidden: Option<u64>,
+    width: usize,
+    selected: bool,
+    theme: &Theme,
+) -> Line<'static> {
     let marker = if selected { "▶" } else { " " };
     let head = styled(
         format!("{marker}GPU{:<2}", g.index),
@@ -52,6 +65,13 @@ pub fn compact_line(g: &GpuReading, width: usize, selected: bool, theme: &Theme)
     let util = g.util_gpu_pct.map(f64::from);
     // Segments after the bar, most important first; dropped from the end when short of room.
     let mut rest: Vec<Vec<Span<'static>>> = Vec::new();
+    if let Some(sm) = g.sm_active_pct {
+        // GPM's SM activity beside util (only where the card has GPM).
+        rest.push(vec![
+            styled(" SM ", theme.label),
+            fmt::pct_span(Some(sm), theme),
+        ]);
+    }
     rest.push(vec![
         styled(" mem ", theme.label),
         fmt::pct_span(g.util_memory_pct.map(f64::from), theme),
@@ -63,6 +83,13 @@ pub fn compact_line(g: &GpuReading, width: usize, selected: bool, theme: &Theme)
             theme.text,
         ),
     ]);
+    if let Some(h) = hidden {
+        // Another tenant's memory: said, never blamed.
+        rest.push(vec![
+            styled(" hidden ", theme.label),
+            styled(crate::units::bytes(h), theme.hot),
+        ]);
+    }
     rest.push(vec![
         styled(" ", theme.text),
         styled(
@@ -131,13 +158,13 @@ mod tests {
         let t = Theme::colour();
         let g = fixtures::gpu(3, 97);
         for w in [20, 40, 60, 80, 120, 200] {
-            let l = compact_line(&g, w, false, &t);
+            let l = compact_line(&g, None, w, false, &t);
             assert!(l.width() <= w.max(22), "w={w}: {}", text(&l));
         }
-        let wide = text(&compact_line(&g, 200, false, &t));
+        let wide = text(&compact_line(&g, None, 200, false, &t));
         assert!(wide.contains("H100 80GB HBM3"), "{wide}");
         assert!(wide.contains("⚠power-cap"), "{wide}");
-        let narrow = text(&compact_line(&g, 60, false, &t));
+        let narrow = text(&compact_line(&g, None, 60, false, &t));
         assert!(narrow.contains("VRAM"), "{narrow}");
         assert!(!narrow.contains("H100"), "{narrow}");
     }
@@ -145,7 +172,7 @@ mod tests {
     #[test]
     fn lost_gpu_line_says_lost() {
         let t = Theme::colour();
-        let s = text(&compact_line(&fixtures::lost_gpu(5), 80, false, &t));
+        let s = text(&compact_line(&fixtures::lost_gpu(5), None, 80, false, &t));
         assert!(
             s.contains("GPU5") && s.contains("LOST — fell off the bus"),
             "{s}"
@@ -157,7 +184,7 @@ mod tests {
     #[test]
     fn absent_readings_read_na() {
         let t = Theme::colour();
-        let s = text(&compact_line(&fixtures::bare_gpu(1), 120, false, &t));
+        let s = text(&compact_line(&fixtures::bare_gpu(1), None, 120, false, &t));
         assert!(s.contains("mem N/A"), "{s}");
         assert!(s.contains("N/A/N/A"), "{s}");
         assert!(s.contains("N/A°C"), "{s}");

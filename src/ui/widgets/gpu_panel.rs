@@ -1,6 +1,7 @@
-//! One GPU as a bordered panel: util and memory-controller bars, VRAM, power and energy,
+//! One GPU as a bordered panel: util and memory-controller bars (and GPM's SM activity between
+//! them where the card has GPM, the title saying so), VRAM, power and energy,
 //! temperature and fan, SM/memory clocks against their maximum, PCIe traffic and link, throttle
-//! reasons (slowdowns highlighted). A lost GPU gets a panel that says so; every absent reading
+//! reasons (slowdowns highlighted) and VRAM another tenant holds. A lost GPU gets a panel that says so; every absent reading
 //! reads `N/A`.
 
 use gpumeter_model::{GpuReading, GpuState};
@@ -14,8 +15,16 @@ use crate::units::{self, NA};
 use crate::ui::theme::Theme;
 use crate::ui::widgets::fmt::{self, styled};
 
-/// Draws `gpu` into `area` (a [`crate::ui::layout::PANEL_HEIGHT`]-row cell).
-pub fn render(frame: &mut Frame, area: Rect, gpu: &GpuReading, selected: bool, theme: &Theme) {
+/// Draws `gpu` into `area` (a [`crate::ui::layout::PANEL_HEIGHT`]-row cell); `hidden`: VRAM no
+/// process visible here holds (another tenant), shown on the last line.
+pub fn render(
+    frame: &mut Frame,
+    area: Rect,
+    gpu: &GpuReading,
+    hidden: Option<u64>,
+    selected: bool,
+    theme: &Theme,
+) {
     let problem = state_problem(gpu.state);
     let border = match (problem.is_some(), selected) {
         (true, _) => theme.hot,
@@ -29,6 +38,10 @@ pub fn render(frame: &mut Frame, area: Rect, gpu: &GpuReading, selected: bool, t
     if gpu.state == GpuState::Error {
         title.push(styled(" ERROR ", theme.alarm));
     }
+    if gpu.sm_active_pct.is_some() && problem.is_none() {
+        // Where the activity figure comes from: GPM's SM activity (the SM gauge), not util.
+        title.push(styled("· activity: GPM ", theme.dim));
+    }
     let block = Block::new()
         .borders(Borders::ALL)
         .border_style(border)
@@ -40,7 +53,7 @@ pub fn render(frame: &mut Frame, area: Rect, gpu: &GpuReading, selected: bool, t
     }
     let lines = match problem {
         Some((headline, detail)) => problem_lines(headline, detail, inner.height, theme),
-        None => reading_lines(gpu, usize::from(inner.width), theme),
+        None => reading_lines(gpu, hidden, usize::from(inner.width), theme),
     };
     super::text::render(frame, inner, lines);
 }
@@ -84,19 +97,37 @@ fn na(theme: &Theme) -> Span<'static> {
     styled(NA, theme.na)
 }
 
-fn reading_lines(g: &GpuReading, w: usize, theme: &Theme) -> Vec<Line<'static>> {
+fn reading_lines(
+    g: &GpuReading,
+    hidden: Option<u64>,
+    w: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     vec![
         util_line(g, w, theme),
         vram_line(g, w, theme),
         power_line(g, w, theme),
         clock_line(g, theme),
         pcie_line(g, theme),
-        throttle_line(g, theme),
+        throttle_line(g, hidden, theme),
     ]
 }
 
-/// `util ████──── 78%  mem ██────── 23%`, split in two halves.
+/// `util ████──── 78%  mem ██────── 23%`, split in two halves; with GPM, thirds with the SM
+/// activity between them (`util ██ 99% SM █ 84% mem █ 52%`).
 fn util_line(g: &GpuReading, w: usize, theme: &Theme) -> Line<'static> {
+    if let Some(sm) = g.sm_active_pct {
+        let third = w / 3;
+        let mut spans = gauge("util ", g.util_gpu_pct.map(f64::from), third, theme);
+        spans.extend(gauge(" SM ", Some(sm), third, theme));
+        spans.extend(gauge(
+            " mem ",
+            g.util_memory_pct.map(f64::from),
+            w - 2 * third,
+            theme,
+        ));
+        return Line::from(spans);
+    }
     let left = w / 2;
     let right = w - left;
     let mut spans = gauge("util ", g.util_gpu_pct.map(f64::from), left, theme);
@@ -275,9 +306,14 @@ pub fn link_span(g: &GpuReading, theme: &Theme) -> Span<'static> {
     }
 }
 
-fn throttle_line(g: &GpuReading, theme: &Theme) -> Line<'static> {
+fn throttle_line(g: &GpuReading, hidden: Option<u64>, theme: &Theme) -> Line<'static> {
     let mut spans = vec![label("throttle ", theme)];
     spans.extend(throttle_spans(g, theme));
+    if let Some(h) = hidden {
+        // Another tenant's memory (the driver lists no PID we can see): said, never blamed.
+        spans.push(label("  hidden VRAM ", theme));
+        spans.push(styled(units::bytes(h), theme.hot));
+    }
     Line::from(spans)
 }
 

@@ -50,12 +50,14 @@ pub fn command(home: &std::path::Path) -> Command {
 impl Served {
     /// `gpumeter serve --listen 127.0.0.1:0 <args>` with `env`; waits for the listening line.
     pub fn start(args: &[&str], env: &[(&str, &str)]) -> Served {
+        Self::start_on("127.0.0.1:0", args, env)
+    }
+
+    /// [`Served::start`] on a given `--listen` address (a server started again where it was).
+    pub fn start_on(listen: &str, args: &[&str], env: &[(&str, &str)]) -> Served {
         let home = tempfile::tempdir().unwrap();
         let mut cmd = command(home.path());
-        cmd.arg("serve")
-            .arg("--listen")
-            .arg("127.0.0.1:0")
-            .args(args);
+        cmd.arg("serve").arg("--listen").arg(listen).args(args);
         for (k, v) in env {
             cmd.env(k, v);
         }

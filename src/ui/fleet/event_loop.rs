@@ -1,0 +1,185 @@
+//! The fleet screen's loop: one task owns the [`FleetUi`] and waits on the terminal's events,
+//! the poller's answers, a one-second tick (ages move, stale hosts turn stale) and
+//! SIGTERM/SIGHUP/SIGINT. It drains what is pending, then draws at most once per frame
+//! interval, only when something changed. The network is the poller threads' business: a
+//! host that never answers costs this loop nothing. The terminal is restored on every exit.
+
+use std::future::Future;
+use std::io::{self, IsTerminal};
+use std::time::Duration;
+
+use crossterm::event::{Event, EventStream};
+use futures_util::{FutureExt, Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::layout::Rect;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc::Receiver;
+use tokio::time::{Instant, MissedTickBehavior};
+
+use super::{FleetOptions, FleetUi};
+use crate::clock::{Clock, SharedClock};
+use crate::fleet::poll::PollEvent;
+use crate::ui::terminal::TerminalGuard;
+use crate::ui::{Action, UiError};
+
+const FRAME: Duration = Duration::from_millis(50);
+const TICK: Duration = Duration::from_secs(1);
+
+/// Runs the fleet screen until the user quits or a signal arrives.
+pub async fn run(
+    rx: Receiver<PollEvent>,
+    clock: SharedClock,
+    options: FleetOptions,
+) -> Result<(), UiError> {
+    let mut term = signal(SignalKind::terminate()).map_err(|source| UiError::Signal {
+        signal: "SIGTERM",
+        source,
+    })?;
+    let mut hup = signal(SignalKind::hangup()).map_err(|source| UiError::Signal {
+        signal: "SIGHUP",
+        source,
+    })?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|source| UiError::Signal {
+        signal: "SIGINT",
+        source,
+    })?;
+    let shutdown = async move {
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = hup.recv() => {},
+            _ = int.recv() => {},
+        }
+    };
+    if !io::stdout().is_terminal() {
+        return Err(UiError::NotATerminal);
+    }
+    let options = FleetOptions {
+        no_color: options.no_color || crate::ui::theme::no_color_env(),
+        ..options
+    };
+    let mut guard = TerminalGuard::enter()?;
+    let result = async {
+        let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+        terminal.clear()?;
+        let mut ui = FleetUi::new(&options);
+        drive(
+            &mut terminal,
+            EventStream::new(),
+            rx,
+            clock.as_ref(),
+            &mut ui,
+            shutdown,
+        )
+        .await
+    }
+    .await;
+    let restored = guard.restore();
+    result?;
+    restored?;
+    Ok(())
+}
+
+/// The loop over any backend and event stream (tests drive it with a `TestBackend`).
+pub(crate) async fn drive<B, S, F>(
+    terminal: &mut Terminal<B>,
+    mut events: S,
+    mut rx: Receiver<PollEvent>,
+    clock: &dyn Clock,
+    ui: &mut FleetUi,
+    shutdown: F,
+) -> Result<(), UiError>
+where
+    B: Backend,
+    S: Stream<Item = io::Result<Event>> + Unpin,
+    F: Future<Output = ()>,
+{
+    tokio::pin!(shutdown);
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let mut poller_open = true;
+    let mut dirty = true;
+    let mut last_draw: Option<Instant> = None;
+    loop {
+        if dirty && last_draw.is_none_or(|t| t.elapsed() >= FRAME) {
+            let area = area_of(terminal)?;
+            let now = clock.now_unix_ms();
+            ui.sync(area, now);
+            terminal.draw(|f| ui.draw(f, now)).map_err(backend_error)?;
+            dirty = false;
+            last_draw = Some(Instant::now());
+        }
+        let next_frame = last_draw.map_or_else(Instant::now, |t| t + FRAME);
+        tokio::select! {
+            () = &mut shutdown => return Ok(()),
+            ev = events.next() => match ev {
+                Some(Ok(ev)) => {
+                    if on_input(ev, ui, terminal, clock)? == Action::Quit {
+                        return Ok(());
+                    }
+                    dirty = true;
+                }
+                Some(Err(e)) => return Err(e.into()),
+                None => return Ok(()),
+            },
+            msg = rx.recv(), if poller_open => {
+                match msg {
+                    Some(ev) => ui.apply(ev),
+                    None => poller_open = false,
+                }
+                dirty = true;
+            },
+            _ = tick.tick() => dirty |= last_draw.is_none_or(|t| t.elapsed() >= TICK),
+            () = tokio::time::sleep_until(next_frame), if dirty => {},
+        }
+        // A burst of answers costs one frame.
+        while poller_open {
+            match rx.try_recv() {
+                Ok(ev) => {
+                    ui.apply(ev);
+                    dirty = true;
+                }
+                Err(tokio::sync::mpsc::error::TryRecvError::Empty) => break,
+                Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => {
+                    poller_open = false;
+                }
+            }
+        }
+        while let Some(next) = events.next().now_or_never() {
+            match next {
+                Some(Ok(ev)) => {
+                    if on_input(ev, ui, terminal, clock)? == Action::Quit {
+                        return Ok(());
+                    }
+                    dirty = true;
+                }
+                Some(Err(e)) => return Err(e.into()),
+                None => return Ok(()),
+            }
+        }
+    }
+}
+
+fn on_input<B: Backend>(
+    ev: Event,
+    ui: &mut FleetUi,
+    terminal: &Terminal<B>,
+    clock: &dyn Clock,
+) -> Result<Action, UiError> {
+    let now = clock.now_unix_ms();
+    ui.sync(area_of(terminal)?, now);
+    Ok(match ev {
+        Event::Key(key) => ui.handle_key(key, now),
+        Event::Resize(..) => Action::Redraw,
+        _ => Action::None,
+    })
+}
+
+fn area_of<B: Backend>(terminal: &Terminal<B>) -> Result<Rect, UiError> {
+    let size = terminal.size().map_err(backend_error)?;
+    Ok(Rect::new(0, 0, size.width, size.height))
+}
+
+fn backend_error<E: std::error::Error>(e: E) -> UiError {
+    UiError::Terminal(io::Error::other(e.to_string()))
+}
