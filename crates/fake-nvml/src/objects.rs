@@ -101,6 +101,22 @@ impl Objects {
         true
     }
 
+    /// When (scenario ms) the next XID not yet due for this set falls due, if any will.
+    pub(crate) fn next_at_ms(&self, s: nvmlEventSet_t, xids: &[XidSpec]) -> Option<f64> {
+        let set = self.set_id(s).and_then(|id| self.sets.get(&id))?;
+        xids.iter()
+            .enumerate()
+            .filter(|(k, x)| {
+                !set.delivered.contains(k)
+                    && set
+                        .registered
+                        .get(&x.gpu)
+                        .is_some_and(|t| t & EVENT_TYPE_XID != 0)
+            })
+            .map(|(_, x)| x.at_s * 1000.0)
+            .reduce(f64::min)
+    }
+
     /// The next XID due for this set at `elapsed_ms` (marked delivered): (device, XID).
     pub(crate) fn next_due(
         &mut self,

@@ -80,6 +80,11 @@ impl World {
     }
 
     /// Milliseconds into the scenario now.
+    /// Whether scenario time stands still (tests).
+    pub(crate) fn clock_frozen(&self) -> bool {
+        matches!(self.clock, ScenarioClock::Frozen(_))
+    }
+
     pub(crate) fn elapsed_ms(&self) -> u64 {
         match self.clock {
             ScenarioClock::Frozen(ms) => ms,

@@ -81,6 +81,14 @@ impl FakeProc {
         self
     }
 
+    /// The thread count /proc shows: the tasks listed, when there are any.
+    fn thread_count(&self) -> u32 {
+        u32::try_from(self.tasks.len())
+            .ok()
+            .filter(|&n| n > 0)
+            .unwrap_or(self.threads)
+    }
+
     fn stat_line(&self) -> Vec<u8> {
         let mut line = format!("{} (", self.pid).into_bytes();
         line.extend_from_slice(&self.comm);
@@ -93,7 +101,7 @@ impl FakeProc {
             pid = self.pid,
             utime = self.utime,
             stime = self.stime,
-            threads = self.threads,
+            threads = self.thread_count(),
             start = self.start_ticks,
             rss = self.rss_pages,
         );
@@ -115,7 +123,7 @@ impl FakeProc {
              Cpus_allowed_list:\t{}\n",
             self.state,
             self.ppid,
-            self.threads,
+            self.thread_count(),
             self.cpus_allowed_list,
             pid = self.pid,
             uid = self.uid,

@@ -99,3 +99,102 @@ fn live_proc_sees_this_test_and_its_child() {
     assert!(me.threads.is_some_and(|t| t >= 1));
     assert_eq!(me.user, sleeper.user);
 }
+
+#[test]
+fn a_child_forked_by_another_thread_is_found_by_the_listing_and_kept() {
+    // Forked by a thread other than the main one, which lives on (a child of an exited thread
+    // goes to another thread): not in the main thread's children list, so only a listing of
+    // /proc finds it.
+    let (to_test, from_forker) = std::sync::mpsc::channel();
+    let (done, wait_done) = std::sync::mpsc::channel::<()>();
+    let forker = std::thread::spawn(move || {
+        let child = Reaped(Command::new("sleep").arg("5").spawn().unwrap());
+        to_test.send(child.0.id()).unwrap();
+        let _ = wait_done.recv();
+        drop(child);
+    });
+    let child_pid = from_forker.recv().unwrap();
+    let own_pid = std::process::id();
+    let gpu_procs: BTreeMap<u32, Vec<GpuUse>> = [(
+        own_pid,
+        vec![GpuUse {
+            gpu_index: 0,
+            kind: GpuProcessKind::Compute,
+            memory_bytes: None,
+            sm_util_pct: None,
+            memory_util_pct: None,
+        }],
+    )]
+    .into_iter()
+    .collect();
+    let mut sampler = HostSampler::new();
+    let t = now_ms();
+    sampler.sample(t, &gpu_procs);
+    for (tick, at) in [(2, t + 1_000), (3, t + 2_000)] {
+        let reading = sampler.sample(at, &gpu_procs);
+        let kid = reading.processes.iter().find(|p| p.pid == child_pid);
+        assert!(
+            kid.is_some_and(|k| k.ppid == Some(own_pid) && k.name.as_deref() == Some("sleep")),
+            "tick {tick}: {kid:?}"
+        );
+    }
+    done.send(()).unwrap();
+    forker.join().unwrap();
+}
+
+#[test]
+fn a_worker_that_exits_leaves_the_tree_and_its_sibling_stays() {
+    // A GPU process with two workers; the first worker is killed between ticks (its kept stat
+    // file then reads as an error, never as a process that got the pid).
+    let sh = Reaped(
+        Command::new("sh")
+            .args(["-c", "sleep 5 & sleep 5 & wait"])
+            .spawn()
+            .unwrap(),
+    );
+    let root = sh.0.id();
+    let gpu_procs: BTreeMap<u32, Vec<GpuUse>> = [(
+        root,
+        vec![GpuUse {
+            gpu_index: 0,
+            kind: GpuProcessKind::Compute,
+            memory_bytes: None,
+            sm_util_pct: None,
+            memory_util_pct: None,
+        }],
+    )]
+    .into_iter()
+    .collect();
+    let mut sampler = HostSampler::new();
+    let t = now_ms();
+    let workers = |at: i64, sampler: &mut HostSampler| -> Vec<u32> {
+        let reading = sampler.sample(at, &gpu_procs);
+        let mut w: Vec<u32> = reading
+            .processes
+            .iter()
+            .filter(|p| p.ppid == Some(root))
+            .map(|p| p.pid)
+            .collect();
+        w.sort_unstable();
+        w
+    };
+    // sh may take a moment to fork both.
+    let mut tick = 0;
+    let mut seen = Vec::new();
+    while seen.len() < 2 && tick < 200 {
+        tick += 1;
+        std::thread::sleep(Duration::from_millis(10));
+        seen = workers(t + tick * 100, &mut sampler);
+    }
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    let (gone, stays) = (seen[0], seen[1]);
+    Command::new("kill").arg(gone.to_string()).status().unwrap();
+    // sh reaps it soon after (a zombie still has a stat).
+    let mut now = seen.clone();
+    while now.contains(&gone) && tick < 400 {
+        tick += 1;
+        std::thread::sleep(Duration::from_millis(10));
+        now = workers(t + tick * 100, &mut sampler);
+    }
+    assert_eq!(now, vec![stays]);
+}

@@ -3,9 +3,9 @@
 //!
 //! Every tick with at least one GPU process reads `/proc/<pid>/stat` of the GPU processes and
 //! their trees (parents for the tree, CPU time for the per-process rate, start time to spot a
-//! reused pid), and of every process only now and then (see `scan`); a tick without one reads
-//! none. The per-pid CPU counters are replaced wholesale each tick, so exited processes leave
-//! no state behind.
+//! reused pid), and lists /proc now and then to read the processes born since (see `scan`);
+//! a tick without one reads none. The per-pid CPU counters are replaced wholesale each tick,
+//! so exited processes leave no state behind.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -79,25 +79,32 @@ impl ProcessTracker {
             return Vec::new();
         }
         let gpu_pids: Vec<u32> = gpu_procs.keys().copied().collect();
-        let mut scanned = self.scanner.scan(now_ms, &gpu_pids, &self.members);
+        let mut scanned = self
+            .scanner
+            .scan(now_ms, &gpu_pids, &self.members, MAX_DESCENDANTS);
         let partial_miss =
             |s: &super::scan::Scan| !s.full && gpu_pids.iter().any(|p| !s.stats.contains_key(p));
         if scanned.as_ref().is_ok_and(partial_miss) {
             // A GPU pid not here directly: finding it (NSpid) needs every process.
             scanned = self.scanner.full(now_ms);
         }
-        let stats = scanned.map(|s| s.stats).unwrap_or_else(|e| {
+        let scan = scanned.unwrap_or_else(|e| {
             warnings.push(format!("cannot list processes: {e}"));
-            HashMap::new()
+            super::scan::Scan::default()
         });
 
-        let (visible, missing) = self.locate(&stats, gpu_procs, warnings);
+        let (visible, missing) = self.locate(&scan.stats, gpu_procs, warnings);
         let roots: Vec<u32> = visible.iter().map(|&(_, dir, _)| dir).collect();
-        let found = tree::descendants(
-            &roots,
-            stats.iter().map(|(&p, s)| (p, s.ppid)),
-            MAX_DESCENDANTS,
-        );
+        let found = tree::descendants(&roots, scan.links(), MAX_DESCENDANTS);
+        let mut stats = scan.stats;
+        // Members placed by a kept link (found by a listing) are read now.
+        for &pid in &found.pids {
+            if !stats.contains_key(&pid)
+                && let Some(stat) = self.scanner.read(pid)
+            {
+                stats.insert(pid, stat);
+            }
+        }
         self.members = found.pids.iter().copied().collect();
         if found.truncated {
             warnings.push(format!(
@@ -125,7 +132,7 @@ impl ProcessTracker {
             if !gpu.is_empty() {
                 reading.busiest_thread =
                     self.threads
-                        .busiest(&self.proc, dir, now_ms, self.ticks_per_s);
+                        .busiest(&self.proc, dir, stat, now_ms, self.ticks_per_s);
             }
             reading.host_pid = host_pid;
             reading.pid_match = how;

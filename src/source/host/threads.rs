@@ -2,7 +2,8 @@
 //! between two samples: a data pipeline stuck on one thread (num_workers = 0, a GIL-bound
 //! loader) shows as one thread at ~100 % of a core, which the process's total CPU hides when
 //! other threads add to it. Read only for GPU processes (a few, with tens of threads each),
-//! at most [`MAX_THREADS`] threads each.
+//! at most [`MAX_THREADS`] threads each; a process with one thread is its own busiest thread,
+//! read from the process's stat the tick already has.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -11,6 +12,7 @@ use gpumeter_model::ThreadReading;
 use procfs::prelude::*;
 use procfs::process::Stat;
 
+use super::scan::ProcStat;
 use crate::sanitize::{MAX_NAME_CHARS, sanitize};
 
 /// Threads read per process.
@@ -25,11 +27,13 @@ pub(super) struct ThreadTracker {
 }
 
 impl ThreadTracker {
-    /// The busiest thread of process `pid` (directory pid) since the previous tick.
+    /// The busiest thread of process `pid` (directory pid, whose stat is `stat`) since the
+    /// previous tick.
     pub(super) fn busiest(
         &mut self,
         proc: &Path,
         pid: u32,
+        stat: &ProcStat,
         now_ms: i64,
         ticks_per_s: u64,
     ) -> Option<ThreadReading> {
@@ -37,6 +41,21 @@ impl ThreadTracker {
             .prev_ms
             .filter(|&p| now_ms > p)
             .map(|p| (now_ms - p) as f64 / 1000.0);
+        if stat.threads == Some(1) {
+            let cpu_pct = self.rate(
+                (pid, pid),
+                stat.start_ticks,
+                stat.cpu_ticks,
+                dt_s,
+                ticks_per_s,
+            );
+            return Some(ThreadReading {
+                tid: pid,
+                name: Some(sanitize(&stat.comm, MAX_NAME_CHARS)),
+                cpu_pct,
+            })
+            .filter(|b| b.cpu_pct.is_some() || dt_s.is_none());
+        }
         let rd = std::fs::read_dir(proc.join(pid.to_string()).join("task")).ok()?;
         let mut best: Option<ThreadReading> = None;
         for entry in rd.take(MAX_THREADS) {
@@ -50,13 +69,7 @@ impl ThreadTracker {
                 continue;
             };
             let ticks = stat.utime.saturating_add(stat.stime);
-            self.next.insert((pid, tid), (stat.starttime, ticks));
-            let cpu_pct = match (self.prev.get(&(pid, tid)), dt_s) {
-                (Some(&(start, prev)), Some(dt)) if start == stat.starttime && ticks >= prev => {
-                    Some((ticks - prev) as f64 / ticks_per_s as f64 / dt * 100.0)
-                }
-                _ => None,
-            };
+            let cpu_pct = self.rate((pid, tid), stat.starttime, ticks, dt_s, ticks_per_s);
             let better = match (&best, cpu_pct) {
                 (None, _) => true,
                 (Some(b), Some(c)) => b.cpu_pct.is_none_or(|bc| c > bc),
@@ -71,6 +84,24 @@ impl ThreadTracker {
             }
         }
         best.filter(|b| b.cpu_pct.is_some() || dt_s.is_none())
+    }
+
+    /// CPU % of a thread since the previous tick (same start time only), noting its counters.
+    fn rate(
+        &mut self,
+        key: (u32, u32),
+        start: u64,
+        ticks: u64,
+        dt_s: Option<f64>,
+        ticks_per_s: u64,
+    ) -> Option<f64> {
+        self.next.insert(key, (start, ticks));
+        match (self.prev.get(&key), dt_s) {
+            (Some(&(s, prev)), Some(dt)) if s == start && ticks >= prev => {
+                Some((ticks - prev) as f64 / ticks_per_s as f64 / dt * 100.0)
+            }
+            _ => None,
+        }
     }
 
     /// Ends a tick: this tick's counters become the previous ones (threads of processes not
@@ -105,18 +136,46 @@ mod tests {
         write(44, "cuda-EvtHandlr", 10);
         let proc = tmp.path().join("proc");
         let mut t = ThreadTracker::default();
-        let first = t.busiest(&proc, 42, 0, 100).unwrap();
+        let own = process(3, 0);
+        let first = t.busiest(&proc, 42, &own, 0, 100).unwrap();
         assert_eq!(first.cpu_pct, None, "no interval yet");
         t.end_tick(0);
         // 10 s: the main loop thread burns 9.9 s, the process's first thread 2 s.
         write(42, "python", 1200);
         write(43, "pt_main_thread", 5990);
         write(44, "cuda-EvtHandlr", 20);
-        let b = t.busiest(&proc, 42, 10_000, 100).unwrap();
+        let b = t.busiest(&proc, 42, &own, 10_000, 100).unwrap();
         assert_eq!(b.tid, 43);
         assert_eq!(b.name.as_deref(), Some("pt_main_thread"));
         assert!((b.cpu_pct.unwrap() - 99.0).abs() < 1e-9);
         t.end_tick(10_000);
-        assert_eq!(t.busiest(&proc, 99, 11_000, 100), None);
+        assert_eq!(t.busiest(&proc, 99, &own, 11_000, 100), None);
+    }
+
+    fn process(threads: u32, cpu_ticks: u64) -> ProcStat {
+        ProcStat {
+            ppid: 1,
+            comm: "python".into(),
+            state: 'R',
+            threads: Some(threads),
+            rss_pages: 0,
+            start_ticks: 500,
+            cpu_ticks,
+        }
+    }
+
+    #[test]
+    fn a_single_threaded_process_is_its_own_busiest_thread_without_reading_its_tasks() {
+        // No task directory at all: nothing is read for it.
+        let tmp = tempfile::tempdir().unwrap();
+        let mut t = ThreadTracker::default();
+        let first = t.busiest(tmp.path(), 42, &process(1, 100), 0, 100).unwrap();
+        assert_eq!((first.tid, first.cpu_pct), (42, None));
+        t.end_tick(0);
+        let b = t
+            .busiest(tmp.path(), 42, &process(1, 150), 1_000, 100)
+            .unwrap();
+        assert_eq!(b.name.as_deref(), Some("python"));
+        assert!((b.cpu_pct.unwrap() - 50.0).abs() < 1e-9);
     }
 }
