@@ -67,6 +67,8 @@ fn frame(c: &mut Criterion) {
         no_color: false,
         theme: Default::default(),
         interval_ms: 1_000,
+        colour_depth: Default::default(),
+        ascii: false,
     });
     for (i, _) in (0..HOSTS).enumerate() {
         // Every tenth host is down.

@@ -176,8 +176,9 @@ pub struct UiArgs {
     #[arg(long)]
     pub no_color: bool,
 
-    /// The dashboard's colours: a built-in theme (default, high-contrast, solarized-dark, mono)
-    /// or a theme file (a path ending in .toml). Overrides [ui] theme in the config file.
+    /// The dashboard's colours: a built-in theme (default, light, high-contrast, solarized-dark,
+    /// colour-blind, mono), one of yours ($XDG_CONFIG_HOME/gpumeter/themes/NAME.toml) or a theme
+    /// file (a path ending in .toml). Overrides [ui] theme in the config file.
     #[arg(long, value_name = "NAME|PATH")]
     pub theme: Option<String>,
 
@@ -185,6 +186,11 @@ pub struct UiArgs {
     /// no autostop, no command hooks. Also [ui] readonly = true.
     #[arg(long)]
     pub readonly: bool,
+
+    /// ASCII only: no braille charts, no box-drawing borders (PuTTY, serial consoles, web
+    /// terminals). Also [ui] ascii = true.
+    #[arg(long)]
+    pub ascii: bool,
 }
 
 impl Cli {
@@ -231,6 +237,7 @@ impl Cli {
             (ui, "--theme", u.theme.is_some()),
             (ui, "--no-color", u.no_color),
             (ui, "--readonly", u.readonly),
+            (ui, "--ascii", u.ascii),
         ];
         given
             .into_iter()
@@ -259,6 +266,7 @@ pub fn load_options(
             no_ledger: files.no_ledger,
             theme: ui.and_then(|u| u.theme.clone()),
             readonly: ui.is_some_and(|u| u.readonly),
+            ascii: ui.is_some_and(|u| u.ascii),
         },
     }
 }

@@ -195,7 +195,12 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         demo_pricing(g)?,
     ))?;
     // A bad theme is an error even under NO_COLOR: it would bite the next run.
-    let theme = ui::theme::file::load(&settings.theme.name, &settings.theme.origin)?;
+    let themes = config::Env::from_process().user_themes_dir();
+    let theme = ui::theme::file::load(
+        &settings.theme.name,
+        &settings.theme.origin,
+        themes.as_deref(),
+    )?;
     let clock: SharedClock = Arc::new(SystemClock);
     // Open the source before touching the terminal, so a missing driver is a plain message.
     let source = source_for(g, clock.clone(), &cli.recording)?;
@@ -220,6 +225,8 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         } else {
             ui::process_action::Acting::Allowed
         },
+        colour_depth: ui::fallback::ColourDepth::from_env(),
+        ascii: settings.ascii,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -546,7 +553,11 @@ fn fleet_cmd(cli: &Cli, args: &cli::FleetArgs) -> anyhow::Result<()> {
     }
     let theme_name = args.ui.theme.clone().or_else(|| cli.ui.theme.clone());
     let theme = match &theme_name {
-        Some(name) => ui::theme::file::load(name, &config::error::Origin::Flag("--theme"))?,
+        Some(name) => ui::theme::file::load(
+            name,
+            &config::error::Origin::Flag("--theme"),
+            config::Env::from_process().user_themes_dir().as_deref(),
+        )?,
         None => ui::theme::Theme::default(),
     };
     let no_color = args.ui.no_color
@@ -563,6 +574,8 @@ fn fleet_cmd(cli: &Cli, args: &cli::FleetArgs) -> anyhow::Result<()> {
         no_color,
         theme,
         interval_ms: millis(args.interval),
+        colour_depth: ui::fallback::ColourDepth::from_env(),
+        ascii: args.ui.ascii || cli.ui.ascii,
     };
     runtime.block_on(ui::fleet::run(rx, clock, options))?;
     Ok(())

@@ -50,6 +50,8 @@ pub struct RawUi {
     pub theme: Option<Spanned<String>>,
     /// No signals, no autostop, no command hooks.
     pub readonly: Option<bool>,
+    /// ASCII only: no braille, no box-drawing.
+    pub ascii: Option<bool>,
 }
 
 /// `[alerts.webhook]`.

@@ -26,6 +26,8 @@ pub struct CliPricing {
     pub theme: Option<String>,
     /// `--readonly` (it can only turn read-only on).
     pub readonly: bool,
+    /// `--ascii` (it can only turn ASCII mode on).
+    pub ascii: bool,
 }
 
 /// A demo scenario's `[pricing]` table, as the simulator parsed it.
@@ -65,6 +67,8 @@ pub struct Settings {
     pub theme: ThemeSetting,
     /// `[ui] readonly` or `--readonly`: no signals, no autostop, no command hooks.
     pub readonly: bool,
+    /// `[ui] ascii` or `--ascii`: no braille, no box-drawing.
+    pub ascii: bool,
     /// Things worth a line on stderr (a clock start that fell back, …).
     pub notes: Vec<String>,
 }
@@ -210,6 +214,7 @@ pub fn resolve(
         alerts: super::alerts::alert_settings(layers)?,
         theme: theme_setting(layers, cli, env)?,
         readonly: cli.readonly || ui_flag(layers, |u| u.readonly),
+        ascii: cli.ascii || ui_flag(layers, |u| u.ascii),
         notes,
     })
 }

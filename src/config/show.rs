@@ -72,6 +72,14 @@ pub fn check_text(opts: &LoadOptions) -> Result<String, ConfigError> {
     let mut out = String::new();
     let names: Vec<&str> = layers.iter().map(|l| l.name.as_str()).collect();
     let _ = writeln!(out, "# valid: {}", names.join(" + "));
+    if layers.len() == 1 {
+        let mine = opts.env.user_config_path();
+        let at = mine.map_or_else(|| "(no HOME)".to_string(), |p| p.display().to_string());
+        let _ = writeln!(
+            out,
+            "# no config file of yours at {at}: these are the defaults"
+        );
+    }
     let tables: Vec<(String, toml::Table)> = layers
         .iter()
         .filter_map(|l| Some((l.name.clone(), toml::from_str(&l.text).ok()?)))

@@ -451,4 +451,10 @@ fn config_path_names_the_users_file_and_themes() {
         ]
     );
     assert!(files[1].note.ends_with("not found"));
+    // Checking with no file of the user's says so.
+    let text = show::check_text(&opts).unwrap();
+    assert!(
+        text.contains("# no config file of yours at /nonexistent/cfg/gpumeter/config.toml"),
+        "{text}"
+    );
 }

@@ -68,6 +68,9 @@ pub struct App {
     pub(crate) acting: Acting,
     pub(crate) confirm: Option<Pending>,
     pub(crate) theme: Theme,
+    /// How frames are reduced for the terminal (see [`super::fallback`]).
+    pub(crate) colour_depth: super::fallback::ColourDepth,
+    pub(crate) ascii: bool,
     pub(crate) source_label: String,
     /// When the collector last reported a whole-source failure (for the retry countdown).
     pub(crate) last_failure_unix_ms: Option<i64>,
@@ -98,6 +101,8 @@ impl App {
             acting: options.acting,
             confirm: None,
             theme: Theme::for_options(options.no_color, &options.theme),
+            colour_depth: options.colour_depth,
+            ascii: options.ascii,
             source_label: options.source_label.clone(),
             last_failure_unix_ms: None,
             row_pids: Vec::new(),

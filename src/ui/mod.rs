@@ -8,6 +8,7 @@
 
 pub mod app;
 mod event_loop;
+pub mod fallback;
 pub mod fleet;
 pub mod layout;
 mod loop_alerts;
@@ -57,6 +58,10 @@ pub struct UiOptions {
     /// Whether the process keys may signal: this machine's readings, not `--readonly`.
     /// `ReadOnly` also turns autostop and command hooks off.
     pub acting: process_action::Acting,
+    /// What the terminal can show (`COLORTERM`, `TERM`); frames are reduced to it.
+    pub colour_depth: fallback::ColourDepth,
+    /// `--ascii`: every glyph of a frame reduced to ASCII.
+    pub ascii: bool,
 }
 
 /// The billing session the dashboard runs beside the readings.
@@ -145,8 +150,16 @@ pub fn sync(app: &mut App, engine: &Engine, area: Rect, now_unix_ms: i64) {
     app.alert_scroll = app.alert_scroll.min(app.alert_scroll_max);
 }
 
-/// Renders one frame from borrowed state.
+/// Renders one frame from borrowed state, reduced to what the terminal shows.
 pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
+    draw_widgets(frame, app, engine, now_unix_ms);
+    fallback::reduce_colours(frame.buffer_mut(), app.colour_depth);
+    if app.ascii {
+        fallback::to_ascii(frame.buffer_mut());
+    }
+}
+
+fn draw_widgets(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
     let area = frame.area();
     let theme = &app.theme;
     let layout = match screen_for(area, engine, now_unix_ms) {

@@ -37,7 +37,14 @@ fn fixture(name: &str) -> String {
 #[test]
 fn good_themes_get_past_loading() {
     let dir = tempfile::tempdir().unwrap();
+    // A theme of the user's, by name, from $XDG_CONFIG_HOME/gpumeter/themes/.
+    let themes = dir.path().join("config/gpumeter/themes");
+    std::fs::create_dir_all(&themes).unwrap();
+    std::fs::write(themes.join("night.toml"), "title = { fg = \"#ff8700\" }\n").unwrap();
     for theme in [
+        "night".to_string(),
+        "light".to_string(),
+        "colour-blind".to_string(),
         "high-contrast".to_string(),
         "mono".to_string(),
         fixture("valid/partial.toml"),
@@ -57,14 +64,12 @@ fn a_bad_theme_is_an_error_naming_where() {
     let dir = tempfile::tempdir().unwrap();
     let out = dashboard(dir.path(), &["--theme", "solarised"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).starts_with(
-            "gpumeter: --theme: unknown theme 'solarised' (built-in: default, high-contrast, \
-             solarized-dark, mono; or give a path to a .toml file)"
-        ),
-        "{}",
-        stderr(&out)
+    let expected = format!(
+        "gpumeter: --theme: unknown theme 'solarised' (built-in: default, light, high-contrast, \
+         solarized-dark, colour-blind, mono; yours: {}/NAME.toml; or give a path to a .toml file)",
+        dir.path().join("config/gpumeter/themes").display()
     );
+    assert!(stderr(&out).starts_with(&expected), "{}", stderr(&out));
 
     let bad = fixture("invalid/unknown_colour.toml");
     let out = dashboard(dir.path(), &["--theme", &bad]);

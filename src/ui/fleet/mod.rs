@@ -32,6 +32,9 @@ pub struct FleetOptions {
     pub theme: Theme,
     /// The poll interval (the drill-in's sessions bill gaps as the dashboard does).
     pub interval_ms: i64,
+    /// What the terminal shows, and `--ascii` (see [`crate::ui::fallback`]).
+    pub colour_depth: crate::ui::fallback::ColourDepth,
+    pub ascii: bool,
 }
 
 /// The host whose dashboard is open.
@@ -57,6 +60,8 @@ pub struct FleetUi {
     theme: Theme,
     no_color: bool,
     interval_ms: i64,
+    colour_depth: crate::ui::fallback::ColourDepth,
+    ascii: bool,
     status: Option<String>,
 }
 
@@ -75,6 +80,8 @@ impl FleetUi {
             theme: Theme::for_options(options.no_color, &options.theme),
             no_color: options.no_color,
             interval_ms: options.interval_ms,
+            colour_depth: options.colour_depth,
+            ascii: options.ascii,
             status: None,
         }
     }
@@ -231,6 +238,8 @@ impl FleetUi {
             theme: self.theme.clone(),
             // The PIDs are another machine's: the process keys must never signal one here.
             acting: crate::ui::process_action::Acting::NotLocal,
+            colour_depth: self.colour_depth,
+            ascii: self.ascii,
             ..UiOptions::default()
         });
         app.set_status(format!(
@@ -262,5 +271,9 @@ impl FleetUi {
             theme: &self.theme,
         };
         screen::render(frame, frame.area(), &f);
+        crate::ui::fallback::reduce_colours(frame.buffer_mut(), self.colour_depth);
+        if self.ascii {
+            crate::ui::fallback::to_ascii(frame.buffer_mut());
+        }
     }
 }

@@ -53,6 +53,8 @@ pub(crate) fn demo_fleet(seconds: i64) -> FleetUi {
         no_color: false,
         theme: Default::default(),
         interval_ms: 1_000,
+        colour_depth: Default::default(),
+        ascii: false,
     });
     for (host, scenario) in [(0, "idle"), (1, "training"), (2, "cpu-starved")] {
         for doc in demo_documents(scenario, seconds) {

@@ -263,7 +263,7 @@ pub fn options() -> UiOptions {
         billing: None,
         theme: crate::ui::theme::Theme::default(),
         alerts: crate::config::AlertSettings::default(),
-        acting: Default::default(),
+        ..Default::default()
     }
 }
 

@@ -11,4 +11,5 @@ mod render;
 mod scenarios;
 mod screenshots;
 mod svg;
+mod terminals;
 mod themes;

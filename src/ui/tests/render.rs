@@ -279,7 +279,7 @@ fn busy_gpu_util_bar_is_drawn_in_the_hot_colour() {
         billing: None,
         theme: theme::Theme::default(),
         alerts: Default::default(),
-        acting: Default::default(),
+        ..Default::default()
     });
     let buf = render(&mut mono, &engine, 120, 40);
     assert!(

@@ -25,6 +25,37 @@ const SHOTS: [(&str, u16, u16, i64); 10] = [
     (FLEET_SHOT, 140, 9, 900),
 ];
 
+/// The same screens for other terminals: (file stem, scenario, width, height, seconds, look).
+const VARIANTS: [(&str, &str, u16, u16, i64, Look); 2] = [
+    (
+        "cpu-starved-light",
+        "cpu-starved",
+        120,
+        40,
+        120,
+        Look::Light,
+    ),
+    (
+        "cpu-starved-ascii",
+        "cpu-starved",
+        120,
+        40,
+        120,
+        Look::Ascii,
+    ),
+];
+
+/// How a shot is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    /// The default theme on a dark terminal.
+    Default,
+    /// The `light` theme on a light terminal.
+    Light,
+    /// `--ascii`.
+    Ascii,
+}
+
 const UPDATE_VAR: &str = "GPUMETER_UPDATE_SCREENSHOTS";
 const REGENERATE: &str = "GPUMETER_UPDATE_SCREENSHOTS=1 cargo test screenshots";
 
@@ -42,28 +73,73 @@ fn shot(name: &str, w: u16, h: u16, seconds: i64) -> String {
         let buf = crate::ui::fleet::tests::draw(&mut ui, w, h, START + seconds * 1_000 + 400);
         return to_svg(&buf, &format!("gpumeter fleet --hosts hosts.txt ({w}×{h})"));
     }
+    shot_as(name, w, h, seconds, Look::Default)
+}
+
+fn shot_as(name: &str, w: u16, h: u16, seconds: i64, look: Look) -> String {
     let engine = played_for(name, seconds);
-    let mut app = App::new(&fixtures::options());
-    let buf = render_at(&mut app, &engine, w, h, START + seconds * 1_000 + 400);
-    to_svg(&buf, &format!("gpumeter --demo {name} ({w}×{h})"))
+    let mut options = fixtures::options();
+    let mut flags = String::new();
+    match look {
+        Look::Default => {}
+        Look::Light => {
+            options.theme = crate::ui::theme::file::builtin("light")
+                .and_then(Result::ok)
+                .unwrap_or_default();
+            flags.push_str(" --theme light");
+        }
+        Look::Ascii => {
+            options.ascii = true;
+            flags.push_str(" --ascii");
+        }
+    }
+    let mut app = App::new(&options);
+    let mut buf = render_at(&mut app, &engine, w, h, START + seconds * 1_000 + 400);
+    if look == Look::Light {
+        on_light_terminal(&mut buf);
+    }
+    to_svg(&buf, &format!("gpumeter --demo {name}{flags} ({w}×{h})"))
+}
+
+/// The terminal's own colours made those of a light terminal: dark text on off-white.
+fn on_light_terminal(buf: &mut ratatui::buffer::Buffer) {
+    use ratatui::style::Color;
+    for cell in &mut buf.content {
+        if cell.fg == Color::Reset {
+            cell.fg = Color::Rgb(0x1e, 0x1e, 0x1e);
+        }
+        if cell.bg == Color::Reset {
+            cell.bg = Color::Rgb(0xfa, 0xfa, 0xf5);
+        }
+    }
+}
+
+/// Every picture: the scenario shots, then the variants.
+fn all_shots() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = SHOTS
+        .iter()
+        .map(|(n, w, h, s)| (n.to_string(), shot(n, *w, *h, *s)))
+        .collect();
+    out.extend(
+        VARIANTS
+            .iter()
+            .map(|(file, n, w, h, s, look)| (file.to_string(), shot_as(n, *w, *h, *s, *look))),
+    );
+    out
 }
 
 #[test]
 fn screenshots_are_current() {
     let update = std::env::var_os(UPDATE_VAR).is_some_and(|v| v == "1");
     let mut stale = Vec::new();
-    for (name, w, h, seconds) in SHOTS {
-        let svg = shot(name, w, h, seconds);
-        // The same input draws the same picture (no clock, no machine, no hash order).
-        assert_eq!(
-            svg,
-            shot(name, w, h, seconds),
-            "{name} is not deterministic"
-        );
+    let shots = all_shots();
+    // The same input draws the same picture (no clock, no machine, no hash order).
+    assert_eq!(shots, all_shots(), "the screenshots are not deterministic");
+    for (name, svg) in &shots {
         let path = dir().join(format!("{name}.svg"));
         if update {
             std::fs::create_dir_all(dir()).unwrap();
-            std::fs::write(&path, &svg).unwrap();
+            std::fs::write(&path, svg).unwrap();
         } else if std::fs::read_to_string(&path).ok().as_deref() != Some(svg.as_str()) {
             stale.push(format!("screenshots/{name}.svg"));
         }
@@ -73,7 +149,7 @@ fn screenshots_are_current() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|f| f.ends_with(".svg"))
-        .filter(|f| !SHOTS.iter().any(|(n, ..)| *f == format!("{n}.svg")))
+        .filter(|f| !shots.iter().any(|(n, _)| *f == format!("{n}.svg")))
         .collect();
     extra.sort();
     assert!(
@@ -97,4 +173,31 @@ fn screenshots_carry_the_themes_colours() {
         "no green table header"
     );
     assert!(svg.contains("font-weight=\"bold\""));
+}
+
+#[test]
+fn the_light_and_ascii_shots_are_what_they_say() {
+    let light = shot_as("cpu-starved", 120, 40, 120, Look::Light);
+    // Off-white behind the text, and the light theme's dark blue title.
+    assert!(
+        light.contains("<rect fill=\"#fafaf5\""),
+        "no light background"
+    );
+    assert!(
+        light.contains("fill=\"#005f87\""),
+        "no light-theme title colour"
+    );
+    let ascii = shot_as("cpu-starved", 120, 40, 120, Look::Ascii);
+    // Only the title's × is not ASCII: no box-drawing, block or braille glyph is drawn.
+    let odd: Vec<char> = ascii
+        .chars()
+        .filter(|c| !c.is_ascii() && *c != '×')
+        .collect();
+    assert!(odd.is_empty(), "{odd:?}");
+    let glyphs = shot("cpu-starved", 100, 30, 120);
+    assert!(
+        glyphs
+            .chars()
+            .any(|c| ('\u{2500}'..='\u{28ff}').contains(&c))
+    );
 }

@@ -82,7 +82,7 @@ fn default_toml_is_the_default_theme_and_mono_is_no_color() {
 #[test]
 fn a_partial_theme_patches_the_default_role_by_role() {
     let path = fixtures("valid").join("partial.toml");
-    let t = load(&path.display().to_string(), &Origin::Flag("--theme")).unwrap();
+    let t = load(&path.display().to_string(), &Origin::Flag("--theme"), None).unwrap();
     let d = Theme::default();
     // A role given is replaced whole.
     assert_eq!(
@@ -129,23 +129,23 @@ fn invalid_fixtures_fail_with_their_message() {
 #[test]
 fn names_and_paths_resolve_or_say_what_was_wrong() {
     let flag = Origin::Flag("--theme");
-    assert_eq!(load("mono", &flag).unwrap(), Theme::monochrome());
-    let err = load("solarised", &flag).unwrap_err().to_string();
+    assert_eq!(load("mono", &flag, None).unwrap(), Theme::monochrome());
+    let err = load("solarised", &flag, None).unwrap_err().to_string();
     assert_eq!(
         err,
         format!(
-            "--theme: unknown theme 'solarised' (built-in: {}; or give a path to a .toml file)",
+            "--theme: unknown theme 'solarised' (built-in: {}; yours: $XDG_CONFIG_HOME/gpumeter/themes/NAME.toml; or give a path to a .toml file)",
             builtin_names().join(", ")
         )
     );
     // Named in a config file: the error points at the key.
     let in_file = Origin::at("config.toml", "[ui]\ntheme = \"nope\"\n", 13);
-    let err = load("nope", &in_file).unwrap_err().to_string();
+    let err = load("nope", &in_file, None).unwrap_err().to_string();
     assert!(
         err.starts_with("config.toml:2:9: ui.theme: unknown theme 'nope'"),
         "{err}"
     );
-    let err = load("/nonexistent/mine.toml", &flag).unwrap_err();
+    let err = load("/nonexistent/mine.toml", &flag, None).unwrap_err();
     assert!(matches!(err, ThemeError::Read { .. }));
     assert!(
         err.to_string()
@@ -154,7 +154,7 @@ fn names_and_paths_resolve_or_say_what_was_wrong() {
     );
     // A path's errors name the path as given.
     let bad = fixtures("invalid").join("unknown_colour.toml");
-    let err = load(&bad.display().to_string(), &flag)
+    let err = load(&bad.display().to_string(), &flag, None)
         .unwrap_err()
         .to_string();
     assert!(
@@ -230,4 +230,39 @@ fn a_high_contrast_theme_changes_the_screen_and_no_color_still_wins() {
             .iter()
             .all(|c| c.fg == Color::Reset && c.bg == Color::Reset)
     );
+}
+
+#[test]
+fn user_themes_come_from_their_folder_by_name_with_a_suggestion_for_a_typo() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("night.toml"),
+        "title = { fg = \"#ff8700\" }\n",
+    )
+    .unwrap();
+    let flag = Origin::Flag("--theme");
+    let night = load("night", &flag, Some(dir.path())).unwrap();
+    assert_eq!(night.title.fg, Some(Color::Rgb(0xff, 0x87, 0x00)));
+    assert_eq!(
+        crate::ui::theme::file::user_names(Some(dir.path())),
+        vec!["night".to_string()]
+    );
+    // A built-in name is the built-in theme.
+    assert_eq!(
+        load("mono", &flag, Some(dir.path())).unwrap(),
+        Theme::monochrome()
+    );
+    let err = load("nigth", &flag, Some(dir.path()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("unknown theme 'nigth'; did you mean 'night'?"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("yours: {}/NAME.toml", dir.path().display())),
+        "{err}"
+    );
+    let err = load("ligth", &flag, None).unwrap_err().to_string();
+    assert!(err.contains("did you mean 'light'?"), "{err}");
 }

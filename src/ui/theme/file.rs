@@ -4,7 +4,7 @@
 //! error naming the file, line, column and field, never a quiet fallback to the default.
 //! Reads the one file it is pointed at; draws nothing.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use ratatui::style::Style;
 use serde::Deserialize;
@@ -15,8 +15,9 @@ use crate::ui::theme::Theme;
 use crate::ui::theme::style::{parse_colour, parse_modifier};
 
 /// The shipped themes, by name: `default` first (today's colours, also [`Theme::default`]).
-pub const BUILTIN_THEMES: [(&str, &str); 4] = [
+pub const BUILTIN_THEMES: [(&str, &str); 6] = [
     ("default", include_str!("../../../themes/default.toml")),
+    ("light", include_str!("../../../themes/light.toml")),
     (
         "high-contrast",
         include_str!("../../../themes/high-contrast.toml"),
@@ -24,6 +25,10 @@ pub const BUILTIN_THEMES: [(&str, &str); 4] = [
     (
         "solarized-dark",
         include_str!("../../../themes/solarized-dark.toml"),
+    ),
+    (
+        "colour-blind",
+        include_str!("../../../themes/colour-blind.toml"),
     ),
     ("mono", include_str!("../../../themes/mono.toml")),
 ];
@@ -35,8 +40,15 @@ pub const MAX_SERIES: usize = 8;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ThemeError {
     /// Neither a built-in name nor something that looks like a path.
-    #[error("{named_by}: unknown theme '{name}' (built-in: {}; or give a path to a .toml file)", builtin_names().join(", "))]
-    Unknown { name: String, named_by: String },
+    #[error("{named_by}: unknown theme '{name}'{hint} (built-in: {}; yours: {user_dir}/NAME.toml; or give a path to a .toml file)", builtin_names().join(", "))]
+    Unknown {
+        name: String,
+        named_by: String,
+        /// `; did you mean 'light'?`, or nothing.
+        hint: String,
+        /// Where user themes are looked for.
+        user_dir: String,
+    },
     #[error("{named_by}: cannot read theme file {path}: {message}")]
     Read {
         path: PathBuf,
@@ -246,21 +258,64 @@ fn named_by(origin: &Origin) -> String {
     }
 }
 
-/// The theme `name_or_path` chosen at `origin`: a built-in name, or a file (a path ending in
-/// `.toml` or containing `/`).
-pub fn load(name_or_path: &str, origin: &Origin) -> Result<Theme, ThemeError> {
+/// The theme `name_or_path` chosen at `origin`: a built-in name, else a theme of yours
+/// (`user_dir/NAME.toml`, from `$XDG_CONFIG_HOME/gpumeter/themes/`), or a file (a path ending
+/// in `.toml` or containing `/`).
+pub fn load(
+    name_or_path: &str,
+    origin: &Origin,
+    user_dir: Option<&Path>,
+) -> Result<Theme, ThemeError> {
     let looks_like_path = name_or_path.ends_with(".toml") || name_or_path.contains('/');
     if !looks_like_path {
-        return builtin(name_or_path).unwrap_or_else(|| {
-            Err(ThemeError::Unknown {
-                name: name_or_path.to_string(),
-                named_by: named_by(origin),
-            })
-        });
+        if let Some(theme) = builtin(name_or_path) {
+            return theme;
+        }
+        let mine = user_dir.map(|d| d.join(format!("{name_or_path}.toml")));
+        let Some(path) = mine.filter(|p| p.is_file()) else {
+            return Err(unknown(name_or_path, origin, user_dir));
+        };
+        return read(&path, origin);
     }
-    let path = PathBuf::from(name_or_path);
-    let text = std::fs::read_to_string(&path).map_err(|e| ThemeError::Read {
-        path: path.clone(),
+    read(&PathBuf::from(name_or_path), origin)
+}
+
+/// The names of the themes in `user_dir` (file stems of `*.toml`), sorted.
+pub fn user_names(user_dir: Option<&Path>) -> Vec<String> {
+    let Some(entries) = user_dir.and_then(|d| std::fs::read_dir(d).ok()) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            (p.extension()? == "toml").then(|| p.file_stem()?.to_str().map(str::to_string))?
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+fn unknown(name: &str, origin: &Origin, user_dir: Option<&Path>) -> ThemeError {
+    let mine = user_names(user_dir);
+    let mut all: Vec<&str> = builtin_names();
+    all.extend(mine.iter().map(String::as_str));
+    let hint = gpumeter_hint::closest(name, &all)
+        .map(|n| format!("; did you mean '{n}'?"))
+        .unwrap_or_default();
+    ThemeError::Unknown {
+        name: name.to_string(),
+        named_by: named_by(origin),
+        hint,
+        user_dir: user_dir.map_or_else(
+            || "$XDG_CONFIG_HOME/gpumeter/themes".to_string(),
+            |d| d.display().to_string(),
+        ),
+    }
+}
+
+fn read(path: &Path, origin: &Origin) -> Result<Theme, ThemeError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ThemeError::Read {
+        path: path.to_path_buf(),
         named_by: named_by(origin),
         message: e.to_string(),
     })?;
