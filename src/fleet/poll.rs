@@ -134,6 +134,8 @@ fn transport(e: ureq::Error) -> Failure {
             Failure::Garbage(format!("answer larger than {} MiB", MAX_BODY_BYTES >> 20))
         }
         ureq::Error::HostNotFound => Failure::Unreachable("host name not found".into()),
+        // `Connection refused (os error 111)`, without ureq's `io:` in front.
+        ureq::Error::Io(io) => Failure::Unreachable(sanitize(&io.to_string(), MAX_ERROR_CHARS)),
         other => Failure::Unreachable(sanitize(&other.to_string(), MAX_ERROR_CHARS)),
     }
 }
