@@ -182,6 +182,10 @@ pub struct UiArgs {
     #[arg(long, value_name = "NAME|PATH")]
     pub theme: Option<String>,
 
+    /// With --replay: start the dashboard this far into the recording (90s, 2h) or at this
+    /// UTC time of day (HH:MM, the first time it comes).
+    #[arg(long, value_name = "DURATION|HH:MM", value_parser = crate::ui::replay::parse_start)]
+    pub start: Option<crate::ui::replay::StartAt>,
     /// Look, don't touch (shared boxes, demos): no signals or renice from the process table,
     /// no autostop, no command hooks. Also [ui] readonly = true.
     #[arg(long)]
@@ -236,6 +240,7 @@ impl Cli {
             (pricing, "--currency", p.currency.is_some()),
             (ui, "--theme", u.theme.is_some()),
             (ui, "--no-color", u.no_color),
+            (ui, "--start", u.start.is_some()),
             (ui, "--readonly", u.readonly),
             (ui, "--ascii", u.ascii),
         ];

@@ -63,15 +63,21 @@ pub enum UtcStyle {
     DayClock,
     /// `2026-01-05 14:05Z`
     Full,
+    /// `14:05:09Z` (a chart's time axis over a short window)
+    ClockSeconds,
+    /// `2026-01-05 14:05:09Z` (a replay's position, which steps by seconds)
+    FullSeconds,
 }
 
-/// The one way a time is written for people: UTC, to the minute, with its `Z`. A time outside
-/// chrono's range (a broken clock) reads `N/A`.
+/// The one way a time is written for people: UTC, to the minute (or to the second where it
+/// steps by seconds), with its `Z`. A time outside chrono's range (a broken clock) reads `N/A`.
 pub fn utc_text(unix_ms: i64, style: UtcStyle) -> String {
     let pattern = match style {
         UtcStyle::Clock => "%H:%MZ",
         UtcStyle::DayClock => "%b %d %H:%MZ",
         UtcStyle::Full => "%Y-%m-%d %H:%MZ",
+        UtcStyle::ClockSeconds => "%H:%M:%SZ",
+        UtcStyle::FullSeconds => "%Y-%m-%d %H:%M:%SZ",
     };
     chrono::DateTime::from_timestamp_millis(unix_ms).map_or_else(
         || crate::units::NA.to_string(),
@@ -90,6 +96,8 @@ mod tests {
         assert_eq!(utc_text(t, UtcStyle::Clock), "09:07Z");
         assert_eq!(utc_text(t, UtcStyle::DayClock), "Jan 05 09:07Z");
         assert_eq!(utc_text(t, UtcStyle::Full), "2026-01-05 09:07Z");
+        assert_eq!(utc_text(t, UtcStyle::ClockSeconds), "09:07:59Z");
+        assert_eq!(utc_text(t, UtcStyle::FullSeconds), "2026-01-05 09:07:59Z");
         assert_eq!(utc_text(i64::MAX, UtcStyle::Full), "N/A");
     }
 

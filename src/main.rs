@@ -202,22 +202,19 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         themes.as_deref(),
     )?;
     let clock: SharedClock = Arc::new(SystemClock);
-    // Open the source before touching the terminal, so a missing driver is a plain message.
-    let source = source_for(g, clock.clone(), &cli.recording)?;
-    let label = source.label();
-    let (tx, rx) = tokio::sync::mpsc::channel(16);
-    collector::spawn(source, g.interval(), tx).context("starting the collector thread")?;
     let billing = settings.pricing.map(|pricing| ui::BillingSetup {
         pricing,
         ledger_path: ledger_path(&settings.ledger),
         interval_ms: millis(g.interval()),
     });
-    let options = ui::UiOptions {
+    let keys = ui::keys::KeyMap::from_settings(&settings.keys)?;
+    let mut options = ui::UiOptions {
         no_color: cli.ui.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
-        source_label: label,
+        source_label: String::new(),
         billing,
         theme,
         alerts: settings.alerts,
+        keys,
         acting: if settings.readonly {
             ui::process_action::Acting::ReadOnly
         } else if g.demo.is_some() || g.replay.is_some() {
@@ -228,11 +225,34 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         colour_depth: ui::fallback::ColourDepth::from_env(),
         ascii: settings.ascii,
     };
+    // Open the source before touching the terminal, so a missing driver is a plain message. A
+    // replay (not recorded again) is played by the dashboard itself: paused, sped up, sought.
+    if cli.ui.start.is_some() && g.replay.is_none() {
+        anyhow::bail!("--start needs --replay FILE: it says where in the recording to begin");
+    }
+    let feed = match (&g.replay, &cli.recording.record) {
+        (Some(path), None) => {
+            let setup = ui::replay::ReplaySetup {
+                path: path.clone(),
+                start: cli.ui.start,
+            };
+            let player = ui::replay::Player::open(setup, ui::session_config(&options))?;
+            options.source_label = format!("replay:{}", path.display());
+            ui::Feed::Replay(Box::new(player))
+        }
+        _ => {
+            let source = source_for(g, clock.clone(), &cli.recording)?;
+            options.source_label = source.label();
+            let (tx, rx) = tokio::sync::mpsc::channel(16);
+            collector::spawn(source, g.interval(), tx).context("starting the collector thread")?;
+            ui::Feed::Live(rx)
+        }
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    for n in runtime.block_on(ui::run(rx, clock, options))? {
+    for n in runtime.block_on(ui::run(feed, clock, options))? {
         eprintln!("gpumeter: {n}");
     }
     Ok(())

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 pub use alerts::AlertSettings;
 pub use error::{ConfigError, Origin};
 pub use raw::RawConfig;
-pub use resolve::{CliPricing, DemoPricing, LedgerSettings, Settings, ThemeSetting};
+pub use resolve::{CliPricing, DemoPricing, KeySettings, LedgerSettings, Settings, ThemeSetting};
 
 /// The shipped defaults, built in.
 pub const DEFAULT_CONFIG: &str = include_str!("../../config/default.toml");

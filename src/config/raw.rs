@@ -18,6 +18,16 @@ pub struct RawConfig {
     pub alerts: Option<RawAlerts>,
     pub autostop: Option<RawAutostop>,
     pub ui: Option<RawUi>,
+    /// `[keys]`: dashboard action → its key or keys (checked by `ui::keys`).
+    pub keys: Option<BTreeMap<String, Spanned<RawKeys>>>,
+}
+
+/// One `[keys]` value: a key, or a list of keys.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum RawKeys {
+    One(String),
+    Many(Vec<String>),
 }
 
 /// `[pricing]`: money as text, read exactly.

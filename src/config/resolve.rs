@@ -56,6 +56,14 @@ pub struct ThemeSetting {
     pub origin: Origin,
 }
 
+/// `[keys]` as the layers set it: each action's keys (the last layer naming an action wins)
+/// and where they were set; `ui::keys` checks them against its table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeySettings {
+    pub bindings: std::collections::BTreeMap<String, Vec<String>>,
+    pub origins: std::collections::BTreeMap<String, Origin>,
+}
+
 /// The resolved configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -65,6 +73,8 @@ pub struct Settings {
     /// `[alerts]` and `[autostop]`.
     pub alerts: super::AlertSettings,
     pub theme: ThemeSetting,
+    /// `[keys]`.
+    pub keys: KeySettings,
     /// `[ui] readonly` or `--readonly`: no signals, no autostop, no command hooks.
     pub readonly: bool,
     /// `[ui] ascii` or `--ascii`: no braille, no box-drawing.
@@ -213,10 +223,28 @@ pub fn resolve(
         ledger: ledger_settings(layers, cli, env)?,
         alerts: super::alerts::alert_settings(layers)?,
         theme: theme_setting(layers, cli, env)?,
+        keys: key_settings(layers),
         readonly: cli.readonly || ui_flag(layers, |u| u.readonly),
         ascii: cli.ascii || ui_flag(layers, |u| u.ascii),
         notes,
     })
+}
+
+/// Each layer's `[keys]` over the one below, action by action.
+fn key_settings(layers: &[Layer]) -> KeySettings {
+    let mut out = KeySettings::default();
+    for l in layers {
+        for (action, v) in l.raw.keys.iter().flatten() {
+            let keys = match v.get_ref() {
+                super::raw::RawKeys::One(k) => vec![k.clone()],
+                super::raw::RawKeys::Many(ks) => ks.clone(),
+            };
+            out.bindings.insert(action.clone(), keys);
+            out.origins
+                .insert(action.clone(), Origin::at(&l.name, &l.text, v.span().start));
+        }
+    }
+    out
 }
 
 /// The last layer's value of a `[ui]` switch (false when none sets it).

@@ -209,6 +209,12 @@ impl Session {
         Some(top)
     }
 
+    /// Hides one alert by id for `for_ms`; whether it stood.
+    pub fn snooze(&mut self, id: &str, for_ms: i64, now_unix_ms: i64) -> bool {
+        self.engine
+            .snooze(id, now_unix_ms.saturating_add(for_ms), now_unix_ms)
+    }
+
     /// Dismisses one alert by id; whether it stood.
     pub fn acknowledge(&mut self, id: &str, now_unix_ms: i64) -> bool {
         self.engine.acknowledge(id, now_unix_ms)

@@ -1,14 +1,18 @@
 //! [`App`]: the dashboard's view state (selection, scroll, sort, filter, tree, help, GPU filter,
-//! a status message) and the pure transitions keys and mouse make on it. It holds no readings:
-//! those stay in the engine. The event loop tells it what the screen currently lists through
-//! [`App::sync`], so moves can be clamped and the selection can follow a process when rows
-//! reorder.
+//! the alert selection and detail view ([`AlertView`]), the charts' window, a status message)
+//! and the pure transitions keys and mouse make on it, keys looked up in the one [`KeyMap`].
+//! It holds no readings: those stay in the engine. The event loop tells it what the screen
+//! currently lists through [`App::sync`], so moves can be clamped and the selection can follow
+//! a process when rows reorder.
 
 use crossterm::event::MouseEventKind;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent};
 use ratatui::layout::Position;
 
 use super::UiOptions;
+use super::alert_view::AlertView;
+use super::chart_window::ChartWindow;
+use super::keys::{KeyAction, KeyMap};
 use super::layout::{GpuMode, Screen};
 use super::process_action::{Acting, Ask, Pending};
 use super::sort::SortColumn;
@@ -29,10 +33,12 @@ pub enum Action {
     Redraw,
     /// Leave the dashboard.
     Quit,
-    /// Acknowledge the top visible alert (the loop owns the engine), then draw again.
+    /// Acknowledge the selected alert (the loop owns the engine), then draw again.
     Acknowledge,
-    /// Snooze the top visible alert for [`SNOOZE_MS`], then draw again.
+    /// Snooze the selected alert for [`SNOOZE_MS`], then draw again.
     Snooze,
+    /// A replay key (pause, speed, step, seek): the loop owns the player.
+    Replay(KeyAction),
     /// Open the confirmation for a signal or renice of the selected process (the loop has
     /// the readings it names).
     Act(Ask),
@@ -55,12 +61,16 @@ pub struct App {
     pub(crate) filter_active: bool,
     pub(crate) tree: bool,
     pub(crate) help: bool,
-    /// Rows the alerts panel is scrolled down (`[` `]`), and how far it can go (set by
-    /// `ui::sync` from what the panel holds).
-    pub(crate) alert_scroll: usize,
-    pub(crate) alert_scroll_max: usize,
-    /// The alert history overlay (`H`).
-    pub(crate) history: bool,
+    /// Full command lines in the table (`e`) instead of the name.
+    pub(crate) full_command: bool,
+    /// The alert selection, the detail view and the history overlay.
+    pub(crate) alerts: AlertView,
+    /// How far back the charts look (`+` `-`).
+    pub(crate) window: ChartWindow,
+    /// The keys.
+    pub(crate) keymap: KeyMap,
+    /// Where the replay stands, while a recording plays (the replay keys work only then).
+    pub(crate) replay: Option<super::replay::ReplayStatus>,
     /// The GPU the process table (and charts) are narrowed to; `None` = all.
     pub(crate) gpu_filter: Option<u32>,
     pub(crate) status: Option<String>,
@@ -93,9 +103,11 @@ impl App {
             // Dataloader workers under their trainer is what a GPU renter wants to see first.
             tree: true,
             help: false,
-            alert_scroll: 0,
-            alert_scroll_max: 0,
-            history: false,
+            full_command: false,
+            alerts: AlertView::default(),
+            window: ChartWindow::default(),
+            keymap: options.keys.clone(),
+            replay: None,
             gpu_filter: None,
             status: None,
             acting: options.acting,
@@ -179,11 +191,13 @@ impl App {
         let had_status = self.status.take().is_some();
         let action = if self.confirm.is_some() {
             confirm_key(&mut self.confirm, key)
-        } else if self.help || self.history {
-            // Any key closes an overlay.
+        } else if self.help {
+            // Any key closes the help.
             self.help = false;
-            self.history = false;
             Action::Redraw
+        } else if self.alerts.overlay_open() {
+            let act = self.keymap.action(&key);
+            self.alerts.overlay_key(act, self.replay.is_some())
         } else if self.filter_active {
             self.filter_key(key)
         } else {
@@ -198,60 +212,77 @@ impl App {
 
     fn normal_key(&mut self, key: KeyEvent) -> Action {
         let page = self.page_rows.max(1) as isize;
-        match key.code {
-            KeyCode::Char('q') => Action::Quit,
-            KeyCode::Up | KeyCode::Char('k') => self.move_by(-1),
-            KeyCode::Down | KeyCode::Char('j') => self.move_by(1),
-            KeyCode::PageUp => self.move_by(-page),
-            KeyCode::PageDown => self.move_by(page),
-            KeyCode::Home | KeyCode::Char('g') => self.move_by(isize::MIN / 2),
-            KeyCode::End | KeyCode::Char('G') => self.move_by(isize::MAX / 2),
-            KeyCode::Tab => self.cycle_gpu(1),
-            KeyCode::BackTab => self.cycle_gpu(-1),
-            KeyCode::Char('/') => {
+        let Some(act) = self.keymap.action(&key) else {
+            return match key.code {
+                KeyCode::Esc if !self.filter.is_empty() => {
+                    self.filter.clear();
+                    Action::Redraw
+                }
+                _ => Action::None,
+            };
+        };
+        match act {
+            KeyAction::Quit => Action::Quit,
+            KeyAction::Up => self.move_by(-1),
+            KeyAction::Down => self.move_by(1),
+            KeyAction::PageUp => self.move_by(-page),
+            KeyAction::PageDown => self.move_by(page),
+            KeyAction::First => self.move_by(isize::MIN / 2),
+            KeyAction::Last => self.move_by(isize::MAX / 2),
+            KeyAction::NextGpu => self.cycle_gpu(1),
+            KeyAction::PrevGpu => self.cycle_gpu(-1),
+            KeyAction::Filter => {
                 self.filter_active = true;
                 Action::Redraw
             }
-            KeyCode::Char('s') => {
+            KeyAction::Sort => {
                 self.sort = self.sort.next();
                 self.sort_desc = self.sort.descending_by_default();
                 Action::Redraw
             }
-            KeyCode::Char('S') => {
+            KeyAction::Reverse => {
                 self.sort_desc = !self.sort_desc;
                 Action::Redraw
             }
-            KeyCode::Char('t') => {
+            KeyAction::Tree => {
                 self.tree = !self.tree;
                 Action::Redraw
             }
-            KeyCode::Char(']') if self.alert_scroll < self.alert_scroll_max => {
-                self.alert_scroll += 1;
+            KeyAction::FullCommand => {
+                self.full_command = !self.full_command;
                 Action::Redraw
             }
-            KeyCode::Char('[') if self.alert_scroll > 0 => {
-                self.alert_scroll -= 1;
-                Action::Redraw
-            }
-            KeyCode::Char('a') => Action::Acknowledge,
-            KeyCode::Char('z') => Action::Snooze,
-            KeyCode::Char('H') => {
-                self.history = true;
-                Action::Redraw
-            }
-            KeyCode::Char('T') => Action::Act(Ask::Signal(Signal::Term)),
-            KeyCode::Char('I') => Action::Act(Ask::Signal(Signal::Int)),
-            KeyCode::Char('K') => Action::Act(Ask::Signal(Signal::Kill)),
-            KeyCode::Char('n') => Action::Act(Ask::Renice),
-            KeyCode::Char('?') | KeyCode::F(1) => {
+            KeyAction::NextAlert => self.alerts.select_by(1),
+            KeyAction::PrevAlert => self.alerts.select_by(-1),
+            KeyAction::AlertDetail => self.alerts.open_detail(),
+            KeyAction::Acknowledge => Action::Acknowledge,
+            KeyAction::Snooze => Action::Snooze,
+            KeyAction::History => self.alerts.open_history(),
+            KeyAction::SignalTerm => Action::Act(Ask::Signal(Signal::Term)),
+            KeyAction::SignalInt => Action::Act(Ask::Signal(Signal::Int)),
+            KeyAction::SignalKill => Action::Act(Ask::Signal(Signal::Kill)),
+            KeyAction::Renice => Action::Act(Ask::Renice),
+            KeyAction::WiderWindow => self.window.wider(),
+            KeyAction::NarrowerWindow => self.window.narrower(),
+            KeyAction::Help => {
                 self.help = true;
                 Action::Redraw
             }
-            KeyCode::Esc if !self.filter.is_empty() => {
-                self.filter.clear();
-                Action::Redraw
+            KeyAction::Pause
+            | KeyAction::Faster
+            | KeyAction::Slower
+            | KeyAction::StepForward
+            | KeyAction::StepBack
+            | KeyAction::SeekBack
+            | KeyAction::SeekForward
+            | KeyAction::ReplayStart
+            | KeyAction::ReplayEnd => {
+                if self.replay.is_some() {
+                    Action::Replay(act)
+                } else {
+                    Action::None
+                }
             }
-            _ => Action::None,
         }
     }
 
@@ -302,9 +333,9 @@ impl App {
                 if self.confirm.take().is_some() {
                     return Action::Redraw;
                 }
-                if self.help || self.history {
+                if self.help || self.alerts.overlay_open() {
                     self.help = false;
-                    self.history = false;
+                    self.alerts.close();
                     return Action::Redraw;
                 }
                 let body = layout.table_body();

@@ -5,6 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButto
 use ratatui::layout::Rect;
 
 use super::*;
+use crate::ui::keys::KeyAction;
 use crate::ui::layout;
 
 fn app_with_rows(n: u32, page: usize) -> App {
@@ -53,16 +54,57 @@ fn esc_and_a_key_read_together_as_alt_count_as_both() {
 }
 
 #[test]
-fn brackets_scroll_the_alerts_panel_within_what_it_holds() {
+fn replay_keys_reach_the_loop_only_during_a_replay() {
     let mut app = app_with_rows(3, 10);
-    assert_eq!(ch(&mut app, ']'), Action::None, "nothing to scroll");
-    app.alert_scroll_max = 2;
-    assert_eq!(ch(&mut app, ']'), Action::Redraw);
-    ch(&mut app, ']');
-    assert_eq!(ch(&mut app, ']'), Action::None);
-    assert_eq!(app.alert_scroll, 2);
-    assert_eq!(ch(&mut app, '['), Action::Redraw);
-    assert_eq!(app.alert_scroll, 1);
+    for c in [' ', '>', '<', '.', ',', '[', ']', '{', '}'] {
+        assert_eq!(ch(&mut app, c), Action::None, "{c:?} without a replay");
+    }
+    app.replay = Some(crate::ui::replay::ReplayStatus {
+        speed: 1,
+        paused: false,
+        at_end: false,
+        at_ms: 0,
+        first_ms: 0,
+    });
+    assert_eq!(ch(&mut app, ' '), Action::Replay(KeyAction::Pause));
+    assert_eq!(ch(&mut app, ']'), Action::Replay(KeyAction::SeekForward));
+    assert_eq!(
+        press(&mut app, KeyCode::Right),
+        Action::Replay(KeyAction::StepForward)
+    );
+    assert_eq!(
+        press(&mut app, KeyCode::Left),
+        Action::Replay(KeyAction::StepBack)
+    );
+    // The process keys still work beside them.
+    assert_eq!(ch(&mut app, 'j'), Action::Redraw);
+}
+
+#[test]
+fn keys_follow_the_key_map() {
+    let custom: std::collections::BTreeMap<String, Vec<String>> =
+        [("quit".to_string(), vec!["x".to_string()])].into();
+    let options = UiOptions {
+        keys: crate::ui::keys::KeyMap::with(&custom).unwrap(),
+        ..Default::default()
+    };
+    let mut app = App::new(&options);
+    assert_eq!(ch(&mut app, 'q'), Action::None);
+    assert_eq!(ch(&mut app, 'x'), Action::Quit);
+}
+
+#[test]
+fn e_toggles_full_command_lines_and_plus_minus_the_chart_window() {
+    let mut app = app_with_rows(3, 10);
+    assert!(!app.full_command);
+    ch(&mut app, 'e');
+    assert!(app.full_command);
+    assert_eq!(app.window.span_ms(), 300_000);
+    ch(&mut app, '+');
+    assert_eq!(app.window.span_ms(), 900_000);
+    ch(&mut app, '-');
+    ch(&mut app, '-');
+    assert_eq!(app.window.span_ms(), 60_000);
 }
 
 #[test]
@@ -345,9 +387,9 @@ fn a_and_z_ask_the_loop_to_acknowledge_and_snooze() {
 fn h_opens_the_alert_history_and_any_key_closes_it() {
     let mut app = app_with_rows(3, 10);
     assert_eq!(ch(&mut app, 'H'), Action::Redraw);
-    assert!(app.history);
+    assert!(app.alerts.history.is_some());
     // The closing key does nothing else: q closes the overlay, it does not quit.
     assert_eq!(ch(&mut app, 'q'), Action::Redraw);
-    assert!(!app.history);
+    assert!(app.alerts.history.is_none());
     assert_eq!(ch(&mut app, 'q'), Action::Quit);
 }

@@ -28,6 +28,7 @@ use crate::source::collector::CollectorEvent;
 
 use super::loop_alerts;
 use super::process_action::{self, Acting};
+use super::replay::Player;
 use super::terminal::TerminalGuard;
 use super::{Action, App, UiError, UiOptions};
 
@@ -37,6 +38,14 @@ const FRAME: Duration = Duration::from_millis(50);
 const TICK: Duration = Duration::from_secs(1);
 /// Longest source-failure message kept.
 const MAX_MESSAGE_CHARS: usize = 200;
+
+/// Where the readings come from: the collector thread, or a recording the loop plays itself
+/// (paused, sped up, stepped and sought by keys).
+#[derive(Debug)]
+pub enum Feed {
+    Live(Receiver<CollectorEvent>),
+    Replay(Box<Player>),
+}
 
 /// Why the loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +75,7 @@ pub struct Ended {
 /// restored on every exit path (a panic included, through the guard's hook). Returns the lines
 /// worth printing after the terminal is restored.
 pub async fn run(
-    rx: Receiver<CollectorEvent>,
+    feed: Feed,
     clock: SharedClock,
     options: UiOptions,
 ) -> Result<Vec<String>, UiError> {
@@ -107,7 +116,7 @@ pub async fn run(
         drive_with(
             &mut terminal,
             EventStream::new(),
-            rx,
+            feed,
             clock.as_ref(),
             &options,
             shutdown,
@@ -134,6 +143,19 @@ struct State {
     term_out: Box<dyn Write>,
     /// Set when autostop fired.
     stop: Option<Vec<String>>,
+    /// The recording being played, when the feed is a replay.
+    player: Option<Box<Player>>,
+    /// The end of the replay has been said on the status line.
+    end_said: bool,
+}
+
+impl State {
+    /// The time the view is drawn at: the replay's recorded time, else the clock's.
+    fn now(&self, clock: &dyn Clock) -> i64 {
+        self.player
+            .as_ref()
+            .map_or_else(|| clock.now_unix_ms(), |p| p.at_ms())
+    }
 }
 
 /// The loop itself, over any backend and event stream (tests drive it with a `TestBackend`).
@@ -156,7 +178,7 @@ where
     drive_with(
         terminal,
         events,
-        rx,
+        Feed::Live(rx),
         clock,
         options,
         shutdown,
@@ -165,23 +187,38 @@ where
     .await
 }
 
-/// [`drive`], with bell and OSC sequences written to `term_out`.
-async fn drive_with<B, S, F>(
+/// [`drive`] on any feed (a replay).
+#[cfg(test)]
+pub(crate) async fn drive_feed<B, S, F>(
     terminal: &mut Terminal<B>,
     events: S,
-    rx: Receiver<CollectorEvent>,
+    feed: Feed,
     clock: &dyn Clock,
     options: &UiOptions,
     shutdown: F,
-    term_out: Box<dyn Write>,
 ) -> Result<Ended, UiError>
 where
     B: Backend,
     S: Stream<Item = io::Result<Event>> + Unpin,
     F: Future<Output = ()>,
 {
+    drive_with(
+        terminal,
+        events,
+        feed,
+        clock,
+        options,
+        shutdown,
+        Box::new(io::sink()),
+    )
+    .await
+}
+
+/// The session the dashboard runs for `options` (a replay makes it quiet: see
+/// [`super::replay`]).
+pub fn session_config(options: &UiOptions) -> SessionConfig {
     let billing = options.billing.as_ref();
-    let cfg = SessionConfig {
+    SessionConfig {
         pricing: billing.map(|b| b.pricing.clone()),
         ledger_path: billing.and_then(|b| b.ledger_path.clone()),
         interval_ms: billing.map_or(1_000, |b| b.interval_ms),
@@ -196,8 +233,33 @@ where
         terminal_channels: true,
         in_tmux: std::env::var_os("TMUX").is_some_and(|v| !v.is_empty()),
         ..SessionConfig::default()
+    }
+}
+
+/// [`drive`], with bell and OSC sequences written to `term_out`.
+async fn drive_with<B, S, F>(
+    terminal: &mut Terminal<B>,
+    events: S,
+    feed: Feed,
+    clock: &dyn Clock,
+    options: &UiOptions,
+    shutdown: F,
+    term_out: Box<dyn Write>,
+) -> Result<Ended, UiError>
+where
+    B: Backend,
+    S: Stream<Item = io::Result<Event>> + Unpin,
+    F: Future<Output = ()>,
+{
+    let (rx, player) = match feed {
+        Feed::Live(rx) => (Some(rx), None),
+        Feed::Replay(p) => (None, Some(p)),
     };
-    let session = match Session::new(cfg) {
+    let made = match &player {
+        Some(p) => p.session(),
+        None => Session::new(session_config(options)),
+    };
+    let session = match made {
         Ok(s) => s,
         // Not reached under `Refusal::TurnOff`; said plainly should that change.
         Err(e) => return Err(UiError::Terminal(io::Error::other(e.to_string()))),
@@ -207,7 +269,16 @@ where
         session,
         term_out,
         stop: None,
+        player,
+        end_said: false,
     };
+    if let Some(p) = state.player.as_mut() {
+        let steps = p.start(&mut state.session, Instant::now());
+        state.app.replay = Some(p.status());
+        for step in steps {
+            show_step(&mut state, step);
+        }
+    }
     let result = run_loop(terminal, events, rx, clock, shutdown, &mut state).await;
     let last = state.session.finish();
     Ok(Ended {
@@ -220,7 +291,7 @@ where
 async fn run_loop<B, S, F>(
     terminal: &mut Terminal<B>,
     mut events: S,
-    mut rx: Receiver<CollectorEvent>,
+    mut rx: Option<Receiver<CollectorEvent>>,
     clock: &dyn Clock,
     shutdown: F,
     state: &mut State,
@@ -233,15 +304,21 @@ where
     tokio::pin!(shutdown);
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
-    let mut collector_open = true;
+    let mut collector_open = rx.is_some();
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
 
     loop {
         if dirty && last_draw.is_none_or(|t| t.elapsed() >= FRAME) {
             let area = area_of(terminal)?;
-            let now = clock.now_unix_ms();
-            let State { app, session, .. } = state;
+            let now = state.now(clock);
+            let State {
+                app,
+                session,
+                player,
+                ..
+            } = state;
+            app.replay = player.as_ref().map(|p| p.status());
             let engine = session.engine();
             super::sync(app, engine, area, now);
             terminal
@@ -251,6 +328,7 @@ where
             last_draw = Some(Instant::now());
         }
         let next_frame = last_draw.map_or_else(Instant::now, |t| t + FRAME);
+        let due = state.player.as_ref().and_then(|p| p.due());
 
         tokio::select! {
             () = &mut shutdown => return Ok(EndReason::Signal),
@@ -263,7 +341,7 @@ where
                 Some(Err(e)) => return Err(e.into()),
                 None => return Ok(EndReason::InputClosed),
             },
-            msg = rx.recv(), if collector_open => {
+            msg = recv(&mut rx), if collector_open => {
                 match msg {
                     Some(ev) => apply(ev, state, clock.now_unix_ms()),
                     None => {
@@ -277,10 +355,20 @@ where
             // already move the age, and a second frame a second would double the cost.
             _ = tick.tick() => dirty |= last_draw.is_none_or(|t| t.elapsed() >= TICK),
             () = tokio::time::sleep_until(next_frame), if dirty => {},
+            () = sleep_until_some(due), if due.is_some() => {
+                if let Some(p) = state.player.as_mut() {
+                    let steps = p.pump(&mut state.session, Instant::now());
+                    for step in steps {
+                        show_step(state, step);
+                    }
+                    say_end(state);
+                }
+                dirty = true;
+            },
         }
 
         // Drain what else is pending, so a burst costs one frame.
-        while collector_open {
+        while collector_open && let Some(rx) = rx.as_mut() {
             match rx.try_recv() {
                 Ok(ev) => {
                     apply(ev, state, clock.now_unix_ms());
@@ -311,6 +399,35 @@ where
         if state.stop.is_some() {
             return Ok(EndReason::Autostop);
         }
+    }
+}
+
+/// The next collector event; never, without a collector.
+async fn recv(rx: &mut Option<Receiver<CollectorEvent>>) -> Option<CollectorEvent> {
+    match rx.as_mut() {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Sleeps until `at`; never, without one.
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Says once on the status line that the replay reached its end (and how it ended).
+fn say_end(state: &mut State) {
+    let end = state.player.as_ref().and_then(|p| p.end_reached());
+    match end {
+        Some(note) if !state.end_said => {
+            state.app.set_status(format!("replay: {note}"));
+            state.end_said = true;
+        }
+        Some(_) => {}
+        None => state.end_said = false,
     }
 }
 
@@ -357,7 +474,7 @@ fn on_input<B: Backend>(
     clock: &dyn Clock,
 ) -> Result<Action, UiError> {
     let area = area_of(terminal)?;
-    let now = clock.now_unix_ms();
+    let now = state.now(clock);
     // Keys act on the rows as they would be drawn now (a filter edit changes them).
     super::sync(&mut state.app, state.session.engine(), area, now);
     Ok(match ev {
@@ -366,7 +483,10 @@ fn on_input<B: Backend>(
             let step = state.session.cancel_autostop(now);
             show_step(state, step);
             let action = state.app.handle_key(key);
-            if loop_alerts::apply_action(action, &mut state.app, &mut state.session, now)
+            if let Action::Replay(act) = action {
+                replay_key(act, state);
+                Action::Redraw
+            } else if loop_alerts::apply_action(action, &mut state.app, &mut state.session, now)
                 || process_action::apply(action, &mut state.app, state.session.engine().latest())
             {
                 Action::Redraw
@@ -382,6 +502,22 @@ fn on_input<B: Backend>(
         Event::Resize(..) => Action::Redraw,
         _ => Action::None,
     })
+}
+
+/// A replay key, applied to the player and the session it feeds.
+fn replay_key(act: crate::ui::keys::KeyAction, state: &mut State) {
+    let Some(p) = state.player.as_mut() else {
+        return;
+    };
+    let (steps, note) = p.command(act, &mut state.session, Instant::now());
+    state.app.replay = Some(p.status());
+    for step in steps {
+        show_step(state, step);
+    }
+    if let Some(n) = note {
+        state.app.set_status(format!("replay: {n}"));
+    }
+    say_end(state);
 }
 
 fn area_of<B: Backend>(terminal: &Terminal<B>) -> Result<Rect, UiError> {
@@ -400,3 +536,7 @@ mod tests;
 #[cfg(test)]
 #[path = "event_loop_alert_tests.rs"]
 mod alert_tests;
+
+#[cfg(test)]
+#[path = "event_loop_replay_tests.rs"]
+mod replay_tests;

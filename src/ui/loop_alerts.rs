@@ -8,18 +8,36 @@ use crate::session::Session;
 
 use super::app::{Action, App, SNOOZE_MS};
 
-/// Applies an alert action to the top visible alert; returns whether anything changed.
+/// Applies an alert action to the selected alert (the one whose details are open, else the
+/// one selected in the panel or strip, else the top one); returns whether anything changed.
 pub fn apply_action(action: Action, app: &mut App, session: &mut Session, now_ms: i64) -> bool {
-    let done = match action {
-        Action::Acknowledge => session.acknowledge_top(now_ms).map(|a| ("acknowledged", a)),
-        Action::Snooze => session
-            .snooze_top(SNOOZE_MS, now_ms)
-            .map(|a| ("snoozed for 1 h", a)),
-        _ => return false,
+    if !matches!(action, Action::Acknowledge | Action::Snooze) {
+        return false;
+    }
+    let visible = session.engine().rules().visible(now_ms);
+    let target = app
+        .alerts
+        .target_id()
+        .and_then(|id| visible.iter().find(|a| a.id == id))
+        .or_else(|| visible.first())
+        .cloned();
+    let Some(alert) = target else {
+        app.set_status("no alert to acknowledge or snooze");
+        return true;
     };
-    match done {
-        Some((what, a)) => app.set_status(format!("{what}: {}", a.title)),
-        None => app.set_status("no alert to acknowledge or snooze"),
+    let (done, what) = match action {
+        Action::Acknowledge => (session.acknowledge(&alert.id, now_ms), "acknowledged"),
+        _ => (
+            session.snooze(&alert.id, SNOOZE_MS, now_ms),
+            "snoozed for 1 h",
+        ),
+    };
+    if done {
+        app.set_status(format!("{what}: {}", alert.title));
+        // The detail view of an alert now hidden has nothing left to show.
+        app.alerts.detail = None;
+    } else {
+        app.set_status("no alert to acknowledge or snooze");
     }
     true
 }

@@ -6,13 +6,17 @@
 //! snapshot test. The only state it owns is the view; readings arrive over the collector
 //! channel in [`run`].
 
+pub mod alert_view;
 pub mod app;
+pub mod chart_window;
 mod event_loop;
 pub mod fallback;
 pub mod fleet;
+pub mod keys;
 pub mod layout;
 mod loop_alerts;
 pub mod process_action;
+pub mod replay;
 mod rows;
 pub mod sort;
 pub mod terminal;
@@ -34,7 +38,7 @@ use crate::billing::Pricing;
 use crate::engine::Engine;
 
 pub use app::{Action, App};
-pub use event_loop::{EndReason, run};
+pub use event_loop::{EndReason, Feed, run, session_config};
 pub use layout::{Screen, Spend};
 pub use rows::{INVISIBLE_LABEL, ProcRow, build_rows};
 use widgets::{
@@ -55,6 +59,8 @@ pub struct UiOptions {
     pub theme: theme::Theme,
     /// Alert rules, notification channels and autostop (`[alerts]`, `[autostop]`).
     pub alerts: crate::config::AlertSettings,
+    /// The keys (`[keys]` over the built-in table).
+    pub keys: keys::KeyMap,
     /// Whether the process keys may signal: this machine's readings, not `--readonly`.
     /// `ReadOnly` also turns autostop and command hooks off.
     pub acting: process_action::Acting,
@@ -138,16 +144,20 @@ pub fn sync(app: &mut App, engine: &Engine, area: Rect, now_unix_ms: i64) {
         None => (Vec::new(), Vec::new()),
     };
     app.sync(pids, gpus, screen.page_rows());
-    app.alert_scroll_max = match &screen {
-        Screen::Dashboard(l) => match l.alerts {
-            Some(layout::AlertArea::Panel(r)) => {
-                alerts::panel::max_scroll(r, &engine.rules().visible(now_unix_ms), now_unix_ms)
-            }
-            _ => 0,
-        },
-        Screen::TooSmall(_) => 0,
+    let visible = engine.rules().visible(now_unix_ms);
+    let history: Vec<(i64, String)> = engine
+        .rules()
+        .history()
+        .iter()
+        .rev()
+        .map(|e| (e.at_unix_ms, e.alert.id.clone()))
+        .collect();
+    app.alerts.detail_scroll_max = match &app.alerts.detail {
+        Some(d) => alerts::detail::max_scroll(area, &d.of, engine, now_unix_ms),
+        None => 0,
     };
-    app.alert_scroll = app.alert_scroll.min(app.alert_scroll_max);
+    app.alerts
+        .sync(visible.iter().map(|a| a.id.clone()).collect(), history);
 }
 
 /// Renders one frame from borrowed state, reduced to what the terminal shows.
@@ -228,21 +238,31 @@ fn draw_widgets(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64)
         let visible = engine.rules().visible(now_unix_ms);
         match place {
             layout::AlertArea::Panel(r) => {
-                let scroll = app.alert_scroll;
-                alerts::panel::render(r, frame.buffer_mut(), &visible, now_unix_ms, theme, scroll);
+                let selected = app.alerts.selected;
+                alerts::panel::render(
+                    r,
+                    frame.buffer_mut(),
+                    &visible,
+                    now_unix_ms,
+                    theme,
+                    selected,
+                );
             }
             layout::AlertArea::Strip(r) => {
-                alerts::strip::render(frame, r, &visible, theme);
+                alerts::strip::render(frame, r, &visible, app.alerts.selected, app);
             }
         }
     }
     let countdown = loop_alerts::countdown(engine);
     status_line::render(frame, layout.status, app, countdown.as_deref());
-    if app.history {
-        alerts::strip::render_history(frame, area, engine, now_unix_ms, theme);
+    if let Some(cursor) = app.alerts.history {
+        alerts::strip::render_history(frame, area, engine, now_unix_ms, theme, cursor);
+    }
+    if let Some(d) = &app.alerts.detail {
+        alerts::detail::render(frame, area, d, engine, now_unix_ms, app);
     }
     if app.help {
-        help::render(frame, area, theme);
+        help::render(frame, area, app);
     }
     if let Some(pending) = &app.confirm {
         confirm::render(frame, area, pending, theme);

@@ -1,4 +1,4 @@
-//! Acting on the selected process from the table: `T` / `I` / `K` send TERM / INT / KILL, `n`
+//! Acting on the selected process from the table: `T` / `I` / `K` send TERM / INT / KILL, `r`
 //! renices, each through a confirmation that names the process (pid, user, command, GPUs, the
 //! VRAM it will free) and, with `w`, its whole job (the trainer and its workers). What is shown
 //! in the dialog is taken when it opens ([`Pending`]: each process with its start time, see

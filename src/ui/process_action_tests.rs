@@ -172,7 +172,7 @@ fn renice_starts_one_step_nicer_and_moves_with_plus_and_minus() {
     let snap = reading(&trainer, &worker);
     let mut a = app(Acting::Allowed);
     a.sync(vec![trainer.id(), worker.id()], vec![0, 1], 10);
-    assert_eq!(key(&mut a, KeyCode::Char('n')), Action::Act(Ask::Renice));
+    assert_eq!(key(&mut a, KeyCode::Char('r')), Action::Act(Ask::Renice));
     assert!(apply(Action::Act(Ask::Renice), &mut a, Some(&snap)));
     let p = a.confirm.clone().expect("dialog open");
     assert_eq!(p.nice, p.nice_now + 1);

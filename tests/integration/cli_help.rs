@@ -33,7 +33,7 @@ const SOURCE: &[&str] = &["demo", "list", "nvml-lib", "interval", "replay"];
 const RECORDING: &[&str] = &["record", "max-size", "max-files"];
 const FILES: &[&str] = &["config", "ledger", "no-ledger"];
 const PRICING: &[&str] = &["rate", "budget", "currency"];
-const DISPLAY: &[&str] = &["theme", "no-color", "readonly", "ascii"];
+const DISPLAY: &[&str] = &["theme", "no-color", "readonly", "ascii", "start"];
 
 fn check(args: &[&str], groups: &[&[&str]], own: &[&str]) {
     let text = help(args);

@@ -165,3 +165,143 @@ fn tiny_terminal_does_not_crash() {
     t.wait_dead(WAIT);
     assert_eq!(t.exit_status(), Some(0));
 }
+
+/// A `cpu-starved` run of `minutes`, recorded through the real binary (fast-forwarded).
+fn recorded_cpu_starved(dir: &std::path::Path, minutes: u32) -> std::path::PathBuf {
+    let path = dir.join("run.ndjson");
+    let out = std::process::Command::new(BIN)
+        .args(["record"])
+        .arg(&path)
+        .args([
+            "--demo",
+            "cpu-starved",
+            "--fast",
+            "--for",
+            &format!("{minutes}m"),
+        ])
+        .envs(ISOLATED.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    path
+}
+
+#[test]
+fn a_replay_plays_pauses_steps_and_seeks_in_the_dashboard() {
+    if !tmux::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = recorded_cpu_starved(dir.path(), 4);
+    let t = Tmux::start(
+        &format!("exec {BIN} --replay {} --no-ledger", path.display()),
+        120,
+        40,
+        ISOLATED,
+    );
+    t.wait_for("the replay header", WAIT, |s| {
+        s.contains("REPLAY") && s.contains(" 1×")
+    });
+    t.keys(&["Space"]);
+    let paused = t.wait_for("the pause", WAIT, |s| s.contains("PAUSED"));
+    let at = |s: &str| {
+        s.lines()
+            .find(|l| l.contains("REPLAY"))
+            .and_then(|l| l.split(" +").nth(1))
+            .and_then(|r| r.split_whitespace().next())
+            .map(str::to_string)
+    };
+    let before = at(&paused).unwrap();
+    t.keys(&["]"]);
+    let sought = t.wait_for("a minute on", WAIT, |s| {
+        at(s).is_some_and(|a| a.starts_with("1m"))
+    });
+    assert!(
+        sought.contains("PAUSED"),
+        "a seek keeps the pause:\n{sought}"
+    );
+    t.keys(&["."]);
+    t.wait_for("one reading on", WAIT, |s| {
+        at(s).is_some_and(|a| a != at(&sought).unwrap_or_default() && a.starts_with("1m"))
+    });
+    t.keys(&["["]);
+    t.wait_for("back", WAIT, |s| {
+        at(s).is_some_and(|a| !a.starts_with("1m"))
+    });
+    let _ = before;
+    t.keys(&["q"]);
+    t.wait_dead(WAIT);
+    assert_eq!(t.exit_status(), Some(0));
+}
+
+#[test]
+fn at_80x24_an_alert_opens_in_a_detail_view_that_scrolls() {
+    if !tmux::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = recorded_cpu_starved(dir.path(), 5);
+    // Four minutes in, the starved alert stands.
+    let t = Tmux::start(
+        &format!(
+            "exec {BIN} --replay {} --start 4m --no-ledger",
+            path.display()
+        ),
+        80,
+        24,
+        ISOLATED,
+    );
+    t.wait_for("the alert strip", WAIT, |s| {
+        s.contains("starved") && s.contains("Enter")
+    });
+    t.keys(&["Space", "Enter"]);
+    let detail = t.wait_for("the detail view", WAIT, |s| s.contains("Alert details"));
+    assert!(detail.contains("What it has cost"), "{detail}");
+    assert!(detail.contains("Next step"), "{detail}");
+    // Scrolled to its end it shows the evidence.
+    t.keys(&["End"]);
+    t.wait_for("the evidence", WAIT, |s| {
+        s.contains("Evidence") || s.contains("verdict")
+    });
+    t.keys(&["Escape"]);
+    t.wait_for("the view to close", WAIT, |s| !s.contains("Alert details"));
+    t.keys(&["q"]);
+    t.wait_dead(WAIT);
+    assert_eq!(t.exit_status(), Some(0));
+}
+
+#[test]
+fn a_key_given_to_two_actions_is_an_error_naming_both_and_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[keys]\nquit = \"x\"\nsnooze = \"a\"\n").unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["--demo", "--no-ledger", "--config"])
+        .arg(&config)
+        .envs(ISOLATED.iter().copied())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("config.toml:3:"), "{err}");
+    assert!(
+        err.contains("`acknowledge`") && err.contains("`snooze`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn start_without_a_replay_is_an_error_that_says_so() {
+    let out = std::process::Command::new(BIN)
+        .args(["--demo", "--no-ledger", "--start", "90s"])
+        .envs(ISOLATED.iter().copied())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--start needs --replay"), "{err}");
+}

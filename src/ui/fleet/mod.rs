@@ -169,8 +169,10 @@ impl FleetUi {
             return Action::Quit;
         }
         if let Some(d) = &mut self.drill {
-            let plain =
-                !d.app.filter_active && d.app.filter.is_empty() && !d.app.help && !d.app.history;
+            let plain = !d.app.filter_active
+                && d.app.filter.is_empty()
+                && !d.app.help
+                && !d.app.alerts.overlay_open();
             if key.code == KeyCode::Esc && plain {
                 self.drill = None;
                 return Action::Redraw;

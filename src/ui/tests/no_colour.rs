@@ -52,10 +52,22 @@ fn mono_and_no_color_draw_no_colour_in_any_scenario_with_its_alerts() {
         with_alerts += usize::from(alerts > 0);
         for (way, options) in &ways {
             for (w, h) in [(80, 24), (120, 40), (200, 60)] {
-                for overlay in ["", "history", "help"] {
+                for overlay in ["", "history", "help", "detail"] {
                     let mut app = App::new(options);
-                    app.history = overlay == "history";
+                    if overlay == "history" {
+                        app.alerts.open_history();
+                    }
                     app.help = overlay == "help";
+                    if overlay == "detail" {
+                        // The detail needs the alert list the sync gives it.
+                        crate::ui::sync(
+                            &mut app,
+                            &engine,
+                            ratatui::layout::Rect::new(0, 0, w, h),
+                            NOW,
+                        );
+                        app.alerts.open_detail();
+                    }
                     let buf = render_at(&mut app, &engine, w, h, NOW);
                     let coloured = coloured_cells(&buf);
                     assert!(

@@ -56,6 +56,46 @@ enum Look {
     Ascii,
 }
 
+/// Views that need more than a scenario: the replay header (a recorded `cpu-starved` run
+/// paused 4 minutes in, at 4×) and an alert's detail view at 80×24. Files `<name>.svg`.
+const VIEWS: [&str; 2] = ["replay", "alert-detail"];
+
+/// Draws one of [`VIEWS`].
+fn view(name: &str) -> String {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let seconds = 240;
+    let engine = played_for("cpu-starved", seconds);
+    let now = START + seconds * 1_000 + 400;
+    let mut app = App::new(&fixtures::options());
+    let (w, h, title) = match name {
+        "replay" => {
+            app.replay = Some(crate::ui::replay::ReplayStatus {
+                speed: 4,
+                paused: true,
+                at_end: false,
+                at_ms: now,
+                first_ms: START,
+            });
+            (
+                120,
+                40,
+                "gpumeter --replay run.ndjson.zst (120×40), paused".to_string(),
+            )
+        }
+        _ => {
+            render_at(&mut app, &engine, 80, 24, now);
+            app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+            (
+                80,
+                24,
+                "gpumeter --demo cpu-starved (80×24), Enter on the alert".to_string(),
+            )
+        }
+    };
+    let buf = render_at(&mut app, &engine, w, h, now);
+    to_svg(&buf, &title)
+}
+
 const UPDATE_VAR: &str = "GPUMETER_UPDATE_SCREENSHOTS";
 const REGENERATE: &str = "GPUMETER_UPDATE_SCREENSHOTS=1 cargo test screenshots";
 
@@ -120,6 +160,7 @@ fn all_shots() -> Vec<(String, String)> {
         .iter()
         .map(|(n, w, h, s)| (n.to_string(), shot(n, *w, *h, *s)))
         .collect();
+    out.extend(VIEWS.iter().map(|n| (n.to_string(), view(n))));
     out.extend(
         VARIANTS
             .iter()
@@ -157,6 +198,17 @@ fn screenshots_are_current() {
         "screenshots out of date: {stale:?}; regenerate them with: {REGENERATE}\n\
          not drawn by any shot (delete them, or add them to SHOTS): {extra:?}"
     );
+}
+
+#[test]
+fn the_replay_and_alert_detail_pictures_show_what_they_are_named_for() {
+    let replay = view("replay");
+    assert!(
+        replay.contains("REPLAY") && replay.contains("PAUSED"),
+        "no replay header"
+    );
+    let detail = view("alert-detail");
+    assert!(detail.contains("Alert details") && detail.contains("Next step"));
 }
 
 #[test]

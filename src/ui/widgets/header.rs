@@ -76,8 +76,41 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
         .filter(|r| r.kind != gpumeter_model::PlaceKind::Host)
         .map(|r| vec![styled(" in ", theme.label), styled(r.label(), theme.key)])
         .unwrap_or_default();
-    // A replay's readings are as old as the recording: say when they were taken instead.
-    let when = if source.starts_with("replay:") {
+    // A replay's readings are as old as the recording: say when they were taken instead, and
+    // how it plays.
+    let when = if let Some(r) = &app.replay {
+        let state = if r.paused {
+            "PAUSED".to_string()
+        } else if r.at_end {
+            "END".to_string()
+        } else {
+            format!("{}×", r.speed)
+        };
+        vec![
+            sep(theme),
+            styled("REPLAY ", theme.warm),
+            styled(
+                // The date only where there is room for the rest too.
+                crate::clock::utc_text(
+                    r.at_ms,
+                    if width >= 110 {
+                        crate::clock::UtcStyle::FullSeconds
+                    } else {
+                        crate::clock::UtcStyle::ClockSeconds
+                    },
+                ),
+                theme.text,
+            ),
+            styled(
+                format!(
+                    " +{} ",
+                    units::duration_s(u64::try_from((r.at_ms - r.first_ms) / 1000).unwrap_or(0))
+                ),
+                theme.dim,
+            ),
+            styled(state, theme.key),
+        ]
+    } else if source.starts_with("replay:") {
         vec![
             sep(theme),
             styled("REPLAY ", theme.warm),
@@ -119,6 +152,12 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
             styled(units::opt(sys.uptime_s, units::duration_s), theme.text),
         ],
     ];
+    let mut segments = segments;
+    if app.replay.is_some() {
+        // Where a replay is and how it plays matters more than the host's name.
+        segments.swap(0, 2);
+        segments.swap(1, 2);
+    }
     fmt::fit([vec![name], readonly_mark(app)].concat(), segments, width)
 }
 

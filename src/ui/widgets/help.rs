@@ -1,57 +1,108 @@
-//! The help overlay: every key and mouse action, and how to read `N/A` and `-`.
+//! The help overlay: every key (as the key map binds it) and mouse action, and how to read
+//! `N/A` and `-`. The replay's keys are listed only while a recording plays.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, Paragraph};
 
+use crate::ui::app::App;
+use crate::ui::keys::{BINDINGS, Group, KeyAction};
 use crate::ui::layout::centered;
-use crate::ui::theme::Theme;
 use crate::ui::widgets::fmt::{pad_right, styled};
 
-/// (keys, what they do), in the order shown.
-pub const KEYS: [(&str, &str); 19] = [
-    ("q  Ctrl-C", "quit"),
-    ("↑ ↓  j k", "move the selection"),
-    ("PgUp PgDn", "move a page"),
-    ("Home End  g G", "first / last process"),
-    ("Tab  Shift-Tab", "one GPU's processes: All → GPU0 → …"),
-    ("/", "filter (type, Enter keeps, Esc clears)"),
-    ("s", "next sort column"),
-    ("S", "reverse the sort"),
-    ("t", "tree view: workers under their trainer"),
-    ("T I K  n", "TERM / INT / KILL / renice the process (asks)"),
-    ("a", "acknowledge the top alert (it stays in the history)"),
-    ("z", "snooze the top alert for 1 h"),
-    ("[  ]", "scroll the alerts panel up / down"),
-    ("H", "alert history (any key closes)"),
+/// Actions shown on one line, their keys joined by " / ", with the words for all of them.
+const GROUPS: &[(&[KeyAction], &str)] = &[
+    (
+        &[KeyAction::Up, KeyAction::Down],
+        "move the process selection",
+    ),
+    (
+        &[KeyAction::PageUp, KeyAction::PageDown],
+        "a page up / down",
+    ),
+    (&[KeyAction::First, KeyAction::Last], "first / last process"),
+    (
+        &[KeyAction::NextGpu, KeyAction::PrevGpu],
+        "one GPU's processes: All → GPU0 → … / back",
+    ),
+    (
+        &[
+            KeyAction::SignalTerm,
+            KeyAction::SignalInt,
+            KeyAction::SignalKill,
+            KeyAction::Renice,
+        ],
+        "TERM / INT / KILL / renice the process (asks)",
+    ),
+    (
+        &[KeyAction::NextAlert, KeyAction::PrevAlert],
+        "select the next / previous alert",
+    ),
+    (
+        &[KeyAction::WiderWindow, KeyAction::NarrowerWindow],
+        "charts: longer / shorter window (1 m … 24 h)",
+    ),
+    (
+        &[KeyAction::Faster, KeyAction::Slower],
+        "replay: faster / slower (1× … 60×)",
+    ),
+    (
+        &[KeyAction::StepForward, KeyAction::StepBack],
+        "replay: pause, one reading on / back",
+    ),
+    (
+        &[KeyAction::SeekBack, KeyAction::SeekForward],
+        "replay: 1 minute back / on",
+    ),
+    (
+        &[KeyAction::ReplayStart, KeyAction::ReplayEnd],
+        "replay: the start / the end",
+    ),
+];
+
+/// Lines after the keys.
+const MORE: [(&str, &str); 3] = [
+    ("Esc", "close an overlay / clear the filter"),
     ("any key", "cancels a running autostop countdown"),
-    ("?  F1", "this help (any key closes)"),
-    ("Esc", "close help / clear the filter"),
-    ("click", "select a process; on a GPU: show its processes"),
-    ("wheel", "scroll the process table"),
+    (
+        "click  wheel",
+        "select; a header: sort; a GPU: its processes / scroll",
+    ),
 ];
 
 const KEY_W: usize = 16;
 
+/// The (keys, words) rows, in the table's order.
+pub fn rows(app: &App) -> Vec<(String, &'static str)> {
+    let mut out = Vec::new();
+    for b in BINDINGS {
+        if b.group == Group::Replay && app.replay.is_none() {
+            continue;
+        }
+        if let Some((group, words)) = GROUPS.iter().find(|g| g.0.first() == Some(&b.action)) {
+            let keys: Vec<String> = group.iter().map(|a| app.keymap.label(*a)).collect();
+            out.push((keys.join(" / "), *words));
+        } else if !GROUPS.iter().any(|g| g.0.contains(&b.action)) {
+            out.push((app.keymap.label(b.action), b.help));
+        }
+    }
+    out
+}
+
 /// Draws the overlay centred in `area`.
-pub fn render(frame: &mut Frame, area: Rect, theme: &Theme) {
-    let mut lines: Vec<Line<'static>> = KEYS
-        .iter()
-        .map(|(k, d)| {
-            Line::from(vec![
-                styled(format!(" {}", pad_right(k, KEY_W)), theme.key),
-                styled(*d, theme.text),
-            ])
-        })
-        .collect();
-    lines.push(Line::default());
+pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let theme = &app.theme;
+    let row = |k: &str, d: &str| {
+        Line::from(vec![
+            styled(format!(" {}", pad_right(k, KEY_W)), theme.key),
+            styled(d.to_string(), theme.text),
+        ])
+    };
+    let mut lines: Vec<Line<'static>> = rows(app).iter().map(|(k, d)| row(k, d)).collect();
+    lines.extend(MORE.iter().map(|(k, d)| row(k, d)));
     lines.push(Line::from(styled(
-        " N/A  the driver cannot tell (unsupported or unavailable)",
-        theme.dim,
-    )));
-    lines.push(Line::from(styled(
-        " -    does not apply (a worker holds no VRAM)",
+        " N/A  the driver cannot tell · -  does not apply (a worker holds no VRAM)",
         theme.dim,
     )));
     let width = lines.iter().map(Line::width).max().unwrap_or(0) as u16 + 3;
@@ -59,6 +110,14 @@ pub fn render(frame: &mut Frame, area: Rect, theme: &Theme) {
     let rect = centered(area, width, height);
     if rect.width < 3 || rect.height < 3 {
         return;
+    }
+    let inner_rows = usize::from(rect.height - 2);
+    if lines.len() > inner_rows && inner_rows > 0 {
+        lines.truncate(inner_rows - 1);
+        lines.push(Line::from(styled(
+            " … more in a taller terminal (README: Keys)",
+            theme.dim,
+        )));
     }
     let block = Block::bordered()
         .border_style(theme.border_selected)

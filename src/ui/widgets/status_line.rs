@@ -1,26 +1,96 @@
 //! The bottom line: the filter input while it is open, else a status message (ledger notes,
 //! channel warnings, a stopped collector; budget crossings are the alert panel's), else key
-//! hints (as many as fit).
+//! hints (as many as fit), with the keys the key map binds: during a replay, its keys first.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
 
 use crate::ui::app::App;
+use crate::ui::keys::{BINDINGS, KeyAction};
 use crate::ui::widgets::fmt::{self, styled};
 
-/// (key, action) hints, most useful first.
-const HINTS: [(&str, &str); 9] = [
-    ("q", "quit"),
-    ("?", "help"),
-    ("/", "filter"),
-    ("s", "sort"),
-    ("S", "reverse"),
-    ("t", "tree"),
-    ("Tab", "GPU"),
-    ("↑↓", "select"),
-    ("H", "alert history"),
+/// The actions the footer names during a replay, before the rest.
+const REPLAY_FIRST: [KeyAction; 4] = [
+    KeyAction::Pause,
+    KeyAction::Faster,
+    KeyAction::StepForward,
+    KeyAction::SeekBack,
 ];
+
+/// The rest, most useful first.
+const FOOTER: [KeyAction; 10] = [
+    KeyAction::Quit,
+    KeyAction::Help,
+    KeyAction::Filter,
+    KeyAction::Sort,
+    KeyAction::Reverse,
+    KeyAction::Tree,
+    KeyAction::NextGpu,
+    KeyAction::Down,
+    KeyAction::History,
+    KeyAction::AlertDetail,
+];
+
+/// (key, word) hints, most useful first.
+fn hints(app: &App) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = Vec::new();
+    let label = |a: KeyAction| match a {
+        // Both directions in one hint.
+        KeyAction::SeekBack => format!(
+            "{}{}",
+            app.keymap.first_label(KeyAction::SeekBack),
+            app.keymap.first_label(KeyAction::SeekForward)
+        ),
+        KeyAction::Faster => format!(
+            "{}{}",
+            app.keymap.first_label(KeyAction::Slower),
+            app.keymap.first_label(KeyAction::Faster)
+        ),
+        KeyAction::Down => format!(
+            "{}{}",
+            app.keymap.first_label(KeyAction::Up),
+            app.keymap.first_label(KeyAction::Down)
+        ),
+        _ => app.keymap.first_label(a),
+    };
+    let replay: &[KeyAction] = if app.replay.is_some() {
+        &REPLAY_FIRST
+    } else {
+        &[]
+    };
+    // With an alert standing, how to read it comes right after quit and help (the strip of a
+    // small terminal has no room for it).
+    let alert: &[KeyAction] = if app.alerts.selected_id().is_some() {
+        &[KeyAction::AlertDetail]
+    } else {
+        &[]
+    };
+    let rest = FOOTER
+        .iter()
+        .filter(|a| !alert.contains(a))
+        .collect::<Vec<_>>();
+    // During a replay its keys and how to read an alert come first.
+    let order: Vec<&KeyAction> = if replay.is_empty() {
+        FOOTER[..2]
+            .iter()
+            .chain(alert)
+            .chain(rest.into_iter().skip(2))
+            .collect()
+    } else {
+        replay.iter().chain(alert).chain(rest).collect()
+    };
+    for a in order {
+        if let Some(h) = BINDINGS
+            .iter()
+            .find(|b| b.action == *a)
+            .and_then(|b| b.hint)
+        {
+            out.push((label(*a), h));
+        }
+    }
+    out
+}
 
 /// Draws the line; a running autostop `countdown` takes it over (only the filter input wins).
 pub fn render(frame: &mut Frame, area: Rect, app: &App, countdown: Option<&str>) {
@@ -57,14 +127,14 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, countdown: Option<&str>)
             width,
         )
     } else {
-        let segments = HINTS
-            .iter()
+        let segments = hints(app)
+            .into_iter()
             .enumerate()
             .map(|(i, (k, a))| {
                 let lead = if i == 0 { "" } else { "  " };
                 vec![
                     Span::raw(lead),
-                    styled(*k, theme.key),
+                    styled(k, theme.key),
                     styled(format!(" {a}"), theme.dim),
                 ]
             })

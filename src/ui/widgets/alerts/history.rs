@@ -1,5 +1,6 @@
 //! The alert history view: what fired, was reminded, changed, cleared, acknowledged or snoozed,
-//! newest first, one line each (time, how long ago, event, severity, kind, title). Renders the
+//! newest first, one line each (time, how long ago, event, severity, kind, title), the entry
+//! under the cursor highlighted and kept in view (Enter opens its details). Renders the
 //! engine's bounded history (`engine.rules().history()`); reads nothing else, never mutates,
 //! and clips at any size without panicking.
 
@@ -47,13 +48,15 @@ pub fn line(e: &HistoryEntry, now_unix_ms: i64, theme: &Theme) -> Line<'static> 
     ])
 }
 
-/// Draws the history into `area` of `buf`, newest entry on top.
+/// Draws the history into `area` of `buf`, newest entry on top, entry `cursor` (0: the
+/// newest) highlighted and on screen.
 pub fn render(
     area: Rect,
     buf: &mut Buffer,
     history: &VecDeque<HistoryEntry>,
     now_unix_ms: i64,
     theme: &Theme,
+    cursor: usize,
 ) {
     let area = area.intersection(buf.area);
     if area.width == 0 || area.height == 0 {
@@ -68,11 +71,22 @@ pub fn render(
     let lines: Vec<Line<'static>> = if history.is_empty() {
         vec![Line::styled("No alerts yet.", theme.dim)]
     } else {
+        let cursor = cursor.min(history.len() - 1);
+        let skip = (cursor + 1).saturating_sub(rows.max(1));
         history
             .iter()
             .rev()
+            .enumerate()
+            .skip(skip)
             .take(rows)
-            .map(|e| line(e, now_unix_ms, theme))
+            .map(|(i, e)| {
+                let l = line(e, now_unix_ms, theme);
+                if i == cursor {
+                    l.patch_style(theme.selected_row)
+                } else {
+                    l
+                }
+            })
             .collect()
     };
     let body = Paragraph::new(lines);
@@ -80,7 +94,10 @@ pub fn render(
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.border)
-            .title(format!(" Alert history ({}) ", history.len()));
+            .title(format!(
+                " Alert history ({}) · ↑↓ Enter details · Esc closes ",
+                history.len()
+            ));
         body.block(block).render(area, buf);
     } else {
         body.render(area, buf);
@@ -133,7 +150,7 @@ mod tests {
         ]
         .into();
         let mut buf = Buffer::empty(Rect::new(0, 0, 120, 6));
-        render(buf.area, &mut buf, &h, NOW, &Theme::colour());
+        render(buf.area, &mut buf, &h, NOW, &Theme::colour(), 0);
         let t = text(&buf);
         let lines: Vec<&str> = t.lines().collect();
         assert!(lines[0].contains("Alert history (3)"), "{t}");
@@ -146,6 +163,14 @@ mod tests {
         // A fired high alert's event is red.
         let x = lines[1].find("fired").unwrap() as u16;
         assert_eq!(buf[(x, 1)].fg, Color::Red);
+        // The cursor's entry is highlighted, and a cursor below the fold scrolls it into view.
+        assert_eq!(buf[(1, 1)].bg, Color::Blue);
+        assert_ne!(buf[(1, 2)].bg, Color::Blue);
+        let mut small = Buffer::empty(Rect::new(0, 0, 120, 4));
+        render(small.area, &mut small, &h, NOW, &Theme::colour(), 2);
+        let t = text(&small);
+        assert!(t.contains("30 min ago") && !t.contains(" 5 min ago"), "{t}");
+        assert_eq!(small[(1, 2)].bg, Color::Blue);
     }
 
     #[test]
@@ -156,12 +181,33 @@ mod tests {
         for w in 0..60 {
             for ht in 0..12 {
                 let mut buf = Buffer::empty(Rect::new(0, 0, w, ht));
-                render(buf.area, &mut buf, &h, NOW, &Theme::monochrome());
-                render(buf.area, &mut buf, &VecDeque::new(), NOW, &Theme::colour());
+                render(
+                    buf.area,
+                    &mut buf,
+                    &h,
+                    NOW,
+                    &Theme::monochrome(),
+                    usize::from(ht),
+                );
+                render(
+                    buf.area,
+                    &mut buf,
+                    &VecDeque::new(),
+                    NOW,
+                    &Theme::colour(),
+                    0,
+                );
             }
         }
         let mut buf = Buffer::empty(Rect::new(0, 0, 30, 3));
-        render(buf.area, &mut buf, &VecDeque::new(), NOW, &Theme::colour());
+        render(
+            buf.area,
+            &mut buf,
+            &VecDeque::new(),
+            NOW,
+            &Theme::colour(),
+            0,
+        );
         assert!(text(&buf).contains("No alerts yet."));
     }
 }

@@ -4,10 +4,11 @@
 //! `engine.rules().visible(now)`) into a buffer; reads nothing else and never mutates.
 //!
 //! Detail lines wrap at the panel's edge, continuation rows indented under their text. When the
-//! whole text does not fit, the unscrolled panel degrades: every alert keeps its title line
-//! first; detail lines (cost, next step, evidence) go to the most severe alerts while rows
-//! remain; then titles are clipped. Scrolled (`[` `]`), it shows the whole text from that row.
-//! No size panics.
+//! whole text does not fit, the panel degrades: every alert keeps its title line first; detail
+//! lines (cost, next step, evidence) go to the most severe alerts while rows remain; then
+//! titles are clipped. With another alert than the first selected (`n` `N`), it shows the whole
+//! text from that alert's title on; the selected title is highlighted when there are several.
+//! Everything else is the detail view's (`Enter`). No size panics.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -177,48 +178,58 @@ fn inner(area: Rect) -> (usize, usize, bool) {
     )
 }
 
-/// How far the panel in `area` can scroll: the rows of text that do not fit.
-pub fn max_scroll(area: Rect, alerts: &[Alert], now_unix_ms: i64) -> usize {
-    let (rows, cols, _) = inner(area);
-    all_lines(alerts, cols, now_unix_ms, &Theme::monochrome())
-        .len()
-        .saturating_sub(rows)
-}
-
-/// Draws the panel into `area` of `buf`, scrolled down by `scroll` rows (0: the overview).
+/// Draws the panel into `area` of `buf`, `selected` the position of the selected alert.
 pub fn render(
     area: Rect,
     buf: &mut Buffer,
     alerts: &[Alert],
     now_unix_ms: i64,
     theme: &Theme,
-    scroll: usize,
+    selected: usize,
 ) {
     let area = area.intersection(buf.area);
     if area.width == 0 || area.height == 0 {
         return;
     }
     let (rows, cols, bordered) = inner(area);
+    let selected = selected.min(alerts.len().saturating_sub(1));
     let all = all_lines(alerts, cols, now_unix_ms, theme);
     let hidden = all.len().saturating_sub(rows);
-    let scroll = scroll.min(hidden);
-    let body = if hidden == 0 {
-        all
-    } else if scroll == 0 {
-        lines(alerts, rows, cols, now_unix_ms, theme)
+    // Where the selected alert's title is in the whole text.
+    let start: usize = alerts
+        .iter()
+        .take(selected)
+        .map(|a| {
+            1 + detail_entries(a, cols, theme)
+                .iter()
+                .map(Vec::len)
+                .sum::<usize>()
+        })
+        .sum();
+    // The selected title's row in what is shown.
+    let (mut body, row) = if hidden == 0 {
+        (all, start)
+    } else if selected == 0 {
+        (lines(alerts, rows, cols, now_unix_ms, theme), 0)
     } else {
-        all.into_iter().skip(scroll).take(rows).collect()
+        (all.into_iter().skip(start).take(rows).collect(), 0)
     };
+    if alerts.len() > 1
+        && let Some(line) = body.get_mut(row)
+    {
+        *line = line.clone().patch_style(theme.selected_row);
+    }
     let body = Paragraph::new(body);
     if bordered {
         let worst = alerts.iter().map(|a| a.severity).max();
         let border = worst.map_or(theme.border, |s| {
             theme.severity(s).remove_modifier(Modifier::REVERSED)
         });
-        let more = match (hidden, scroll) {
-            (0, _) => String::new(),
-            (_, 0) => " · ] more".to_string(),
-            _ => format!(" · [ ] scroll {scroll}/{hidden}"),
+        let more = match (hidden, alerts.len()) {
+            (0, 0 | 1) => String::new(),
+            (0, _) => " · n next".to_string(),
+            (_, 1) => " · Enter details".to_string(),
+            _ => " · Enter details · n next".to_string(),
         };
         let block = Block::default()
             .borders(Borders::ALL)
@@ -386,25 +397,32 @@ mod tests {
     }
 
     #[test]
-    fn scrolling_shows_the_rest_of_the_text() {
+    fn selecting_an_alert_shows_its_text_and_highlights_it() {
         let alerts = [
             alert("a", Severity::High, "first"),
             alert("b", Severity::Moderate, "second"),
         ];
-        let area = Rect::new(0, 0, 60, 6);
-        // 2 titles + 4 details each = 10 rows in 4.
-        assert_eq!(max_scroll(area, &alerts, NOW), 6);
+        // 2 titles + 4 details each = 10 rows in 4: the overview, every title.
         let top = text(&draw(60, 6, &alerts, false));
-        assert!(top.contains("] more") && top.contains("second"), "{top}");
-        let end = text(&draw_scrolled(60, 6, &alerts, false, 99));
-        assert!(end.contains("scroll 6/6"), "{end}");
-        assert!(
-            end.contains("job CPU: 16.0 of 16.0 cores") && !end.contains("first"),
-            "{end}"
-        );
-        // Everything fits: no hint, scrolling changes nothing.
-        let big = text(&draw_scrolled(60, 14, &alerts, false, 3));
-        assert!(!big.contains("more") && big.contains("first"), "{big}");
-        assert_eq!(max_scroll(Rect::new(0, 0, 60, 14), &alerts, NOW), 0);
+        assert!(top.contains("Enter details · n next"), "{top}");
+        assert!(top.contains("first") && top.contains("second"), "{top}");
+        // The second selected: its title on top, then its details.
+        let buf = draw_scrolled(60, 6, &alerts, false, 1);
+        let second = text(&buf);
+        assert!(!second.contains("first"), "{second}");
+        let lines: Vec<&str> = second.lines().collect();
+        assert!(lines[1].contains("MOD  second"), "{second}");
+        assert!(second.contains("cost so far"), "{second}");
+        assert_eq!(buf[(2, 1)].bg, Theme::colour().selected_row.bg.unwrap());
+        // Everything fits: no hint but `n`, the selected title highlighted where it is.
+        let big = draw_scrolled(60, 14, &alerts, false, 1);
+        let t = text(&big);
+        assert!(t.contains("first") && t.contains(" · n next "), "{t}");
+        let row = t.lines().position(|l| l.contains("second")).unwrap() as u16;
+        assert_eq!(big[(2, row)].bg, Theme::colour().selected_row.bg.unwrap());
+        assert_ne!(big[(2, 1)].bg, Theme::colour().selected_row.bg.unwrap());
+        // One alert: nothing to select, nothing highlighted.
+        let one = draw(60, 14, &alerts[..1], false);
+        assert_ne!(one[(2, 1)].bg, Theme::colour().selected_row.bg.unwrap());
     }
 }

@@ -1,38 +1,68 @@
-//! The small-screen alert strip (one line under the header: the most severe alert, coloured by
-//! severity, and how many more stand) and the alert history overlay (`H`). Reads the engine's
-//! alerts through `&`; never mutates.
+//! The small-screen alert strip (one line under the header: the selected alert — the most
+//! severe one unless `n` moved on — coloured by severity, how many more stand, and the keys
+//! that open and act on it) and the alert history overlay (`H`). Reads the engine's alerts
+//! through `&`; never mutates.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
+use ratatui::text::Span;
 use ratatui::widgets::{Clear, Paragraph};
 
 use crate::engine::Engine;
 use crate::engine::rules::Alert;
 
+use crate::ui::app::App;
+use crate::ui::keys::KeyAction;
 use crate::ui::layout::centered;
 use crate::ui::theme::Theme;
+use crate::ui::widgets::fmt;
 
-/// Draws the strip for `visible` (most severe first) into `area`.
-pub fn render(frame: &mut Frame, area: Rect, visible: &[Alert], theme: &Theme) {
-    let Some(top) = visible.first() else {
+/// Draws the strip for `visible` (most severe first) into `area`, showing alert `selected`.
+pub fn render(frame: &mut Frame, area: Rect, visible: &[Alert], selected: usize, app: &App) {
+    let Some(shown) = visible.get(selected).or_else(|| visible.first()) else {
         return;
     };
-    let style = theme.severity(top.severity);
-    let mut spans = vec![
-        Span::styled(format!(" {} ", top.severity.name().to_uppercase()), style),
+    let theme = &app.theme;
+    let style = theme.severity(shown.severity);
+    let mut fixed = vec![
+        Span::styled(format!(" {} ", shown.severity.name().to_uppercase()), style),
         Span::raw(" "),
-        Span::styled(top.title.clone(), style),
+        Span::styled(shown.title.clone(), style),
     ];
     if visible.len() > 1 {
-        spans.push(Span::raw(format!("  (+{} more)", visible.len() - 1)));
+        let pos = selected.min(visible.len() - 1) + 1;
+        fixed.push(Span::raw(format!("  ({pos}/{})", visible.len())));
     }
-    spans.push(Span::raw("  a ack · z snooze 1h · H history"));
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    // The keys, as many as fit after the title; the detail view's first.
+    let k = |a: KeyAction, what: &str| {
+        vec![
+            Span::raw("  "),
+            Span::styled(app.keymap.first_label(a), theme.key),
+            Span::styled(format!(" {what}"), theme.dim),
+        ]
+    };
+    let mut hints = vec![k(KeyAction::AlertDetail, "details")];
+    if visible.len() > 1 {
+        hints.push(k(KeyAction::NextAlert, "next"));
+    }
+    hints.extend([
+        k(KeyAction::Acknowledge, "ack"),
+        k(KeyAction::Snooze, "snooze 1h"),
+        k(KeyAction::History, "history"),
+    ]);
+    let line = fmt::fit(fixed, hints, usize::from(area.width));
+    frame.render_widget(Paragraph::new(line), area);
 }
 
 /// The history overlay, centred over `area`.
-pub fn render_history(frame: &mut Frame, area: Rect, engine: &Engine, now: i64, theme: &Theme) {
+pub fn render_history(
+    frame: &mut Frame,
+    area: Rect,
+    engine: &Engine,
+    now: i64,
+    theme: &Theme,
+    cursor: usize,
+) {
     let width = area.width.saturating_sub(4).min(110);
     let height = area.height.saturating_sub(2).min(30);
     let rect = centered(area, width, height);
@@ -46,5 +76,6 @@ pub fn render_history(frame: &mut Frame, area: Rect, engine: &Engine, now: i64, 
         engine.rules().history(),
         now,
         theme,
+        cursor,
     );
 }
