@@ -391,6 +391,8 @@ def scale(args, lib_dir, env, workdir, out):
     lib1 = os.path.join(lib_dir, "libnvidia-ml.so.1")
     tui = [args.gpumeter, "--nvml-lib", lib1, "--no-ledger", "--interval", "1s"]
     watch = [args.gpumeter, "watch", "--nvml-lib", lib1, "--no-ledger", "--interval", "1s"]
+    serve = [args.gpumeter, "serve", "--nvml-lib", lib1, "--no-ledger", "--interval", "1s",
+             "--listen", "127.0.0.1:19958"]
     cases = [(g, 64, 0) for g in (1, 8, 64)]
     cases += [(8, p, 0) for p in (10, 500, 5000)]
     cases += [(8, 64, h) for h in (0, 1000, 4000)]
@@ -404,6 +406,8 @@ def scale(args, lib_dir, env, workdir, out):
             machine.set_host_procs(hosts)
             e = dict(env, GPUMETER_FAKE_NVML_SCENARIO=machine.scenario)
             modes = [("tui", tui), ("watch", watch)]
+            if gprocs == 64 and gpus == 8:
+                modes.append(("serve", serve))
             if (gpus, gprocs, hosts) == (8, 64, 0):
                 # The ledger writing too: a rate makes the meter run, the state dir is a temp one.
                 ledger = [a for a in watch if a != "--no-ledger"] + ["--rate", "3.10/gpu-h"]
@@ -509,6 +513,8 @@ def main():
             report.write(summarize(results["runs"], baseline, list(found)) + "\n")
         if args.scale:
             results["scale"] = scale(args, args.lib_dir, env_keep, workdir, report)
+        load = os.getloadavg()
+        report.write(f"\nLoad average at the end: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}\n")
     finally:
         report.close()
         tmux("kill-server", check=False)
@@ -530,7 +536,7 @@ def machine_info():
         pass
     load = os.getloadavg()
     return (f"Machine: {os.cpu_count()} cores ({cpu}), kernel {os.uname().release}, "
-            f"load average at start {load[0]:.1f}")
+            f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min)")
 
 
 if __name__ == "__main__":

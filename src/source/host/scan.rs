@@ -13,7 +13,8 @@
 //!
 //! Every stat is read when the walk cannot answer: a GPU pid not found directly (the container
 //! cases need every process) or a kernel without children lists. A member's stat is read every
-//! tick, so a member that exits or is re-parented out of the tree leaves it at once.
+//! tick, so a member that exits or is re-parented out of the tree leaves it at once; the trees'
+//! files stay open between ticks for that (see [`Kept`]).
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
