@@ -1,4 +1,5 @@
-//! The alert rules: idle paid time, forgotten allocations, starved GPUs and throttling, each a
+//! The alert rules: idle paid time, forgotten allocations, starved GPUs, throttling,
+//! checkpoints, hung GPUs, XID errors, VRAM headroom, shared cards and finished jobs, each a
 //! pure state machine fed one [`Snapshot`] and "now" per tick (no I/O, no wall clock), plus the
 //! budget alerts billing hands in. [`Rules`] runs them, keeps the active alerts (with
 //! acknowledge and snooze) and a bounded history, and returns what changed as [`Transition`]s
@@ -9,6 +10,7 @@
 //! reminder (idle paid time) reminded. Acknowledged alerts leave the panel and stay quiet until
 //! they clear (or get worse); snoozed ones come back, with a reminder, when the snooze ends.
 
+mod active;
 pub mod alert;
 mod budget_text;
 pub mod checkpoint;
@@ -45,10 +47,10 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use gpumeter_model::Snapshot;
-use serde::Serialize;
 
 use crate::money::{Currency, Money};
 
+pub use active::{ActiveAlert, HistoryEntry, HistoryEvent};
 pub use alert::{Alert, AlertKind, Severity, Transition};
 pub use config::RulesConfig;
 pub use idle::{IdleTally, IdleTotals};
@@ -82,55 +84,6 @@ impl Ctx<'_> {
 pub struct RuleOutput {
     pub alerts: Vec<Alert>,
     pub remind: Vec<String>,
-}
-
-/// An alert that stands, with what the user did about it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ActiveAlert {
-    pub alert: Alert,
-    pub fired_at_unix_ms: i64,
-    pub acknowledged: bool,
-    pub snoozed_until_unix_ms: Option<i64>,
-}
-
-impl ActiveAlert {
-    /// Shown in the panel and allowed to notify: neither acknowledged nor snoozed at `now`.
-    pub fn is_live(&self, now_unix_ms: i64) -> bool {
-        !self.acknowledged && self.snoozed_until_unix_ms.is_none_or(|t| now_unix_ms >= t)
-    }
-}
-
-/// What happened, for the history view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HistoryEvent {
-    Fired,
-    Reminded,
-    Updated,
-    Cleared,
-    Acknowledged,
-    Snoozed,
-}
-
-impl HistoryEvent {
-    pub fn name(self) -> &'static str {
-        match self {
-            HistoryEvent::Fired => "fired",
-            HistoryEvent::Reminded => "reminded",
-            HistoryEvent::Updated => "updated",
-            HistoryEvent::Cleared => "cleared",
-            HistoryEvent::Acknowledged => "acknowledged",
-            HistoryEvent::Snoozed => "snoozed",
-        }
-    }
-}
-
-/// One line of the history.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HistoryEntry {
-    pub at_unix_ms: i64,
-    pub event: HistoryEvent,
-    pub alert: Alert,
 }
 
 /// Budget alerts kept at most (oldest dropped).
