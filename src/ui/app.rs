@@ -55,6 +55,9 @@ pub struct App {
     pub(crate) selected: usize,
     pub(crate) scroll: usize,
     selected_pid: Option<u32>,
+    /// The user has moved the selection (a key, a click, the wheel). Until then the table stays
+    /// at its top row while the first readings re-sort it.
+    touched: bool,
     pub(crate) sort: SortColumn,
     pub(crate) sort_desc: bool,
     pub(crate) filter: String,
@@ -88,6 +91,8 @@ pub struct App {
     row_pids: Vec<u32>,
     gpu_indices: Vec<u32>,
     page_rows: usize,
+    /// Whether the table shows the container column (its header's columns depend on it).
+    pub(crate) table_containers: bool,
 }
 
 impl App {
@@ -96,6 +101,7 @@ impl App {
             selected: 0,
             scroll: 0,
             selected_pid: None,
+            touched: false,
             sort: SortColumn::Vram,
             sort_desc: SortColumn::Vram.descending_by_default(),
             filter: String::new(),
@@ -120,6 +126,7 @@ impl App {
             row_pids: Vec::new(),
             gpu_indices: Vec::new(),
             page_rows: 1,
+            table_containers: false,
         }
     }
 
@@ -131,6 +138,7 @@ impl App {
         self.gpu_indices = gpu_indices;
         let found = self
             .selected_pid
+            .filter(|_| self.touched)
             .and_then(|pid| row_pids.iter().position(|p| *p == pid));
         self.row_pids = row_pids;
         match found {
@@ -338,6 +346,28 @@ impl App {
                     self.alerts.close();
                     return Action::Redraw;
                 }
+                // The column header: sort by that column (again: the other way).
+                let header_row = layout.table.y + 1;
+                if layout.table.height >= 2
+                    && pos.y == header_row
+                    && pos.x >= layout.table.x
+                    && pos.x < layout.table.right()
+                {
+                    let x = usize::from(pos.x - layout.table.x);
+                    let width = usize::from(layout.table.width);
+                    let Some(col) =
+                        super::widgets::process_table::column_at(width, self.table_containers, x)
+                    else {
+                        return Action::None;
+                    };
+                    if col == self.sort {
+                        self.sort_desc = !self.sort_desc;
+                    } else {
+                        self.sort = col;
+                        self.sort_desc = col.descending_by_default();
+                    }
+                    return Action::Redraw;
+                }
                 let body = layout.table_body();
                 if body.contains(pos) {
                     let index = self.scroll + usize::from(pos.y - body.y);
@@ -372,6 +402,7 @@ impl App {
     }
 
     fn move_by(&mut self, delta: isize) -> Action {
+        self.touched = true;
         let Some(last) = self.row_pids.len().checked_sub(1) else {
             return Action::None;
         };
@@ -389,6 +420,7 @@ impl App {
 
     /// Moves the view; the selection stays on screen.
     fn scroll_by(&mut self, delta: isize) -> Action {
+        self.touched = true;
         let page = self.page_rows.max(1);
         let max_scroll = self.row_pids.len().saturating_sub(page);
         let target = (self.scroll as isize)

@@ -34,6 +34,11 @@ impl ChartWindow {
         STEPS.get(self.step).copied().unwrap_or(STEPS[DEFAULT_STEP])
     }
 
+    /// The window as the chart titles say it (`5m`, `1h`).
+    pub fn label(&self) -> String {
+        label(self.span_ms())
+    }
+
     pub fn wider(&mut self) -> Action {
         if self.step + 1 >= STEPS.len() {
             return Action::None;
@@ -48,6 +53,21 @@ impl ChartWindow {
         }
         self.step -= 1;
         Action::Redraw
+    }
+}
+
+/// A whole number of hours, minutes or seconds, the largest unit that divides `ms`: `24h`,
+/// `15m`, `42s`.
+pub fn label(ms: i64) -> String {
+    let s = (ms / 1000).max(0);
+    if s >= 3600 && s % 3600 == 0 {
+        format!("{}h", s / 3600)
+    } else if s >= 60 && s % 60 == 0 {
+        format!("{}m", s / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
     }
 }
 
@@ -67,5 +87,15 @@ mod tests {
         }
         assert_eq!(w.span_ms(), 86_400_000);
         assert_eq!(w.wider(), Action::None);
+        assert_eq!(w.label(), "24h");
+    }
+
+    #[test]
+    fn labels_use_the_largest_whole_unit() {
+        assert_eq!(label(60_000), "1m");
+        assert_eq!(label(900_000), "15m");
+        assert_eq!(label(6 * 3_600_000), "6h");
+        assert_eq!(label(42_000), "42s");
+        assert_eq!(label(90_000), "1m30s");
     }
 }

@@ -134,13 +134,14 @@ fn hidden_vram(engine: &Engine, gpu: u32) -> Option<u64> {
 pub fn sync(app: &mut App, engine: &Engine, area: Rect, now_unix_ms: i64) {
     let screen = screen_for(area, engine, now_unix_ms);
     let (pids, gpus) = match engine.latest() {
-        Some(s) => (
-            build_rows(s, app, now_unix_ms)
-                .iter()
-                .map(|r| r.proc.pid)
-                .collect(),
-            s.gpus.iter().map(|g| g.index).collect(),
-        ),
+        Some(s) => {
+            let rows = build_rows(s, app, now_unix_ms);
+            app.table_containers = process_table::any_container(&rows);
+            (
+                rows.iter().map(|r| r.proc.pid).collect(),
+                s.gpus.iter().map(|g| g.index).collect(),
+            )
+        }
         None => (Vec::new(), Vec::new()),
     };
     app.sync(pids, gpus, screen.page_rows());

@@ -6,6 +6,7 @@
 
 pub(crate) mod demo;
 pub(crate) mod fixtures;
+mod interaction;
 mod no_colour;
 mod render;
 mod scenarios;

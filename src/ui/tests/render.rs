@@ -123,11 +123,12 @@ fn snapshot_scrolled_many_processes_flat_by_cpu() {
     snap("80x24_scrolled_by_cpu", &buf);
     let text = buffer_to_string(&buf);
     assert!(text.contains("CPU%▼"), "{text}");
-    // The selection followed the first trainer (PID 1001, second by CPU) through the re-sort;
-    // two pages of 10 rows down from there: row 22 selected, rows 13–22 shown. (One alert strip
-    // line, the shared-card notice: the fixture's GPU 0 has other users, GPU 1 memory no listed
-    // process holds; no starved strip: the GPUs average ~79 % util, above the threshold of 60 %.)
-    assert!(text.contains("13–22 of 129"), "{text}");
+    // The user had not moved the selection before the re-sorts, so it stayed on the top row
+    // (the table opens at the top and stays there); two pages of 10 rows down from there: row 21
+    // selected, rows 12–21 shown. (One alert strip line, the shared-card notice: the fixture's
+    // GPU 0 has other users, GPU 1 memory no listed process holds; no starved strip: the GPUs
+    // average ~79 % util, above the threshold of 60 %.)
+    assert!(text.contains("12–21 of 129"), "{text}");
 }
 
 #[test]

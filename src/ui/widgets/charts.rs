@@ -1,6 +1,9 @@
 //! Braille history charts of GPU util, SM activity (GPM, beside util, only when a charted card
-//! has it), VRAM use and power over the last minutes, one line per GPU (or only the GPU the
-//! view is narrowed to), read from the engine's history windows.
+//! has it), VRAM use and power over the chosen window (`+` `-`: 1 m … 24 h, each served by the
+//! engine's history tier that reaches back that far), one line per GPU (or only the GPU the
+//! view is narrowed to). A chart spans the data it has: right after start only what was
+//! recorded so far, growing to the whole window. The bottom row is the time axis, its ends
+//! written by the one time formatter (`clock::utc_text`).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -14,8 +17,8 @@ use super::braille;
 use crate::ui::app::App;
 use crate::ui::widgets::fmt::styled;
 
-/// How far back the charts look.
-pub const SPAN_MS: i64 = 5 * 60 * 1000;
+/// The shortest span a chart zooms to (fewer points than this make no line).
+const MIN_SPAN_MS: i64 = 10_000;
 /// Below this inner size a chart is not drawn (only its frame).
 const MIN_INNER_W: u16 = 12;
 const MIN_INNER_H: u16 = 2;
@@ -93,18 +96,21 @@ fn render_one(
         Some(g) => vec![g],
         None => history.gpus.keys().copied().collect(),
     };
+    let window_ms = app.window.span_ms();
     let lines: Vec<(u32, Vec<(f64, f64)>)> = gpus
         .iter()
         .filter_map(|&g| {
             let pts: Vec<(f64, f64)> = metric
                 .series(history.gpu(g)?)
-                .window(now_ms, SPAN_MS)
+                .window(now_ms, window_ms)
                 .iter()
+                .filter(|p| p.t_ms >= now_ms - window_ms)
                 .map(|p| ((p.t_ms - now_ms) as f64 / 1000.0, p.mean))
                 .collect();
             (!pts.is_empty()).then_some((g, pts))
         })
         .collect();
+    let span_ms = shown_span(&lines, window_ms);
 
     // Title: what, over how long, the latest value (one GPU) or the mean of the latest values.
     let latest: Vec<f64> = lines
@@ -120,7 +126,16 @@ fn render_one(
         let word = if latest.len() > 1 { "mean " } else { "" };
         title.push(styled(format!("{word}{} ", metric.value(mean)), theme.text));
     }
-    title.push(styled(format!("· {}m ", SPAN_MS / 60_000), theme.dim));
+    let span_text = if span_ms < window_ms {
+        format!(
+            "· {} of {} ",
+            crate::ui::chart_window::label(span_ms),
+            app.window.label()
+        )
+    } else {
+        format!("· {} ", app.window.label())
+    };
+    title.push(styled(span_text, theme.dim));
     if lines.len() > 1 {
         // The legend: each GPU's number in its line's colour.
         title.push(styled("GPU", theme.dim));
@@ -177,12 +192,21 @@ fn render_one(
                 .set_style(theme.dim);
         }
     }
-    let plot = Rect {
+    let mut plot = Rect {
         x: inner.x + label_w + 1,
         width: inner.width - label_w - 1,
         ..inner
     };
-    let span_s = SPAN_MS as f64 / 1000.0;
+    // The time axis takes the bottom row where three rows are left for the plot.
+    if plot.height >= 4 {
+        plot.height -= 1;
+        time_axis(buf, plot, span_ms, window_ms, now_ms, theme);
+        buf.set_stringn(inner.x, plot.bottom() - 1, "0", 1, theme.dim);
+        if let Some(cell) = buf.cell_mut((inner.x, bottom)) {
+            cell.set_symbol(" ");
+        }
+    }
+    let span_s = span_ms as f64 / 1000.0;
     braille::plot(
         buf,
         plot,
@@ -192,6 +216,52 @@ fn render_one(
         [-span_s, 0.0],
         [0.0, y_max],
     );
+}
+
+/// How much of the window the chart spans: what the lines cover (at least [`MIN_SPAN_MS`]),
+/// up to the whole window.
+fn shown_span(lines: &[(u32, Vec<(f64, f64)>)], window_ms: i64) -> i64 {
+    let oldest_s = lines
+        .iter()
+        .filter_map(|(_, pts)| pts.first().map(|p| -p.0))
+        .fold(0.0_f64, f64::max);
+    let oldest_ms = (oldest_s * 1000.0).ceil() as i64;
+    // Data reaching (almost: a sampling step or two) back to the window's start fills it.
+    if window_ms - oldest_ms <= (window_ms / 50).max(2_000) {
+        return window_ms.max(MIN_SPAN_MS);
+    }
+    oldest_ms.clamp(MIN_SPAN_MS, window_ms.max(MIN_SPAN_MS))
+}
+
+/// The row under `plot`: the time its left edge stands for and the time now, in UTC (to the
+/// second for windows up to 15 minutes).
+fn time_axis(
+    buf: &mut ratatui::buffer::Buffer,
+    plot: Rect,
+    span_ms: i64,
+    window_ms: i64,
+    now_ms: i64,
+    theme: &crate::ui::theme::Theme,
+) {
+    use crate::clock::{UtcStyle, utc_text};
+    let style = if window_ms <= 15 * 60_000 {
+        UtcStyle::ClockSeconds
+    } else {
+        UtcStyle::Clock
+    };
+    let left = utc_text(now_ms - span_ms, style);
+    let right = utc_text(now_ms, style);
+    let y = plot.bottom();
+    let w = usize::from(plot.width);
+    let (lw, rw) = (left.chars().count(), right.chars().count());
+    if w >= lw + rw + 2 {
+        buf.set_stringn(plot.x, y, &left, lw, theme.dim);
+        let x = plot.x + (w - rw) as u16;
+        buf.set_stringn(x, y, &right, rw, theme.dim);
+    } else if w >= rw {
+        let x = plot.x + (w - rw) as u16;
+        buf.set_stringn(x, y, &right, rw, theme.dim);
+    }
 }
 
 /// The power chart's top: the highest power limit of the charted GPUs, else the highest value

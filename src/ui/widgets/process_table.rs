@@ -1,6 +1,7 @@
 //! The process table: PID, user, container, GPU, VRAM, SM %, CPU %, host RSS, runtime and
-//! command, with the sort column marked in the header, the selected row highlighted, and the
-//! rows scrolled. Narrow terminals drop the least useful columns first.
+//! command, with the sort column marked in the header (a click on a header sorts by it: see
+//! [`column_at`]), the selected row highlighted (with `e`, its whole command line wrapped under
+//! it), and the rows scrolled. Narrow terminals drop the least useful columns first.
 
 use gpumeter_model::ProcessReading;
 use ratatui::Frame;
@@ -19,6 +20,8 @@ use crate::ui::widgets::fmt::{self, styled};
 
 /// The command column keeps at least this many cells; other columns go first.
 const MIN_COMMAND: usize = 16;
+/// Most lines `e` adds under the selected row for its command line.
+const MAX_CONTINUATION: usize = 8;
 /// Shown for a value that does not apply (a worker holds no VRAM), as opposed to `N/A`.
 const NOT_APPLICABLE: &str = "-";
 
@@ -127,6 +130,30 @@ fn columns(width: usize, any_container: bool) -> Vec<Col> {
     cols
 }
 
+/// The sort column under cell `x` of the header of a table `width` wide (`None`: a gap, or a
+/// column that does not sort).
+pub fn column_at(width: usize, any_container: bool, x: usize) -> Option<SortColumn> {
+    let cols = columns(width, any_container);
+    let cmd_w = command_width(&cols, width);
+    let mut left = 0;
+    for c in cols {
+        let w = if c == Col::Command { cmd_w } else { c.width() };
+        if x < left + w {
+            return c.sorts_by();
+        }
+        left += w + 1;
+        if x < left {
+            return None;
+        }
+    }
+    None
+}
+
+/// Whether the table for `rows` shows the container column.
+pub fn any_container(rows: &[ProcRow<'_>]) -> bool {
+    rows.iter().any(|r| r.proc.container.is_some())
+}
+
 /// Draws the table into `area` (title line, column header, rows).
 pub fn render(
     frame: &mut Frame,
@@ -178,15 +205,41 @@ pub fn render(
         lines.push(Line::from(styled(format!(" {note}"), theme.dim)));
     }
     let selected = app.selected.min(rows.len().saturating_sub(1));
-    for (i, row) in rows.iter().enumerate().skip(scroll).take(body_h) {
+    // `e`: the selected row's whole command line, wrapped under it in the command column.
+    let more = match rows.get(selected) {
+        Some(row) if app.full_command => continuation(row, &cols, width, theme),
+        _ => Vec::new(),
+    };
+    // Room for those lines too: scroll on so the selected row keeps them on screen.
+    let mut scroll = scroll;
+    let bottom = selected + 1 + more.len().min(body_h.saturating_sub(1));
+    if selected >= scroll && bottom > scroll + body_h {
+        scroll = (bottom - body_h).min(selected);
+    }
+    let mut used = 0;
+    for (i, row) in rows.iter().enumerate().skip(scroll) {
+        if used >= body_h {
+            break;
+        }
         let mut line = row_line(row, &cols, width, theme, now_ms);
         if i == selected {
             line = line.patch_style(theme.selected_row);
             // Fill the highlight to the edge.
             let pad = width.saturating_sub(line.width());
             line.push_span(Span::styled(" ".repeat(pad), theme.selected_row));
+            lines.push(line);
+            used += 1;
+            for extra in &more {
+                if used >= body_h {
+                    break;
+                }
+                lines.push(extra.clone());
+                used += 1;
+            }
+            continue;
         }
         lines.push(line);
+        used += 1;
     }
     super::text::render(frame, inner, lines);
 }
@@ -283,6 +336,49 @@ fn row_line(
         spans.push(styled(" ", theme.text));
     }
     Line::from(spans)
+}
+
+/// The rest of `row`'s command line after what its row shows, wrapped to the command column
+/// (at most [`MAX_CONTINUATION`] lines).
+fn continuation(
+    row: &ProcRow<'_>,
+    cols: &[Col],
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let cmd_w = command_width(cols, width);
+    let indent = width.saturating_sub(cmd_w);
+    let room = cmd_w.saturating_sub(fmt::width(&row.tree_prefix));
+    if room < 4 {
+        return Vec::new();
+    }
+    let text = row.command_text();
+    // What the row shows: `room` cells, the last one an ellipsis when cut.
+    let shown = fmt::truncate(&text, room);
+    if shown == *text {
+        return Vec::new();
+    }
+    let kept = shown.trim_end_matches('…');
+    let rest: String = text.chars().skip(kept.chars().count()).collect();
+    let mut out = Vec::new();
+    let mut piece = String::new();
+    let pad = " ".repeat(indent + fmt::width(&row.tree_prefix));
+    for c in rest.chars() {
+        if fmt::width(&piece) + unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) > room {
+            out.push(Line::from(vec![
+                Span::raw(pad.clone()),
+                styled(std::mem::take(&mut piece), theme.text),
+            ]));
+        }
+        piece.push(c);
+    }
+    if !piece.is_empty() {
+        out.push(Line::from(vec![Span::raw(pad), styled(piece, theme.text)]));
+    }
+    if out.len() > MAX_CONTINUATION {
+        out.truncate(MAX_CONTINUATION);
+    }
+    out
 }
 
 /// One cell's text and style. `N/A` when unknown; `-` when it does not apply.

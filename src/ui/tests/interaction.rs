@@ -1,0 +1,178 @@
+//! The charts' window and zoom, the table's first rows, header clicks and full command lines,
+//! and view state that outlives a resize — whole screens from fixtures.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
+
+use crate::engine::Engine;
+use crate::ui::layout::{self, Screen};
+use crate::ui::sort::SortColumn;
+use crate::ui::tests::fixtures::{self, NOW, T0, buffer_to_string, render, render_at};
+use crate::ui::*;
+
+fn app() -> App {
+    App::new(&fixtures::options())
+}
+
+fn key(app: &mut App, code: KeyCode) {
+    app.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
+}
+
+/// An engine fed `secs` of one-second readings ending at `NOW`.
+fn fresh(secs: i64) -> Engine {
+    let mut e = Engine::new();
+    for k in (0..secs).rev() {
+        e.ingest(fixtures::snapshot_at(2, NOW - k * 1000));
+    }
+    e
+}
+
+fn util_title(screen: &str) -> String {
+    let line = screen.lines().find(|l| l.contains(" util ")).unwrap();
+    let at = line.find(" util ").unwrap();
+    let end = line[at..].find('┐').map_or(line.len(), |e| at + e);
+    line[at..end].to_string()
+}
+
+#[test]
+fn right_after_start_the_charts_span_what_was_recorded_and_grow_to_the_window() {
+    let s = buffer_to_string(&render(&mut app(), &fresh(20), 120, 40));
+    assert!(util_title(&s).contains("· 19s of 5m"), "{}", util_title(&s));
+    // The time axis: from the first reading to now, to the second.
+    let from = crate::clock::utc_text(NOW - 19_000, crate::clock::UtcStyle::ClockSeconds);
+    let to = crate::clock::utc_text(NOW, crate::clock::UtcStyle::ClockSeconds);
+    let axis = s.lines().find(|l| l.contains(&to)).unwrap_or("");
+    assert!(axis.contains(&from), "{s}");
+    // Five minutes of readings fill the 5-minute window.
+    let full = buffer_to_string(&render(&mut app(), &fixtures::engine(2), 120, 40));
+    assert!(util_title(&full).contains("· 5m "), "{}", util_title(&full));
+    let long = fresh(400);
+    let s = buffer_to_string(&render(&mut app(), &long, 120, 40));
+    assert!(util_title(&s).contains("· 5m "), "{}", util_title(&s));
+}
+
+#[test]
+fn plus_and_minus_change_the_window_and_its_axis() {
+    let engine = fresh(400);
+    let mut a = app();
+    key(&mut a, KeyCode::Char('-'));
+    let s = buffer_to_string(&render(&mut a, &engine, 120, 40));
+    assert!(util_title(&s).contains("· 1m "), "{}", util_title(&s));
+    let from = crate::clock::utc_text(NOW - 60_000, crate::clock::UtcStyle::ClockSeconds);
+    assert!(s.contains(&from), "{s}");
+    for _ in 0..3 {
+        key(&mut a, KeyCode::Char('+'));
+    }
+    let s = buffer_to_string(&render(&mut a, &engine, 120, 40));
+    // An hour's window over 400 s of data: it spans the data, minutes on the axis.
+    assert!(util_title(&s).contains("of 1h"), "{}", util_title(&s));
+    let to = crate::clock::utc_text(NOW, crate::clock::UtcStyle::Clock);
+    assert!(s.contains(&to), "{s}");
+}
+
+#[test]
+fn the_table_opens_at_the_top_while_the_first_readings_re_sort_it() {
+    let mut a = app();
+    a.sync((100..160).collect(), vec![0], 10);
+    // The next reading sorts the first row to the end: the view stays at the top.
+    a.sync((101..160).chain([100]).collect(), vec![0], 10);
+    assert_eq!((a.selected, a.scroll, a.selected_pid()), (0, 0, Some(101)));
+    // Once the user picks a row, it is followed and kept on screen.
+    key(&mut a, KeyCode::Down);
+    assert_eq!(a.selected_pid(), Some(102));
+    a.sync((103..160).chain([100, 101, 102]).collect(), vec![0], 10);
+    assert_eq!(a.selected_pid(), Some(102));
+    assert_eq!(a.selected, 59);
+    assert!(a.scroll <= a.selected && a.selected < a.scroll + 10);
+}
+
+fn click(a: &mut App, screen: &Screen, column: u16, row: u16) -> Action {
+    a.handle_mouse(
+        MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        },
+        screen,
+    )
+}
+
+#[test]
+fn clicking_a_column_header_sorts_by_it_and_again_reverses() {
+    let engine = fixtures::engine(2);
+    let mut a = app();
+    let s = buffer_to_string(&render(&mut a, &engine, 120, 40));
+    let screen = screen_for(Rect::new(0, 0, 120, 40), &engine, NOW);
+    let Screen::Dashboard(l) = &screen else {
+        panic!("too small")
+    };
+    let header_y = l.table.y + 1;
+    let header = s.lines().nth(usize::from(header_y)).unwrap();
+    let x = header.find("CPU%").unwrap() as u16;
+    assert_eq!(click(&mut a, &screen, x + 1, header_y), Action::Redraw);
+    assert_eq!((a.sort, a.sort_desc), (SortColumn::Cpu, true));
+    click(&mut a, &screen, x + 1, header_y);
+    assert_eq!((a.sort, a.sort_desc), (SortColumn::Cpu, false));
+    let x = header.find("USER").unwrap() as u16;
+    click(&mut a, &screen, x, header_y);
+    assert_eq!((a.sort, a.sort_desc), (SortColumn::User, false));
+    let s = buffer_to_string(&render(&mut a, &engine, 120, 40));
+    assert!(s.contains("sort user ▲"), "{s}");
+    // The gap between two columns does nothing.
+    let gap = header.find("USER").unwrap() as u16 - 1;
+    assert_eq!(click(&mut a, &screen, gap, header_y), Action::None);
+}
+
+#[test]
+fn e_shows_the_selected_process_whole_command_line() {
+    let mut snap = fixtures::snapshot(1);
+    let long = format!("python train.py {} --the-end", "--flag value ".repeat(12));
+    snap.processes[0].command = Some(long.clone());
+    let engine = fixtures::engine_with(snap);
+    let mut a = app();
+    a.tree = false;
+    let before = buffer_to_string(&render(&mut a, &engine, 100, 40));
+    assert!(!before.contains("--the-end"), "{before}");
+    key(&mut a, KeyCode::Char('e'));
+    let after = buffer_to_string(&render(&mut a, &engine, 100, 40));
+    // Every part of it, in order, across the wrapped lines (wrapped at the column's edge, so a
+    // word may be split: compare without the white space).
+    let dense = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    assert!(dense(&after).contains(&dense(&long)[40..]), "{after}");
+    key(&mut a, KeyCode::Char('e'));
+    let again = buffer_to_string(&render(&mut a, &engine, 100, 40));
+    assert_eq!(again, before);
+}
+
+#[test]
+fn selection_alert_detail_and_table_survive_a_resize() {
+    let engine = crate::ui::tests::demo::played_for("cpu-starved", 300);
+    let now = engine.latest().unwrap().taken_at_unix_ms;
+    let mut a = app();
+    render_at(&mut a, &engine, 200, 60, now);
+    for _ in 0..5 {
+        key(&mut a, KeyCode::Down);
+    }
+    let pid = a.selected_pid();
+    key(&mut a, KeyCode::Enter);
+    let open = a.alerts.detail.clone();
+    assert!(open.is_some(), "cpu-starved stands an alert after 5 min");
+    key(&mut a, KeyCode::End);
+    let small = buffer_to_string(&render_at(&mut a, &engine, 80, 24, now));
+    assert!(small.contains("Alert details"), "{small}");
+    let big = buffer_to_string(&render_at(&mut a, &engine, 200, 60, now));
+    assert!(big.contains("Alert details"), "{big}");
+    assert_eq!(
+        a.alerts.detail.as_ref().map(|d| &d.of),
+        open.as_ref().map(|d| &d.of)
+    );
+    assert_eq!(a.selected_pid(), pid);
+    key(&mut a, KeyCode::Esc);
+    let small = render_at(&mut a, &engine, 80, 24, now);
+    assert_eq!(a.selected_pid(), pid);
+    // The selected row is on screen at the small size too.
+    let l = layout::compute(Rect::new(0, 0, 80, 24), 8, true);
+    assert!(a.scroll <= a.selected && a.selected < a.scroll + l.page_rows().max(1));
+    let _ = (small, T0);
+}
