@@ -87,6 +87,7 @@ pub struct RawAlerts {
     pub idle: Option<RawIdle>,
     pub forgotten: Option<RawForgotten>,
     pub starved: Option<RawStarved>,
+    pub checkpoint: Option<RawCheckpoint>,
     pub throttle: Option<RawThrottle>,
     pub hung: Option<RawWindowed>,
     pub xid: Option<RawSwitch>,
@@ -151,6 +152,25 @@ pub struct RawStarved {
     pub h2d_rx_gb_per_s: Option<f64>,
     pub moderate_share_pct: Option<f64>,
     pub high_share_pct: Option<f64>,
+    pub sm_active_below_pct: Option<f64>,
+    pub h2d_util_below_pct: Option<f64>,
+    pub disk_min_mb_per_s: Option<f64>,
+    pub disk_busy_pct: Option<f64>,
+    pub disk_queue_depth: Option<f64>,
+    pub phase_drop_pct: Option<f64>,
+}
+
+/// `[alerts.checkpoint]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCheckpoint {
+    pub pause_util_pct: Option<f64>,
+    pub busy_util_pct: Option<f64>,
+    pub min_pause: Option<String>,
+    pub max_pause: Option<String>,
+    pub min_write_mb_per_s: Option<f64>,
+    pub write_ratio: Option<f64>,
+    pub periodic_tolerance_pct: Option<f64>,
 }
 
 /// `[alerts.xid]`: on or off.

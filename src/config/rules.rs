@@ -4,7 +4,7 @@
 use super::raw::RawAlerts;
 use super::values::{ValueError, duration_ms, number};
 use crate::engine::rules::config::{
-    ForgottenConfig, IdleConfig, RulesConfig, StarvedConfig, ThrottleConfig,
+    CheckpointConfig, ForgottenConfig, IdleConfig, RulesConfig, StarvedConfig, ThrottleConfig,
 };
 
 const MIN: i64 = 60_000;
@@ -168,8 +168,114 @@ pub fn rules(raw: &RawAlerts) -> Result<RulesConfig, ValueError> {
         )? * 1e9,
         moderate_share: moderate,
         high_share: high,
+        sm_active_below_pct: number(
+            "alerts.starved.sm_active_below_pct",
+            s.sm_active_below_pct,
+            ds.sm_active_below_pct,
+            0.0,
+            100.0,
+        )?,
+        h2d_util_below_pct: number(
+            "alerts.starved.h2d_util_below_pct",
+            s.h2d_util_below_pct,
+            ds.h2d_util_below_pct,
+            0.0,
+            100.0,
+        )?,
+        disk_min_bytes_per_s: number(
+            "alerts.starved.disk_min_mb_per_s",
+            s.disk_min_mb_per_s,
+            ds.disk_min_bytes_per_s / 1e6,
+            0.0,
+            1e6,
+        )? * 1e6,
+        disk_busy_pct: number(
+            "alerts.starved.disk_busy_pct",
+            s.disk_busy_pct,
+            ds.disk_busy_pct,
+            0.0,
+            100.0,
+        )?,
+        disk_queue_depth: number(
+            "alerts.starved.disk_queue_depth",
+            s.disk_queue_depth,
+            ds.disk_queue_depth,
+            0.0,
+            1e4,
+        )?,
+        phase_drop_share: number(
+            "alerts.starved.phase_drop_pct",
+            s.phase_drop_pct,
+            ds.phase_drop_share * 100.0,
+            0.0,
+            100.0,
+        )? / 100.0,
         ..ds.clone()
     };
+
+    let k = raw.checkpoint.clone().unwrap_or_default();
+    let dk = &d.checkpoint;
+    let checkpoint = CheckpointConfig {
+        pause_util_pct: number(
+            "alerts.checkpoint.pause_util_pct",
+            k.pause_util_pct,
+            dk.pause_util_pct,
+            0.0,
+            100.0,
+        )?,
+        busy_util_pct: number(
+            "alerts.checkpoint.busy_util_pct",
+            k.busy_util_pct,
+            dk.busy_util_pct,
+            0.0,
+            100.0,
+        )?,
+        min_pause_ms: duration_ms(
+            "alerts.checkpoint.min_pause",
+            &k.min_pause,
+            dk.min_pause_ms,
+            1_000,
+        )?,
+        max_pause_ms: duration_ms(
+            "alerts.checkpoint.max_pause",
+            &k.max_pause,
+            dk.max_pause_ms,
+            1_000,
+        )?,
+        min_write_bytes_per_s: number(
+            "alerts.checkpoint.min_write_mb_per_s",
+            k.min_write_mb_per_s,
+            dk.min_write_bytes_per_s / 1e6,
+            0.0,
+            1e6,
+        )? * 1e6,
+        write_ratio: number(
+            "alerts.checkpoint.write_ratio",
+            k.write_ratio,
+            dk.write_ratio,
+            0.0,
+            1e4,
+        )?,
+        periodic_tolerance: number(
+            "alerts.checkpoint.periodic_tolerance_pct",
+            k.periodic_tolerance_pct,
+            dk.periodic_tolerance * 100.0,
+            0.0,
+            100.0,
+        )? / 100.0,
+    };
+    if checkpoint.busy_util_pct <= checkpoint.pause_util_pct {
+        return Err(ValueError::new(
+            "alerts.checkpoint.busy_util_pct",
+            "must be above pause_util_pct",
+        ));
+    }
+    if checkpoint.max_pause_ms < checkpoint.min_pause_ms {
+        return Err(ValueError::new(
+            "alerts.checkpoint.max_pause",
+            "must be at least min_pause",
+        ));
+    }
 
     let t = raw.throttle.clone().unwrap_or_default();
     let throttle = ThrottleConfig {
@@ -189,6 +295,7 @@ pub fn rules(raw: &RawAlerts) -> Result<RulesConfig, ValueError> {
         idle,
         forgotten,
         starved,
+        checkpoint,
         throttle,
         hung,
         xid,
@@ -254,6 +361,38 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "alerts.starved.util_below_pct: 130 is out of range (0–100)"
+        );
+    }
+
+    #[test]
+    fn the_tuned_starved_and_checkpoint_keys_resolve_and_are_checked() {
+        let text = "[starved]\nwarmup = \"2m\"\nsm_active_below_pct = 40\ndisk_busy_pct = 80\n\
+                    disk_queue_depth = 4\nphase_drop_pct = 50\ndisk_min_mb_per_s = 100\n\
+                    [checkpoint]\nmin_pause = \"10s\"\nmin_write_mb_per_s = 500\n";
+        let raw: RawAlerts = toml::from_str(text).unwrap();
+        let c = rules(&raw).unwrap();
+        assert_eq!(c.starved.warmup_ms, 120_000);
+        assert_eq!(c.starved.sm_active_below_pct, 40.0);
+        assert_eq!(c.starved.disk_busy_pct, 80.0);
+        assert_eq!(c.starved.disk_queue_depth, 4.0);
+        assert_eq!(c.starved.phase_drop_share, 0.5);
+        assert_eq!(c.starved.disk_min_bytes_per_s, 100e6);
+        assert_eq!(c.checkpoint.min_pause_ms, 10_000);
+        assert_eq!(c.checkpoint.min_write_bytes_per_s, 500e6);
+        assert_eq!(
+            c.checkpoint.max_pause_ms, 600_000,
+            "unset keys keep their default"
+        );
+
+        let bad: RawAlerts = toml::from_str("[checkpoint]\nbusy_util_pct = 5\n").unwrap();
+        assert_eq!(
+            rules(&bad).unwrap_err().field,
+            "alerts.checkpoint.busy_util_pct"
+        );
+        let bad: RawAlerts = toml::from_str("[starved]\ndisk_busy_pct = 120\n").unwrap();
+        assert_eq!(
+            rules(&bad).unwrap_err().field,
+            "alerts.starved.disk_busy_pct"
         );
     }
 }

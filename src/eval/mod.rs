@@ -6,8 +6,9 @@
 //!
 //! Scoring, per timeline:
 //! - a `fire` label is met (true positive) by an alert of its rule (with its GPUs and job, when
-//!   given) that first fires within its window, holds the labelled verdict at every fire and
-//!   update, and fires at most `max_fires` times (more is flapping); unmet, it is a miss;
+//!   given) that first fires within its window saying the words the label lists (`says`),
+//!   holds the labelled verdict at every fire and update, and fires at most `max_fires` times
+//!   (more is flapping); unmet, it is a miss;
 //! - an alert no label covers is a false alarm of its rule;
 //! - a rule listed `quiet` that stays quiet is a true negative.
 //!

@@ -112,6 +112,8 @@ pub fn json(outcomes: &[Outcome]) -> Value {
                     "gpus": f.gpus,
                     "job": f.job,
                     "title": f.title,
+                    "detail": f.detail,
+                    "evidence": f.evidence,
                 })).collect::<Vec<_>>(),
                 "problems": o.problems,
             })
@@ -155,6 +157,8 @@ mod tests {
             gpus: Some("0".into()),
             job: None,
             title: "t".into(),
+            detail: String::new(),
+            evidence: vec![("verdict".into(), "CPU-bound input".into())],
         });
         o
     }
@@ -186,5 +190,9 @@ mod tests {
         assert_eq!(j["rules"]["starved"]["detect_max_s"], 50.0);
         assert_eq!(j["timelines"][1]["passed"], false);
         assert_eq!(j["timelines"][0]["fired"][0]["verdict"], "CPU-bound input");
+        assert_eq!(
+            j["timelines"][0]["fired"][0]["evidence"][0],
+            serde_json::json!(["verdict", "CPU-bound input"])
+        );
     }
 }

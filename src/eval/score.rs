@@ -15,10 +15,12 @@ pub struct Fired {
     pub rule: String,
     pub id: String,
     pub verdict: Option<String>,
-    /// The GPUs its util evidence names (`4–7`), if any.
+    /// The GPUs its activity evidence names (`4–7`), if any.
     pub gpus: Option<String>,
     pub job: Option<String>,
     pub title: String,
+    pub detail: String,
+    pub evidence: Vec<(String, String)>,
 }
 
 impl Fired {
@@ -34,8 +36,8 @@ impl Fired {
             rule: a.kind.name().to_string(),
             id: a.id.clone(),
             verdict: ev(&|k| k == "verdict"),
-            gpus: ev(&|k| k.starts_with("GPU util")).and_then(|v| {
-                let (_, after) = v.split_once(" on ")?;
+            gpus: ev(&|k| k.starts_with("GPU activity")).and_then(|v| {
+                let (_, after) = v.rsplit_once(" on ")?;
                 Some(
                     after
                         .trim_start_matches("GPUs ")
@@ -45,6 +47,8 @@ impl Fired {
             }),
             job: ev(&|k| k == "job"),
             title: a.title.clone(),
+            detail: a.detail.clone(),
+            evidence: a.evidence.clone(),
         }
     }
 }
@@ -151,6 +155,22 @@ pub fn score(name: &str, labels: Option<&Labels>, events: &[(f64, Transition)]) 
                 l.max_fires
             ));
         }
+        let text = format!(
+            "{}\n{}\n{}",
+            f.title,
+            f.detail,
+            f.evidence
+                .iter()
+                .map(|(k, v)| format!("{k}: {v}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        for w in l.says.iter().filter(|w| !text.contains(w.as_str())) {
+            wrong.push(format!(
+                "{what} at {:.0} s does not say {w:?}: {}",
+                f.at_s, f.title
+            ));
+        }
         if let Some(v) = &l.verdict {
             let ids: Vec<&str> = mine.iter().map(|&i| fired[i].id.as_str()).collect();
             let seen = mine
@@ -233,7 +253,10 @@ mod tests {
             detail: String::new(),
             evidence: vec![
                 ("verdict".into(), verdict.into()),
-                ("GPU util (60 s mean)".into(), "40 % on GPUs 4–7".into()),
+                (
+                    "GPU activity (60 s mean)".into(),
+                    "util 40 % (NVML utilization; no GPM on this card) on GPUs 4–7".into(),
+                ),
             ],
             cost_micros: None,
             next_step: None,

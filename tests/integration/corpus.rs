@@ -119,3 +119,32 @@ fn the_eval_command_fails_on_a_miss_and_on_bad_corpora() {
     let printed = String::from_utf8_lossy(&out.stdout);
     assert!(printed.contains("| starved | 0 | 0 | 1 | 0 |"), "{printed}");
 }
+
+/// `--config` scores that file's rule settings: demanding 100 requests in flight before a disk
+/// counts as saturated turns the saturated-disk timeline's verdict into a wrong one.
+#[test]
+fn the_eval_command_scores_a_config_files_thresholds() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = "disk-throughput-saturated.toml";
+    std::fs::copy(
+        Path::new(ROOT)
+            .join("crates/gpumeter-sim/corpus")
+            .join(case),
+        dir.path().join(case),
+    )
+    .unwrap();
+    let path = dir.path().to_str().unwrap().to_string();
+    assert!(eval(&[&path]).status.success());
+    let config = dir.path().join("strict.conf");
+    std::fs::write(&config, "[alerts.starved]\ndisk_queue_depth = 100\n").unwrap();
+    let out = eval(&[&path, "--config", config.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("verdict \"unclassified\""), "{err}");
+
+    std::fs::write(&config, "[alerts.starved]\ndisk_queue_depth = -1\n").unwrap();
+    let out = eval(&[&path, "--config", config.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("alerts.starved.disk_queue_depth"), "{err}");
+}

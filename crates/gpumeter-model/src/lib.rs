@@ -175,6 +175,10 @@ pub struct HostReading {
     /// Busy time of the busiest physical disk over the interval (`/proc/diskstats` io_ticks), 0–100.
     #[serde(default)]
     pub disk_busy_pct: Option<f64>,
+    /// Mean requests in flight on the busiest physical disk over the interval (`/proc/diskstats`
+    /// weighted I/O time / interval, iostat's `aqu-sz`): well above 1, requests wait in its queue.
+    #[serde(default)]
+    pub disk_queue_depth: Option<f64>,
 }
 
 /// Whether a GPU is answering.
@@ -499,6 +503,7 @@ mod tests {
             "cpu_pressure_pct",
             "io_pressure_pct",
             "disk_busy_pct",
+            "disk_queue_depth",
         ] {
             assert!(host.remove(key).is_some(), "{key}");
         }

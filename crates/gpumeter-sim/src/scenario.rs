@@ -84,6 +84,10 @@ pub struct FireLabel {
     /// It may also not fire at all (at most `max_fires` notices).
     #[serde(default)]
     pub optional: bool,
+    /// Words its first fire must contain, each somewhere in its title, detail or evidence
+    /// ("CPU-bound within the job's 8 allowed cores", "periodic").
+    #[serde(default)]
+    pub says: Vec<String>,
 }
 
 fn default_boot_offset() -> u64 {
@@ -127,6 +131,8 @@ pub struct HostSpec {
     pub io_pressure_pct: Option<Signal>,
     /// Busy time of the busiest disk (0–100).
     pub disk_busy_pct: Option<Signal>,
+    /// Mean requests in flight on the busiest disk (iostat's aqu-sz).
+    pub disk_queue_depth: Option<Signal>,
 }
 
 /// One kind of GPU, replicated `count` times (indices assigned in file order).

@@ -196,6 +196,7 @@ impl Simulator {
             cpu_pressure_pct: sample(&h.cpu_pressure_pct, "cpu_psi", Range::Pct).map(round2),
             io_pressure_pct: sample(&h.io_pressure_pct, "io_psi", Range::Pct).map(round2),
             disk_busy_pct: sample(&h.disk_busy_pct, "disk_busy", Range::Pct).map(round2),
+            disk_queue_depth: sample(&h.disk_queue_depth, "disk_queue", Range::NonNeg).map(round2),
         }
     }
 

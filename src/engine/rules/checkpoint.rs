@@ -7,31 +7,22 @@
 //! when it is back at ≥ 60 %. It is a checkpoint when it lasted 5 s – 10 min and disk writes
 //! during it averaged ≥ 200 MB/s and ≥ 3× the writes while training. The verdict stands from the
 //! second such pause at a steady interval (each gap within ±30 % of their mean: a periodic
-//! pattern, named as periodic), and clears when none came for three intervals. Pure: one
-//! snapshot and "now" per tick.
+//! pattern, named as periodic), and clears when none came for three intervals. Those figures
+//! are the defaults of `[alerts.checkpoint]` ([`CheckpointConfig`]). Pure: one snapshot and
+//! "now" per tick.
 
 use std::collections::VecDeque;
 
 use super::alert::{Alert, AlertKind, Severity};
+use super::config::CheckpointConfig;
 use super::job::{self, gpu_ranges};
 use super::starved_text::window_text;
 use super::window::{DEFAULT_MAX_GAP_MS, MeanWindow};
 use super::{Ctx, RuleOutput};
 use crate::units;
 
-/// At or below this mean util the GPUs are paused (percent).
-const PAUSE_UTIL_PCT: f64 = 10.0;
-/// At or above this the job is training (percent).
-const BUSY_UTIL_PCT: f64 = 60.0;
-const MIN_PAUSE_MS: i64 = 5_000;
-const MAX_PAUSE_MS: i64 = 600_000;
-/// Disk writes a checkpoint pause needs (bytes/s), and how many times the busy-time writes.
-const MIN_WRITE_BYTES_PER_S: f64 = 200e6;
-const WRITE_RATIO: f64 = 3.0;
 /// Pauses remembered (the interval is their mean spacing).
 const KEPT_PAUSES: usize = 6;
-/// Gaps between pauses may differ from their mean by this share and still be periodic.
-const PERIODIC_TOLERANCE: f64 = 0.3;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Pause {
@@ -54,6 +45,7 @@ enum Phase {
 
 #[derive(Debug, Clone)]
 pub struct CheckpointRule {
+    cfg: CheckpointConfig,
     enabled: bool,
     phase: Phase,
     busy_writes: MeanWindow,
@@ -63,11 +55,12 @@ pub struct CheckpointRule {
 }
 
 impl CheckpointRule {
-    pub fn new(enabled: bool) -> Self {
+    pub fn new(cfg: CheckpointConfig, enabled: bool) -> Self {
         Self {
+            busy_writes: MeanWindow::new(cfg.max_pause_ms),
+            cfg,
             enabled,
             phase: Phase::Unknown,
-            busy_writes: MeanWindow::new(MAX_PAUSE_MS),
             pauses: VecDeque::new(),
             gpus: Vec::new(),
             last_t: None,
@@ -84,7 +77,7 @@ impl CheckpointRule {
         let mean = gaps.iter().sum::<i64>() as f64 / gaps.len() as f64;
         let periodic = gaps
             .iter()
-            .all(|&g| (g as f64 - mean).abs() <= PERIODIC_TOLERANCE * mean);
+            .all(|&g| (g as f64 - mean).abs() <= self.cfg.periodic_tolerance * mean);
         (periodic && mean > 0.0).then_some(mean.round() as i64)
     }
 
@@ -92,9 +85,10 @@ impl CheckpointRule {
         let dur = now - start_ms;
         let write = if ms > 0 { written / ms as f64 } else { 0.0 };
         let busy = self.busy_writes.mean().unwrap_or(0.0);
-        if (MIN_PAUSE_MS..=MAX_PAUSE_MS).contains(&dur)
-            && write >= MIN_WRITE_BYTES_PER_S
-            && write >= WRITE_RATIO * busy
+        let c = &self.cfg;
+        if (c.min_pause_ms..=c.max_pause_ms).contains(&dur)
+            && write >= c.min_write_bytes_per_s
+            && write >= c.write_ratio * busy
         {
             if self.pauses.len() == KEPT_PAUSES {
                 self.pauses.pop_front();
@@ -130,12 +124,12 @@ impl CheckpointRule {
         } else {
             let util = utils.iter().sum::<f64>() / utils.len() as f64;
             match self.phase {
-                Phase::Unknown | Phase::Busy if util >= BUSY_UTIL_PCT => {
+                Phase::Unknown | Phase::Busy if util >= self.cfg.busy_util_pct => {
                     self.phase = Phase::Busy;
                     self.busy_writes.push(now, write);
                     self.gpus = held;
                 }
-                Phase::Busy if util <= PAUSE_UTIL_PCT => {
+                Phase::Busy if util <= self.cfg.pause_util_pct => {
                     self.phase = Phase::Paused {
                         start_ms: now - dt,
                         written: write.unwrap_or(0.0) * dt as f64,
@@ -147,10 +141,10 @@ impl CheckpointRule {
                     written,
                     ms,
                 } => {
-                    if util >= BUSY_UTIL_PCT {
+                    if util >= self.cfg.busy_util_pct {
                         self.end_pause(now - dt, start_ms, written, ms);
                         self.phase = Phase::Busy;
-                    } else if now - start_ms > MAX_PAUSE_MS {
+                    } else if now - start_ms > self.cfg.max_pause_ms {
                         self.phase = Phase::Unknown;
                     } else {
                         self.phase = Phase::Paused {
@@ -222,7 +216,10 @@ impl CheckpointRule {
                 ("verdict".into(), "checkpoint".into()),
                 (
                     "pauses".into(),
-                    format!("{} of about {pause_text}, every {every}", self.pauses.len()),
+                    format!(
+                        "{} of about {pause_text}, every {every}: periodic",
+                        self.pauses.len()
+                    ),
                 ),
                 (
                     "disk writes".into(),

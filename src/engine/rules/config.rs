@@ -40,8 +40,10 @@ pub struct StarvedConfig {
     pub window_ms: i64,
     /// No verdict in a job's first this long (by its GPU processes' start time): warm-up.
     pub warmup_ms: i64,
-    /// Starved when the window's mean util is below this (and above the idle level).
+    /// Starved when the window's mean util is below this (and above the idle level)…
     pub util_below_pct: f64,
+    /// …or, on cards with GPM, its mean SM activity below this.
+    pub sm_active_below_pct: f64,
     /// CPU-bound: the job's processes use at least this share of the cores they may use…
     pub cpu_saturated_pct: f64,
     /// …or its main process sits at this much of one core.
@@ -50,9 +52,18 @@ pub struct StarvedConfig {
     pub iowait_pct: f64,
     /// …or a process of the job in D state this share of the window…
     pub dstate_share: f64,
-    /// …or disk reads at this share of their observed peak (and at least `disk_min_bytes_per_s`).
+    /// Disk reads at this share of their observed peak read "steady at their peak" (words only:
+    /// a level is no limit without saturation signs)…
     pub disk_peak_share: f64,
+    /// …and fewer reads than this are no limit at all.
     pub disk_min_bytes_per_s: f64,
+    /// Disk-throughput bound needs the busiest disk busy at least this share of the time…
+    pub disk_busy_pct: f64,
+    /// …with at least this many requests in flight on average, where known.
+    pub disk_queue_depth: f64,
+    /// A lighter phase (evaluation): the job's CPU and reads fell to at most this share of
+    /// their level while its GPUs were busy; an unclassified verdict is then held back.
+    pub phase_drop_share: f64,
     /// Host-to-device copies: PCIe RX at least this while util is below `h2d_util_below_pct`.
     pub h2d_rx_bytes_per_s: f64,
     pub h2d_util_below_pct: f64,
@@ -61,6 +72,24 @@ pub struct StarvedConfig {
     pub high_share: f64,
     /// How far back that share looks.
     pub severity_horizon_ms: i64,
+}
+
+/// Checkpoint pauses (see `checkpoint.rs`); on with the starved rule, which they would fool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckpointConfig {
+    /// At or below this mean util the held GPUs are paused…
+    pub pause_util_pct: f64,
+    /// …and at or above it they are training.
+    pub busy_util_pct: f64,
+    /// A pause this long or longer, and no longer than `max_pause_ms`, may be a checkpoint…
+    pub min_pause_ms: i64,
+    pub max_pause_ms: i64,
+    /// …when disk writes during it averaged at least this (bytes/s)…
+    pub min_write_bytes_per_s: f64,
+    /// …and this many times the writes while training.
+    pub write_ratio: f64,
+    /// Gaps between pauses within this share of their mean are periodic.
+    pub periodic_tolerance: f64,
 }
 
 /// Clock throttling.
@@ -137,6 +166,7 @@ pub struct RulesConfig {
     pub idle: IdleConfig,
     pub forgotten: ForgottenConfig,
     pub starved: StarvedConfig,
+    pub checkpoint: CheckpointConfig,
     pub throttle: ThrottleConfig,
     pub hung: HungConfig,
     pub xid: XidConfig,
@@ -176,17 +206,30 @@ impl Default for RulesConfig {
                 window_ms: MIN,
                 warmup_ms: 5 * MIN,
                 util_below_pct: 60.0,
+                sm_active_below_pct: 50.0,
                 cpu_saturated_pct: 85.0,
                 main_core_pct: 95.0,
                 iowait_pct: 15.0,
                 dstate_share: 0.5,
                 disk_peak_share: 0.9,
                 disk_min_bytes_per_s: 50e6,
+                disk_busy_pct: 90.0,
+                disk_queue_depth: 2.0,
+                phase_drop_share: 0.6,
                 h2d_rx_bytes_per_s: 1e9,
                 h2d_util_below_pct: 30.0,
                 moderate_share: 0.05,
                 high_share: 0.20,
                 severity_horizon_ms: 60 * MIN,
+            },
+            checkpoint: CheckpointConfig {
+                pause_util_pct: 10.0,
+                busy_util_pct: 60.0,
+                min_pause_ms: 5_000,
+                max_pause_ms: 10 * MIN,
+                min_write_bytes_per_s: 200e6,
+                write_ratio: 3.0,
+                periodic_tolerance: 0.3,
             },
             throttle: ThrottleConfig {
                 enabled: true,

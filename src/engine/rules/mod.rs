@@ -23,6 +23,7 @@ pub mod job_done;
 pub mod label;
 pub mod shared;
 pub mod starved;
+mod starved_cause;
 mod starved_text;
 pub mod throttle;
 pub mod vram;
@@ -53,7 +54,7 @@ pub use active::{ActiveAlert, HistoryEntry, HistoryEvent};
 pub use alert::{Alert, AlertKind, Severity, Transition};
 pub use config::RulesConfig;
 pub use idle::{IdleTally, IdleTotals};
-pub use starved_text::cause_label;
+pub use starved_cause::cause_label;
 
 /// What every rule sees on a tick.
 #[derive(Debug, Clone, Copy)]
@@ -139,7 +140,10 @@ impl Rules {
             ),
             throttle: throttle::ThrottleRule::new(config.throttle.clone(), fire, clear),
             // Checkpoints follow the starved switch: they are what starved would misread.
-            checkpoint: checkpoint::CheckpointRule::new(config.starved.enabled),
+            checkpoint: checkpoint::CheckpointRule::new(
+                config.checkpoint.clone(),
+                config.starved.enabled,
+            ),
             hung: hung::HungRule::new(config.hung.clone(), fire, clear),
             xid: xid::XidRule::new(config.xid.clone()),
             vram: vram::VramRule::new(config.vram.clone(), fire, clear),

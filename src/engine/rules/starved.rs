@@ -1,6 +1,7 @@
-//! Starved GPU: a job holds the GPU, but over the window (default 60 s) the GPU's mean util
-//! stays below 60 % (and above the idle level: a GPU doing nothing is idle or forgotten, not
-//! starved). The verdict needs that for most of a window to start, and the opposite to end.
+//! Starved GPU: a job holds the GPU, but over the window (default 60 s) the GPU's activity stays
+//! low — SM activity (GPM) below 50 % on cards that report it, else NVML util below 60 % — and
+//! above the idle level (a GPU doing nothing is idle or forgotten, not starved). The verdict
+//! needs that for most of a window to start, and the opposite to end.
 //!
 //! The job's host numbers, averaged over the same window, then say what the GPU is waiting on:
 //! - CPU-bound input: the job's tree uses ≥ 85 % of the cores it may use (affinity sets,
@@ -12,9 +13,13 @@
 //!   (num_workers = 0, a GIL-bound loader) while the job is not CPU-bound as a whole;
 //! - I/O-bound input: iowait ≥ 15 %, a process of the tree in D state most of the window, or
 //!   I/O pressure (PSI) ≥ 20 % of the time;
-//! - host-to-device copies: PCIe RX ≥ 1 GB/s while util < 30 %;
+//! - host-to-device copies: PCIe RX ≥ 1 GB/s while SM activity (or util) < 30 %;
 //! - else disk-throughput bound when reads are high *and* the disk shows saturation (busy ≥ 90 %
-//!   of the time in `/proc/diskstats`); a steady read rate alone is no limit; else unclassified.
+//!   of the time with ≥ 2 requests in flight, `/proc/diskstats`); a steady read rate alone is
+//!   no limit; else unclassified.
+//!
+//! `starved_cause.rs` weighs those signs and words the ones that decided the verdict and the
+//! ones weighed and rejected; every threshold is a `[alerts.starved]` key ([`StarvedConfig`]).
 //!
 //! Hysteresis and holds (tuned on the labelled corpus, `docs/accuracy.md`):
 //! - each sample's condition is the GPU's util over a short span (a quarter of the window, at
@@ -38,14 +43,12 @@ use std::collections::BTreeMap;
 use super::alert::Severity;
 use super::config::StarvedConfig;
 use super::job::{self, Job, JobKey, JobSample};
+use super::starved_cause::{self, Activity, Classified};
 use super::starved_text;
 use super::window::{DEFAULT_MAX_GAP_MS, MeanWindow, Window};
 use super::{Ctx, RuleOutput};
 
-/// Disk-throughput bound needs the busiest disk busy at least this share of the time (percent).
-pub(super) const DISK_BUSY_PCT: f64 = 90.0;
-/// A lighter phase: input work at most this share of its busy-time level.
-const PHASE_DROP_SHARE: f64 = 0.6;
+pub use super::starved_cause::Cause;
 /// How far back the busy-time level of a job's input work looks.
 const BASELINE_SPAN_MS: i64 = 600_000;
 /// Longest span of the per-sample util (see the module doc).
@@ -61,48 +64,19 @@ pub(super) const CPU_PRESSURE_PCT: f64 = 20.0;
 /// I/O-bound when some task waited on I/O at least this share of the time (PSI, percent).
 pub(super) const IO_PRESSURE_PCT: f64 = 20.0;
 
-/// What the evidence is consistent with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Cause {
-    CpuBound,
-    /// One thread of the GPU process at a full core: the pipeline does not run in parallel.
-    SingleThread,
-    IoBound,
-    HostToDevice,
-    /// Disk reads at their observed peak, without iowait or D state.
-    DiskThroughput,
-    Unclassified,
-}
-
-impl Cause {
-    pub const ALL: [Cause; 6] = [
-        Cause::CpuBound,
-        Cause::SingleThread,
-        Cause::IoBound,
-        Cause::HostToDevice,
-        Cause::DiskThroughput,
-        Cause::Unclassified,
-    ];
-
-    /// Stable snake-case name (metric labels, JSON).
-    pub fn name(self) -> &'static str {
-        match self {
-            Cause::CpuBound => "cpu_bound",
-            Cause::SingleThread => "single_thread",
-            Cause::IoBound => "io_bound",
-            Cause::HostToDevice => "host_to_device",
-            Cause::DiskThroughput => "disk_throughput",
-            Cause::Unclassified => "unclassified",
-        }
-    }
-}
-
 /// One GPU's starvation state.
 #[derive(Debug, Clone)]
 struct GpuState {
+    /// The activity the verdict rests on: GPM's SM activity where the card has it, else util.
+    activity: MeanWindow,
+    /// NVML's utilization, shown beside SM activity (a resident kernel reads 100 %).
     util: MeanWindow,
-    /// Util over the short span each sample's condition looks at.
+    /// Activity over the short span each sample's condition looks at.
     recent: MeanWindow,
+    /// Whether the last sample's activity came from GPM…
+    gpm: bool,
+    /// …and the starved threshold it was judged against (percent).
+    below: f64,
     verdict: Window,
     /// The starved condition over the severity horizon, while held.
     history: Window,
@@ -160,20 +134,16 @@ impl JobState {
     }
 
     /// Whether the job's input work fell with the util (a lighter phase, see the module doc).
-    fn phase_dropped(&self, reads_now: Option<f64>) -> bool {
+    fn phase_dropped(&self, reads_now: Option<f64>, drop_share: f64) -> bool {
         let (Some(now), Some(base)) = (self.cores_used.mean(), self.busy_cores.mean()) else {
             return false;
         };
-        let cpu_fell = base > 0.0 && now <= PHASE_DROP_SHARE * base;
+        let cpu_fell = base > 0.0 && now <= drop_share * base;
         let reads_fell = match (reads_now, self.busy_reads.mean()) {
-            (Some(r), Some(b)) if b > 1e6 => r <= PHASE_DROP_SHARE * b,
+            (Some(r), Some(b)) if b > 1e6 => r <= drop_share * b,
             _ => true,
         };
         cpu_fell && reads_fell
-    }
-
-    pub(super) fn cpu_share(&self) -> Option<f64> {
-        Some(self.cores_used.mean()? / self.cores_allowed.mean()?)
     }
 
     pub(super) fn waste_micros(&self) -> i64 {
@@ -194,6 +164,7 @@ pub(super) struct Host {
     pub(super) io_pressure: MeanWindow,
     pub(super) cpu_pressure: MeanWindow,
     pub(super) disk_busy: MeanWindow,
+    pub(super) disk_queue: MeanWindow,
     /// OOM-kill counter readings within the window: (time, count).
     pub(super) oom: std::collections::VecDeque<(i64, u64)>,
 }
@@ -236,6 +207,7 @@ impl StarvedRule {
                 io_pressure: MeanWindow::new(span),
                 cpu_pressure: MeanWindow::new(span),
                 disk_busy: MeanWindow::new(span),
+                disk_queue: MeanWindow::new(span),
                 oom: std::collections::VecDeque::new(),
             },
             cfg,
@@ -256,68 +228,6 @@ impl StarvedRule {
         &self.totals
     }
 
-    /// Classifies a job's averaged evidence.
-    pub(super) fn cause(&self, js: &JobState, util_mean: f64) -> Cause {
-        let c = &self.cfg;
-        let thread = js.thread_pct.mean();
-        let cpu = js
-            .cpu_share()
-            .is_some_and(|s| s * 100.0 >= c.cpu_saturated_pct)
-            || self
-                .host
-                .throttled
-                .mean()
-                .is_some_and(|t| t >= THROTTLED_PCT)
-            || (js.runnable.mean().is_some_and(|r| r >= 0.5)
-                && self
-                    .host
-                    .cpu_pressure
-                    .mean()
-                    .is_some_and(|p| p >= CPU_PRESSURE_PCT))
-            // Without thread samples the process total is all there is to go on.
-            || (thread.is_none()
-                && js
-                    .main_core_pct
-                    .mean()
-                    .is_some_and(|m| m >= c.main_core_pct));
-        let single = thread.is_some_and(|t| t >= c.main_core_pct);
-        let io = self.host.iowait.mean().is_some_and(|w| w >= c.iowait_pct)
-            || js.dstate.mean().is_some_and(|d| d >= c.dstate_share)
-            || self
-                .host
-                .io_pressure
-                .mean()
-                .is_some_and(|p| p >= IO_PRESSURE_PCT);
-        let h2d = js
-            .pcie_rx
-            .mean()
-            .is_some_and(|rx| rx >= c.h2d_rx_bytes_per_s)
-            && util_mean < c.h2d_util_below_pct;
-        let disk = self
-            .host
-            .disk_read
-            .mean()
-            .is_some_and(|d| d >= c.disk_min_bytes_per_s)
-            && self
-                .host
-                .disk_busy
-                .mean()
-                .is_some_and(|b| b >= DISK_BUSY_PCT);
-        if cpu {
-            Cause::CpuBound
-        } else if single {
-            Cause::SingleThread
-        } else if io {
-            Cause::IoBound
-        } else if h2d {
-            Cause::HostToDevice
-        } else if disk {
-            Cause::DiskThroughput
-        } else {
-            Cause::Unclassified
-        }
-    }
-
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;
@@ -336,6 +246,7 @@ impl StarvedRule {
         self.host.io_pressure.push(now, snap.host.io_pressure_pct);
         self.host.cpu_pressure.push(now, snap.host.cpu_pressure_pct);
         self.host.disk_busy.push(now, snap.host.disk_busy_pct);
+        self.host.disk_queue.push(now, snap.host.disk_queue_depth);
         if let Some(n) = cg.oom_kills {
             self.host.oom.push_back((now, n));
         }
@@ -358,20 +269,34 @@ impl StarvedRule {
         for g in &snap.gpus {
             let held = job::held(snap, g.index);
             let st = self.gpus.entry(g.index).or_insert_with(|| GpuState {
+                activity: MeanWindow::new(span),
                 util: MeanWindow::new(span),
                 recent: MeanWindow::new(smooth),
+                gpm: false,
+                below: self.cfg.util_below_pct,
                 verdict: Window::new(span, fire, clear),
                 history: Window::new(horizon, 0.5, 0.1),
             });
             let util = g.util_gpu_pct.map(f64::from).filter(|_| held);
+            let sm = g.sm_active_pct.filter(|v| v.is_finite() && held);
+            // A card that reports GPM is judged on it: util reads 100 % while one kernel is
+            // resident, however little of the GPU it uses.
+            st.gpm = sm.is_some();
+            st.below = if st.gpm {
+                self.cfg.sm_active_below_pct
+            } else {
+                self.cfg.util_below_pct
+            };
+            let activity = sm.or(util);
+            st.activity.push(now, activity);
             st.util.push(now, util);
-            st.recent.push(now, util);
+            st.recent.push(now, activity);
             let starved = if self.young.contains(&g.index) {
                 None
             } else if held {
                 st.recent
                     .mean()
-                    .map(|m| m > self.idle_util_pct && m < self.cfg.util_below_pct)
+                    .map(|m| m > self.idle_util_pct && m < st.below)
             } else {
                 Some(false)
             };
@@ -400,13 +325,24 @@ impl StarvedRule {
                 .collect();
             let job_util =
                 (!recent.is_empty()).then(|| recent.iter().sum::<f64>() / recent.len() as f64);
+            // The busy level: the GPUs' own thresholds (GPM or util), averaged.
+            let belows: Vec<f64> = j
+                .gpus
+                .iter()
+                .filter_map(|g| self.gpus.get(g).map(|s| s.below))
+                .collect();
+            let busy_level = if belows.is_empty() {
+                self.cfg.util_below_pct
+            } else {
+                belows.iter().sum::<f64>() / belows.len() as f64
+            };
             if job_util.is_some_and(|u| u > self.idle_util_pct) {
                 js.active_ms += dt;
                 js.active_run_ms += dt;
             } else {
                 js.active_run_ms = 0;
             }
-            if job_util.is_some_and(|u| u >= self.cfg.util_below_pct) {
+            if job_util.is_some_and(|u| u >= busy_level) {
                 js.busy_cores.push(now, sample.cores_used);
                 js.busy_reads.push(now, snap.host.disk_read_bytes_per_s);
             } else {
@@ -439,11 +375,21 @@ impl StarvedRule {
                 js.waste_acc = 0;
                 continue;
             }
-            let utils: Vec<f64> = starved
-                .iter()
-                .filter_map(|g| self.gpus.get(g).and_then(|s| s.util.mean()))
-                .collect();
-            let util_mean = utils.iter().sum::<f64>() / utils.len().max(1) as f64;
+            let mean_of = |f: &dyn Fn(&GpuState) -> Option<f64>| {
+                let v: Vec<f64> = starved
+                    .iter()
+                    .filter_map(|g| self.gpus.get(g).and_then(f))
+                    .collect();
+                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+            };
+            let util_mean = mean_of(&|s| s.activity.mean()).unwrap_or(0.0);
+            let nvml_util = mean_of(&|s| s.util.mean());
+            let activity = Activity {
+                pct: util_mean,
+                gpm: starved
+                    .iter()
+                    .all(|g| self.gpus.get(g).is_some_and(|s| s.gpm)),
+            };
             let waiting = (1.0 - util_mean / 100.0).clamp(0.0, 1.0);
             let since = starved
                 .iter()
@@ -472,13 +418,14 @@ impl StarvedRule {
                 Severity::Info
             };
             let js = &self.jobs[&j.key];
-            let cause = self.cause(js, util_mean);
+            let online = snap.host.cpu_count.map(f64::from);
+            let classified = starved_cause::classify(&self.cfg, &self.host, js, activity, online);
+            let cause = classified.cause;
             // A lighter phase, or one already over (the GPUs are busy again while the
             // window catches up): nothing to say.
-            let busy_again = job_util.is_some_and(|u| u >= self.cfg.util_below_pct);
-            if cause == Cause::Unclassified
-                && (busy_again || js.phase_dropped(self.host.disk_read.mean()))
-            {
+            let busy_again = job_util.is_some_and(|u| u >= busy_level);
+            let dropped = js.phase_dropped(self.host.disk_read.mean(), self.cfg.phase_drop_share);
+            if cause == Cause::Unclassified && (busy_again || dropped) {
                 continue;
             }
             for g in &starved {
@@ -489,9 +436,12 @@ impl StarvedRule {
                 job: j,
                 starved: &starved,
                 util_mean,
+                activity,
+                nvml_util,
                 waiting,
                 share,
                 cause,
+                classified,
                 wasting_per_hour: rate_per_gpu
                     .map(|r| (r as f64 * waiting * starved.len() as f64).round() as i64),
             };
@@ -513,11 +463,17 @@ impl StarvedRule {
 pub(super) struct Verdict<'a> {
     pub(super) job: &'a Job,
     pub(super) starved: &'a [u32],
+    /// The window mean of the activity judged (SM activity or util).
     pub(super) util_mean: f64,
-    /// Share of GPU time spent waiting (1 − util).
+    pub(super) activity: Activity,
+    /// NVML's utilization over the window (beside SM activity).
+    pub(super) nvml_util: Option<f64>,
+    /// Share of GPU time spent waiting (1 − activity).
     pub(super) waiting: f64,
     /// Starved share of the job's recent time.
     pub(super) share: f64,
     pub(super) cause: Cause,
+    /// The signs that decided the cause and those weighed and rejected.
+    pub(super) classified: Classified,
     pub(super) wasting_per_hour: Option<i64>,
 }

@@ -8,7 +8,8 @@ use super::budget_text::{
 };
 use super::config::StarvedConfig;
 use super::job::{busiest, busiest_thread, gpu_ranges};
-use super::starved::{Cause, DISK_BUSY_PCT, Host, JobState, Verdict};
+use super::starved::{Cause, Host, JobState, Verdict};
+use super::starved_cause::{cause_label, cause_words};
 use crate::units;
 use gpumeter_model::Snapshot;
 
@@ -17,19 +18,6 @@ const NAMED_PROCESSES: usize = 16;
 
 fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| units::NA.into(), |v| format!("{v:.0} %"))
-}
-
-fn cause_words(cause: Cause) -> &'static str {
-    match cause {
-        Cause::CpuBound => "a CPU-bound input pipeline",
-        Cause::SingleThread => "a single-threaded input pipeline",
-        Cause::IoBound => "an I/O-bound input pipeline",
-        Cause::HostToDevice => "host-to-device copies",
-        Cause::DiskThroughput => "disk read throughput at its limit",
-        Cause::Unclassified => {
-            "work too small or too synchronised to fill the GPU (no input bottleneck in the host numbers)"
-        }
-    }
 }
 
 /// A window length as people say it: `60 s`, `5 min`.
@@ -43,18 +31,6 @@ pub(super) fn window_text(ms: i64) -> String {
 
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// Short verdict label, also the `verdict` evidence value.
-pub fn cause_label(cause: Cause) -> &'static str {
-    match cause {
-        Cause::CpuBound => "CPU-bound input",
-        Cause::SingleThread => "single-threaded input",
-        Cause::IoBound => "I/O-bound input",
-        Cause::HostToDevice => "host-to-device copy bound",
-        Cause::DiskThroughput => "disk-throughput bound",
-        Cause::Unclassified => "unclassified",
-    }
 }
 
 fn next_step(snap: &Snapshot, cfg: &StarvedConfig, js: &JobState, v: &Verdict<'_>) -> String {
@@ -153,11 +129,37 @@ pub(super) fn alert(
         .collect();
     let more = v.job.tree.len().saturating_sub(NAMED_PROCESSES);
 
+    let c = &v.classified;
+    let joined = |v: &[String], none: &str| {
+        if v.is_empty() {
+            none.to_string()
+        } else {
+            v.join("; ")
+        }
+    };
+    let measure = if v.activity.gpm {
+        "SM activity"
+    } else {
+        "util"
+    };
+    let source = if v.activity.gpm {
+        "(GPM)"
+    } else {
+        "(NVML utilization; no GPM on this card)"
+    };
     let mut evidence: Vec<(String, String)> = vec![
         ("verdict".into(), cause_label(v.cause).into()),
         (
-            format!("GPU util ({window} mean)"),
-            format!("{:.0} % on {gpu_word} {gpus}", v.util_mean),
+            format!("GPU activity ({window} mean)"),
+            format!("{} {source} on {gpu_word} {gpus}", v.activity.short()),
+        ),
+        (
+            "decided by".into(),
+            joined(&c.decided, "no sign of an input bottleneck held"),
+        ),
+        (
+            "weighed and rejected".into(),
+            joined(&c.rejected, "nothing"),
         ),
         (
             "job".into(),
@@ -197,22 +199,17 @@ pub(super) fn alert(
             "disk reads".into(),
             host.disk_read.mean().map_or_else(
                 || units::NA.into(),
-                |d| {
-                    let busy = host.disk_busy.mean();
-                    let judged = match busy {
-                        Some(b) if b >= DISK_BUSY_PCT => {
-                            format!("disk {b:.0} % busy: at its limit")
-                        }
-                        Some(b) => format!("disk {b:.0} % busy: not at a limit"),
-                        None => "disk busy time unknown: not judged a limit".into(),
-                    };
-                    format!(
-                        "{} (peak {}), {judged}",
-                        units::rate(d),
-                        units::rate(host.disk_peak)
-                    )
-                },
+                |d| format!("{} (peak {})", units::rate(d), units::rate(host.disk_peak)),
             ),
+        ),
+        (
+            "busiest disk".into(),
+            match (host.disk_busy.mean(), host.disk_queue.mean()) {
+                (Some(b), Some(q)) => format!("{b:.0} % busy, {q:.1} requests in flight"),
+                (Some(b), None) => format!("{b:.0} % busy (queue depth unknown)"),
+                (None, Some(q)) => format!("{q:.1} requests in flight (busy time unknown)"),
+                (None, None) => units::NA.into(),
+            },
         ),
         (
             "PCIe RX per GPU".into(),
@@ -233,6 +230,17 @@ pub(super) fn alert(
             },
         ),
     ];
+    if !c.also.is_empty() {
+        evidence.insert(4, ("also seen".into(), c.also.join("; ")));
+    }
+    if v.activity.gpm
+        && let Some(u) = v.nvml_util
+    {
+        evidence.push((
+            "NVML util".into(),
+            format!("{u:.0} % (a kernel ran, however little of the GPU it used)"),
+        ));
+    }
     evidence.extend(cgroup_evidence(snap, host, &window));
     if let (Some(w), Some(rate)) = (v.wasting_per_hour, ctx.rate_micros_per_h()) {
         evidence.push((
@@ -252,20 +260,25 @@ pub(super) fn alert(
         gpu: (v.starved.len() == 1).then(|| v.starved[0]),
         title: match v.cause {
             Cause::Unclassified => format!(
-                "{gpu_word} {gpus} starved ({:.0} % util) — no input bottleneck in the host numbers",
+                "{gpu_word} {gpus} starved ({:.0} % {measure}) — no input bottleneck in the host numbers",
                 v.util_mean
             ),
-            c => format!(
-                "{gpu_word} {gpus} starved ({:.0} % util) — consistent with {}",
+            cause => format!(
+                "{gpu_word} {gpus} starved ({:.0} % {measure}) — consistent with {}",
                 v.util_mean,
-                cause_words(c)
+                cause_words(cause)
             ),
         },
         detail: {
+            let they = if v.starved.len() == 1 { "it" } else { "they" };
             let mut d = format!(
-                "The job holds {gpu_word} {gpus}, but {} ran kernels only {:.0} % of the last \
+                "The job holds {gpu_word} {gpus}, but {they} {} only {:.0} % of the last \
                  {window}; the host numbers are consistent with {}",
-                if v.starved.len() == 1 { "it" } else { "they" },
+                if v.activity.gpm {
+                    "kept their SMs active"
+                } else {
+                    "ran kernels"
+                },
                 v.util_mean,
                 cause_words(v.cause)
             );

@@ -30,12 +30,16 @@ pub(super) struct IoRates {
     pub(super) disk_write_bytes_per_s: Option<f64>,
     pub(super) net_rx_bytes_per_s: Option<f64>,
     pub(super) net_tx_bytes_per_s: Option<f64>,
-    /// Busy time of the busiest whole disk (io_ticks), percent of the interval.
+    /// Busy time of the busiest whole disk (io_ticks), percent of the interval…
     pub(super) disk_busy_pct: Option<f64>,
+    /// …and its mean requests in flight (weighted I/O ms / interval ms, iostat's aqu-sz).
+    pub(super) disk_queue_depth: Option<f64>,
 }
 
 /// Per-device byte counters (in, out) at one instant.
 type Counters = HashMap<String, (u64, u64)>;
+/// Per-disk milliseconds busy (io_ticks) and weighted by requests in flight, at one instant.
+type Ticks = HashMap<String, (u64, u64)>;
 
 /// Remembers the previous counters of one file.
 #[derive(Debug, Default)]
@@ -82,8 +86,8 @@ pub(super) struct IoTracker {
     net: CounterRates,
     /// Whether a block device is a whole physical disk: decided once per name.
     whole_disk: HashMap<String, bool>,
-    /// Milliseconds each whole disk has been busy (io_ticks), at the previous sample.
-    busy_prev: Option<(i64, HashMap<String, u64>)>,
+    /// Each whole disk's [`Ticks`] at the previous sample.
+    busy_prev: Option<(i64, Ticks)>,
 }
 
 impl IoTracker {
@@ -119,7 +123,9 @@ impl IoTracker {
             }
         };
         let (disk_read, disk_write) = self.disks.update(now_ms, disks);
-        let disk_busy_pct = self.busy_pct(now_ms, busy);
+        let (disk_busy_pct, disk_queue_depth) = self
+            .busy_pct(now_ms, busy)
+            .map_or((None, None), |(b, q)| (Some(b), Some(q)));
         let (rx, tx) = self.net.update(now_ms, net);
         IoRates {
             disk_read_bytes_per_s: disk_read,
@@ -127,29 +133,24 @@ impl IoTracker {
             net_rx_bytes_per_s: rx,
             net_tx_bytes_per_s: tx,
             disk_busy_pct,
+            disk_queue_depth,
         }
     }
 
-    /// The busiest disk's share of the interval with I/O in flight: near 100 % a disk that
-    /// serves one request at a time is saturated (NVMe and RAID serve many, so this alone
-    /// does not prove it).
-    fn busy_pct(&mut self, now_ms: i64, cur: Option<HashMap<String, u64>>) -> Option<f64> {
+    /// The busiest disk's share of the interval with I/O in flight, and its mean requests in
+    /// flight: near 100 % busy a disk that serves one request at a time is saturated; NVMe and
+    /// RAID serve many at once, so only a queue well above one says that requests wait.
+    fn busy_pct(&mut self, now_ms: i64, cur: Option<Ticks>) -> Option<(f64, f64)> {
         let prev = std::mem::replace(&mut self.busy_prev, cur.clone().map(|c| (now_ms, c)));
         let (prev_ms, prev) = prev?;
         let cur = cur?;
         if now_ms <= prev_ms {
             return None;
         }
-        let dt = (now_ms - prev_ms) as f64;
-        cur.iter()
-            .filter_map(|(name, &ticks)| {
-                let before = *prev.get(name)?;
-                (ticks >= before).then(|| ((ticks - before) as f64 / dt * 100.0).min(100.0))
-            })
-            .reduce(f64::max)
+        busiest_disk(&prev, &cur, (now_ms - prev_ms) as f64)
     }
 
-    fn disk_counters(&mut self, stats: DiskStats) -> (Counters, HashMap<String, u64>) {
+    fn disk_counters(&mut self, stats: DiskStats) -> (Counters, Ticks) {
         let mut busy = HashMap::new();
         let sys_block = self.sys.join("block");
         let has_sysfs = sys_block.is_dir();
@@ -169,12 +170,31 @@ impl IoTracker {
             if whole {
                 let read = d.sectors_read.saturating_mul(SECTOR_BYTES);
                 let written = d.sectors_written.saturating_mul(SECTOR_BYTES);
-                busy.insert(d.name.clone(), d.time_in_progress);
+                busy.insert(
+                    d.name.clone(),
+                    (d.time_in_progress, d.weighted_time_in_progress),
+                );
                 counters.insert(d.name, (read, written));
             }
         }
         (counters, busy)
     }
+}
+
+/// Busy percent and mean queue of the busiest disk between two [`Ticks`] `dt_ms` apart (disks
+/// new since, or whose counters went back, count nothing).
+fn busiest_disk(prev: &Ticks, cur: &Ticks, dt_ms: f64) -> Option<(f64, f64)> {
+    cur.iter()
+        .filter_map(|(name, &(ticks, weighted))| {
+            let (t0, w0) = *prev.get(name)?;
+            (ticks >= t0 && weighted >= w0).then(|| {
+                (
+                    ((ticks - t0) as f64 / dt_ms * 100.0).min(100.0),
+                    (weighted - w0) as f64 / dt_ms,
+                )
+            })
+        })
+        .reduce(|a, b| if b > a { b } else { a })
 }
 
 fn net_counters(sys: &Path, status: InterfaceDeviceStatus) -> Counters {
@@ -276,6 +296,28 @@ mod tests {
         assert_eq!(r.update(5, counters(&[("a", 9, 9)])), (None, None));
         assert_eq!(r.update(6, None), (None, None));
         assert_eq!(r.update(7, counters(&[("a", 9, 9)])), (None, None));
+    }
+
+    #[test]
+    fn the_busiest_disk_gives_busy_time_and_queue_depth() {
+        let ticks = |v: &[(&str, u64, u64)]| -> Ticks {
+            v.iter()
+                .map(|(n, t, w)| (n.to_string(), (*t, *w)))
+                .collect()
+        };
+        let prev = ticks(&[("sda", 1_000, 5_000), ("nvme0n1", 0, 0), ("sdb", 900, 900)]);
+        // Over 1 s: sda busy 400 ms with 1.2 requests in flight on average; nvme0n1 busy the
+        // whole second with 6 in flight; sdb's counters went back (reset): nothing.
+        let cur = ticks(&[
+            ("sda", 1_400, 6_200),
+            ("nvme0n1", 1_000, 6_000),
+            ("sdb", 10, 10),
+            ("sdc", 99, 99),
+        ]);
+        assert_eq!(busiest_disk(&prev, &cur, 1_000.0), Some((100.0, 6.0)));
+        let only_sda = ticks(&[("sda", 1_400, 6_200)]);
+        assert_eq!(busiest_disk(&prev, &only_sda, 1_000.0), Some((40.0, 1.2)));
+        assert_eq!(busiest_disk(&prev, &ticks(&[("sdz", 1, 1)]), 1_000.0), None);
     }
 
     #[test]

@@ -212,6 +212,7 @@ impl HostSampler {
             cpu_pressure_pct: cg.cpu_pressure_pct,
             io_pressure_pct: cg.io_pressure_pct,
             disk_busy_pct: io.disk_busy_pct,
+            disk_queue_depth: io.disk_queue_depth,
         };
         let system = SystemInfo {
             hostname: system::hostname(&self.roots),

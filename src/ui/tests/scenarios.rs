@@ -179,9 +179,12 @@ fn gpm_cards_show_sm_activity_and_its_source_others_util_only() {
     assert!(text.contains("· activity: GPM"), "{text}");
     assert!(text.contains(" SM █"), "{text}");
     assert!(text.contains("SM activity (GPM)"), "{text}");
-    // container (A100, no GPM): none of it, and no N/A gauge in its place.
+    // container (A100, no GPM): none of it, and no N/A gauge in its place (its starved alert
+    // may say "no GPM on this card": the source of the figure it judged).
     let text = screen(&played("container"), 200, 60);
-    assert!(!text.contains("GPM"), "{text}");
+    assert!(!text.contains("activity: GPM"), "{text}");
+    assert!(!text.contains("SM activity (GPM)"), "{text}");
+    assert!(!text.contains("(GPM)"), "{text}");
     assert!(!text.contains(" SM N/A"), "{text}");
 }
 

@@ -1,0 +1,332 @@
+//! What a starved GPU waits on: the job's and the host's window means weighed sign by sign
+//! into one [`Cause`], with each sign in words — the ones that decided it and the ones weighed
+//! and rejected ("disk reads 200 MB/s, steady at their peak, disk 40 % busy: not at a limit";
+//! "iowait 0 %: not waiting on disk"). Pure: numbers in, a verdict and sentences out. The
+//! order of the causes and their thresholds are in `starved.rs`'s module doc.
+
+use super::budget_text::cores_text;
+use super::config::StarvedConfig;
+use super::starved::{CPU_PRESSURE_PCT, Host, IO_PRESSURE_PCT, JobState, THROTTLED_PCT};
+use crate::units;
+
+/// What the evidence is consistent with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Cause {
+    CpuBound,
+    /// One thread of the GPU process at a full core: the pipeline does not run in parallel.
+    SingleThread,
+    IoBound,
+    HostToDevice,
+    /// Disk reads high while the disk shows saturation (busy, requests queued).
+    DiskThroughput,
+    Unclassified,
+}
+
+impl Cause {
+    pub const ALL: [Cause; 6] = [
+        Cause::CpuBound,
+        Cause::SingleThread,
+        Cause::IoBound,
+        Cause::HostToDevice,
+        Cause::DiskThroughput,
+        Cause::Unclassified,
+    ];
+
+    /// Stable snake-case name (metric labels, JSON).
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::CpuBound => "cpu_bound",
+            Cause::SingleThread => "single_thread",
+            Cause::IoBound => "io_bound",
+            Cause::HostToDevice => "host_to_device",
+            Cause::DiskThroughput => "disk_throughput",
+            Cause::Unclassified => "unclassified",
+        }
+    }
+}
+
+/// The GPU activity the verdict rests on, as a window mean.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Activity {
+    pub(super) pct: f64,
+    /// From GPM's SM activity (else NVML's utilization).
+    pub(super) gpm: bool,
+}
+
+impl Activity {
+    /// "SM activity 31 %" / "util 40 %".
+    pub(super) fn short(self) -> String {
+        if self.gpm {
+            format!("SM activity {:.0} %", self.pct)
+        } else {
+            format!("util {:.0} %", self.pct)
+        }
+    }
+}
+
+/// One sign weighed for a cause.
+#[derive(Debug, Clone, PartialEq)]
+struct Sign {
+    cause: Cause,
+    held: bool,
+    text: String,
+}
+
+/// A cause with the signs behind it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Classified {
+    pub(super) cause: Cause,
+    /// The signs of the chosen cause that held.
+    pub(super) decided: Vec<String>,
+    /// Signs of later causes that held too (the first cause in order wins).
+    pub(super) also: Vec<String>,
+    /// Signs weighed that did not hold.
+    pub(super) rejected: Vec<String>,
+}
+
+fn pct(v: f64) -> String {
+    format!("{v:.0} %")
+}
+
+/// Weighs every sign (a sign whose reading is unknown is left out) and picks the first cause
+/// in order with one that held.
+pub(super) fn classify(
+    c: &StarvedConfig,
+    host: &Host,
+    js: &JobState,
+    activity: Activity,
+    cpus_online: Option<f64>,
+) -> Classified {
+    let mut signs: Vec<Sign> = Vec::new();
+    let mut sign = |cause, held, text: String| signs.push(Sign { cause, held, text });
+    let thread = js.thread_pct.mean();
+
+    if let (Some(used), Some(allowed)) = (js.cores_used.mean(), js.cores_allowed.mean()) {
+        let share = used / allowed * 100.0;
+        let narrowed = cpus_online.is_some_and(|o| allowed + 0.5 < o);
+        let held = share >= c.cpu_saturated_pct;
+        let text = match (held, narrowed) {
+            (true, true) => format!(
+                "CPU-bound within the job's {} allowed cores: {used:.1} used ({})",
+                cores_text(allowed),
+                pct(share)
+            ),
+            (true, false) => format!("job CPU {used:.1} of {allowed:.1} cores ({})", pct(share)),
+            (false, _) => format!(
+                "job CPU {used:.1} of {allowed:.1} cores ({}): cores to spare",
+                pct(share)
+            ),
+        };
+        sign(Cause::CpuBound, held, text);
+    }
+    if let Some(t) = host.throttled.mean() {
+        let held = t >= THROTTLED_PCT;
+        sign(
+            Cause::CpuBound,
+            held,
+            if held {
+                format!("cgroup throttled in {} of its CFS periods", pct(t))
+            } else {
+                format!(
+                    "cgroup throttled in {} of its periods: quota not binding",
+                    pct(t)
+                )
+            },
+        );
+    }
+    if let Some(p) = host.cpu_pressure.mean() {
+        let runnable = js.runnable.mean().is_some_and(|r| r >= 0.5);
+        let held = runnable && p >= CPU_PRESSURE_PCT;
+        sign(
+            Cause::CpuBound,
+            held,
+            if held {
+                format!(
+                    "CPU pressure {} with most of the job runnable: its cores are shared",
+                    pct(p)
+                )
+            } else {
+                format!("CPU pressure {}: no contended cores", pct(p))
+            },
+        );
+    }
+    // Without thread samples the process total is all there is to go on.
+    if thread.is_none()
+        && let Some(m) = js.main_core_pct.mean()
+    {
+        let held = m >= c.main_core_pct;
+        sign(
+            Cause::CpuBound,
+            held,
+            format!(
+                "main process {} of one core{}",
+                pct(m),
+                if held {
+                    " (no thread samples)"
+                } else {
+                    ": not loading alone"
+                }
+            ),
+        );
+    }
+    if let Some(t) = thread {
+        let held = t >= c.main_core_pct;
+        sign(
+            Cause::SingleThread,
+            held,
+            if held {
+                format!("busiest thread {} of one core", pct(t))
+            } else {
+                format!(
+                    "busiest thread {} of one core: not one thread's limit",
+                    pct(t)
+                )
+            },
+        );
+    }
+    if let Some(w) = host.iowait.mean() {
+        let held = w >= c.iowait_pct;
+        sign(
+            Cause::IoBound,
+            held,
+            if held {
+                format!("iowait {}", pct(w))
+            } else {
+                format!("iowait {}: not waiting on disk", pct(w))
+            },
+        );
+    }
+    if let Some(d) = js.dstate.mean() {
+        let held = d >= c.dstate_share;
+        sign(
+            Cause::IoBound,
+            held,
+            if held {
+                format!("a job process in D state {} of the window", pct(d * 100.0))
+            } else {
+                format!(
+                    "D state {} of the window: not blocked on I/O",
+                    pct(d * 100.0)
+                )
+            },
+        );
+    }
+    if let Some(p) = host.io_pressure.mean() {
+        let held = p >= IO_PRESSURE_PCT;
+        sign(
+            Cause::IoBound,
+            held,
+            if held {
+                format!("I/O pressure {}", pct(p))
+            } else {
+                format!("I/O pressure {}: no task waits on I/O", pct(p))
+            },
+        );
+    }
+    if let Some(rx) = js.pcie_rx.mean() {
+        let fast = rx >= c.h2d_rx_bytes_per_s;
+        let held = fast && activity.pct < c.h2d_util_below_pct;
+        let text = if held {
+            format!(
+                "PCIe RX {}/GPU while {} < {:.0} %",
+                units::rate(rx),
+                activity.short(),
+                c.h2d_util_below_pct
+            )
+        } else if fast {
+            format!(
+                "PCIe RX {}/GPU, but {}: the GPU computes between copies",
+                units::rate(rx),
+                activity.short()
+            )
+        } else {
+            format!(
+                "PCIe RX {}/GPU: below {}",
+                units::rate(rx),
+                units::rate(c.h2d_rx_bytes_per_s)
+            )
+        };
+        sign(Cause::HostToDevice, held, text);
+    }
+    if let Some(d) = host.disk_read.mean() {
+        let (held, text) = disk_sign(c, host, d);
+        sign(Cause::DiskThroughput, held, text);
+    }
+
+    let cause = Cause::ALL
+        .into_iter()
+        .find(|&k| signs.iter().any(|s| s.cause == k && s.held))
+        .unwrap_or(Cause::Unclassified);
+    let pick = |f: &dyn Fn(&Sign) -> bool| -> Vec<String> {
+        signs
+            .iter()
+            .filter(|s| f(s))
+            .map(|s| s.text.clone())
+            .collect()
+    };
+    Classified {
+        cause,
+        decided: pick(&|s| s.held && s.cause == cause),
+        also: pick(&|s| s.held && s.cause != cause),
+        rejected: pick(&|s| !s.held),
+    }
+}
+
+/// Whether the disk reads are at a limit: enough of them, and the disk saturated — busy at
+/// least `disk_busy_pct` of the time with at least `disk_queue_depth` requests in flight (where
+/// the queue is known; NVMe serves many at once, so busy time alone proves little).
+fn disk_sign(c: &StarvedConfig, host: &Host, reads: f64) -> (bool, String) {
+    let rate = units::rate(reads);
+    if reads < c.disk_min_bytes_per_s {
+        return (false, format!("disk reads {rate}: too few to be a limit"));
+    }
+    let steady = if host.disk_peak > 0.0 && reads >= c.disk_peak_share * host.disk_peak {
+        ", steady at their peak".to_string()
+    } else {
+        format!(" (peak {})", units::rate(host.disk_peak))
+    };
+    let busy = host.disk_busy.mean();
+    let queue = host.disk_queue.mean();
+    let busy_text = busy.map_or_else(
+        || "disk busy time unknown".into(),
+        |b| format!("disk {} busy", pct(b)),
+    );
+    let queue_text = queue.map_or_else(String::new, |q| format!(", {q:.1} requests in flight"));
+    let saturated =
+        busy.is_some_and(|b| b >= c.disk_busy_pct) && queue.is_none_or(|q| q >= c.disk_queue_depth);
+    let verdict = if saturated {
+        "at its limit"
+    } else {
+        "not at a limit"
+    };
+    (
+        saturated,
+        format!("disk reads {rate}{steady}, {busy_text}{queue_text}: {verdict}"),
+    )
+}
+
+/// The cause, worded for the title and detail.
+pub(super) fn cause_words(cause: Cause) -> &'static str {
+    match cause {
+        Cause::CpuBound => "a CPU-bound input pipeline",
+        Cause::SingleThread => "a single-threaded input pipeline",
+        Cause::IoBound => "an I/O-bound input pipeline",
+        Cause::HostToDevice => "host-to-device copies",
+        Cause::DiskThroughput => "disk read throughput at its limit",
+        Cause::Unclassified => {
+            "work too small or too synchronised to fill the GPU (no input bottleneck in the host numbers)"
+        }
+    }
+}
+
+/// Short verdict label, also the `verdict` evidence value.
+pub fn cause_label(cause: Cause) -> &'static str {
+    match cause {
+        Cause::CpuBound => "CPU-bound input",
+        Cause::SingleThread => "single-threaded input",
+        Cause::IoBound => "I/O-bound input",
+        Cause::HostToDevice => "host-to-device copy bound",
+        Cause::DiskThroughput => "disk-throughput bound",
+        Cause::Unclassified => "unclassified",
+    }
+}
