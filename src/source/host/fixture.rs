@@ -262,6 +262,13 @@ impl Fixture {
         }
     }
 
+    /// `/proc/<pid>/task/<pid>/children`: the children of the main thread, as the kernel
+    /// lists them (a fixture without these lists makes the sampler read every process).
+    pub(crate) fn set_children(&self, pid: u32, kids: &[u32]) {
+        let text: Vec<String> = kids.iter().map(|k| format!("{k} ")).collect();
+        self.write(&format!("proc/{pid}/task/{pid}/children"), text.concat());
+    }
+
     /// The process exits.
     pub(crate) fn remove_process(&self, pid: u32) {
         fs::remove_dir_all(self.dir.path().join(format!("proc/{pid}"))).unwrap();

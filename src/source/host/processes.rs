@@ -1,11 +1,13 @@
 //! The processes of a reading: every GPU process the driver named (visible in /proc or not)
 //! and the visible descendants of the visible ones, each with its host-side facts.
 //!
-//! Every tick with at least one GPU process reads `/proc/<pid>/stat` of the GPU processes and
-//! their trees (parents for the tree, CPU time for the per-process rate, start time to spot a
-//! reused pid), and lists /proc now and then to read the processes born since (see `scan`);
-//! a tick without one reads none. The per-pid CPU counters are replaced wholesale each tick,
-//! so exited processes leave no state behind.
+//! Every tick with at least one GPU process reads `/proc/<pid>/stat` of the GPU processes and,
+//! at a slower cadence, of the rest of their trees (parents for the tree, CPU time for the
+//! per-process rate, start time to spot a reused pid), and lists /proc now and then to read the
+//! processes born since (see `scan`); a tick without one reads none. A process's CPU % is its
+//! CPU time between its last two reads over the time between them (a member whose stat is
+//! carried keeps the rate of its last read). The per-pid CPU counters are replaced wholesale
+//! each tick, so exited processes leave no state behind.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -30,15 +32,24 @@ pub(super) struct ProcessTracker {
     proc: PathBuf,
     ticks_per_s: u64,
     page_size: u64,
-    /// (start ticks, cpu ticks) per pid at the previous tick, and when that was.
-    prev_cpu: HashMap<u32, (u64, u64)>,
-    prev_ms: Option<i64>,
+    /// Each process's CPU counters at its last read, and the rate they gave.
+    prev_cpu: HashMap<u32, CpuRead>,
     statics: StaticsCache,
     scanner: Scanner,
     /// Last tick's descendants of the GPU processes (the tree walk starts from them).
     members: HashSet<u32>,
     dev: DevDir,
     threads: ThreadTracker,
+}
+
+/// A process's CPU counters when its stat was last read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CpuRead {
+    start_ticks: u64,
+    cpu_ticks: u64,
+    at_ms: i64,
+    /// CPU % since the read before (`None`: no earlier read of this process).
+    pct: Option<f64>,
 }
 
 /// A GPU process found here: the driver's pid, its directory here, and how they were tied
@@ -52,7 +63,6 @@ impl ProcessTracker {
             ticks_per_s,
             page_size,
             prev_cpu: HashMap::new(),
-            prev_ms: None,
             statics: StaticsCache::new(roots.proc.clone(), roots.etc.join("passwd")),
             scanner: Scanner::new(roots.proc.clone()),
             members: HashSet::new(),
@@ -73,7 +83,6 @@ impl ProcessTracker {
             // Nothing feeds a GPU: skip reading every process (an idle machine stays quiet).
             // The next GPU process then starts without a CPU rate for one tick.
             self.prev_cpu.clear();
-            self.prev_ms = None;
             self.members.clear();
             self.statics.end_tick(|_, _| false);
             return Vec::new();
@@ -112,10 +121,17 @@ impl ProcessTracker {
             ));
         }
 
-        let dt_s = self
-            .prev_ms
-            .filter(|&prev| now_ms > prev)
-            .map(|prev| (now_ms - prev) as f64 / 1000.0);
+        let carried = scan.carried;
+        let cpu: HashMap<u32, CpuRead> = stats
+            .iter()
+            .filter_map(|(&pid, s)| {
+                let prev = self.prev_cpu.get(&pid).copied();
+                if carried.contains(&pid) {
+                    return prev.map(|p| (pid, p));
+                }
+                Some((pid, self.cpu_read(prev, s, now_ms)))
+            })
+            .collect();
         let members = visible
             .iter()
             .map(|&(reported, dir, how)| {
@@ -128,7 +144,8 @@ impl ProcessTracker {
             let Some(stat) = stats.get(&dir) else {
                 continue;
             };
-            let mut reading = self.reading(dir, stat, boot_time_unix_s, now_ms, dt_s);
+            let cpu_pct = cpu.get(&dir).and_then(|c| c.pct);
+            let mut reading = self.reading(dir, stat, boot_time_unix_s, now_ms, cpu_pct);
             if !gpu.is_empty() {
                 reading.busiest_thread =
                     self.threads
@@ -156,11 +173,7 @@ impl ProcessTracker {
         }
         out.sort_by_key(|r| r.pid);
 
-        self.prev_cpu = stats
-            .iter()
-            .map(|(&pid, s)| (pid, (s.start_ticks, s.cpu_ticks)))
-            .collect();
-        self.prev_ms = Some(now_ms);
+        self.prev_cpu = cpu;
         let denied = self
             .statics
             .end_tick(|pid, start| stats.get(&pid).is_some_and(|s| s.start_ticks == start));
@@ -293,15 +306,26 @@ impl ProcessTracker {
         found
     }
 
-    /// CPU use since the previous tick, in percent of one core. Only the same pid with the same
-    /// start time is the same process, whose tick counters can be compared.
-    fn cpu_pct(&self, dir: u32, stat: &ProcStat, dt_s: Option<f64>) -> Option<f64> {
-        let &(prev_start, prev_ticks) = self.prev_cpu.get(&dir)?;
-        let dt_s = dt_s?;
-        if prev_start != stat.start_ticks || stat.cpu_ticks < prev_ticks {
-            return None;
+    /// A fresh read's counters, with its CPU use since the previous read, in percent of one
+    /// core. Only the same pid with the same start time is the same process, whose tick
+    /// counters can be compared.
+    fn cpu_read(&self, prev: Option<CpuRead>, stat: &ProcStat, now_ms: i64) -> CpuRead {
+        let pct = prev.and_then(|p| {
+            if p.start_ticks != stat.start_ticks
+                || stat.cpu_ticks < p.cpu_ticks
+                || now_ms <= p.at_ms
+            {
+                return None;
+            }
+            let dt_s = (now_ms - p.at_ms) as f64 / 1000.0;
+            Some((stat.cpu_ticks - p.cpu_ticks) as f64 / self.ticks_per_s as f64 / dt_s * 100.0)
+        });
+        CpuRead {
+            start_ticks: stat.start_ticks,
+            cpu_ticks: stat.cpu_ticks,
+            at_ms: now_ms,
+            pct,
         }
-        Some((stat.cpu_ticks - prev_ticks) as f64 / self.ticks_per_s as f64 / dt_s * 100.0)
     }
 
     /// One visible process's reading, without its GPU use (pid = its directory here).
@@ -311,7 +335,7 @@ impl ProcessTracker {
         stat: &ProcStat,
         boot_time_unix_s: Option<i64>,
         now_ms: i64,
-        dt_s: Option<f64>,
+        cpu_pct: Option<f64>,
     ) -> ProcessReading {
         let key = Key {
             pid: dir,
@@ -330,7 +354,7 @@ impl ProcessTracker {
             container: statics.container.flatten(),
             name: Some(sanitize(&stat.comm, MAX_NAME_CHARS)),
             command: statics.command,
-            cpu_pct: self.cpu_pct(dir, stat, dt_s),
+            cpu_pct,
             rss_bytes: Some(stat.rss_pages.saturating_mul(self.page_size)),
             start_time_unix_s: boot_time_unix_s
                 .map(|b| b.saturating_add((stat.start_ticks / tps) as i64)),
@@ -345,3 +369,7 @@ impl ProcessTracker {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "processes_tests.rs"]
+mod tests;

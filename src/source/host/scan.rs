@@ -1,7 +1,20 @@
-//! Which `/proc/<pid>/stat` files a tick reads. Reading every process each tick made the cost
-//! grow with everything on the host; only the GPU processes' trees matter. So a tick reads the
-//! stat of the GPU processes and of last tick's tree members, and finds new members through
-//! their main thread's `task/<pid>/children` list.
+//! Which `/proc/<pid>/stat` and `children` files a tick reads. Reading every process each tick
+//! made the cost grow with everything on the host; only the GPU processes' trees matter. So a
+//! tick reads the stat of the GPU processes and of the trees' other members (last tick's), and
+//! finds new members through their main thread's `task/<pid>/children` list.
+//!
+//! Cadences (what a tick reads of a tree):
+//! - a GPU process's stat: every tick (its CPU %, state and busiest thread are what the screen
+//!   and the rules show first; one that exits leaves at once, as in nvtop);
+//! - another member's stat (a worker, a shell): every [`MEMBER_STAT_MS`], each member at its
+//!   own phase so the reads spread over the ticks. Between reads the member keeps its last
+//!   stat (listed in [`Scan::carried`]); its CPU % is its own Δcpu / Δt between two reads of
+//!   it, so a tree's CPU % stays right. The rules that use the trees' CPU and state (starved,
+//!   over windows of tens of seconds) see the same means; a member that exits or is
+//!   re-parented out of the tree leaves within [`MEMBER_STAT_MS`] (at its next read);
+//! - every tree process's `children` list: every [`CHILDREN_MS`], staggered the same way, and
+//!   at once for a process just found (workers are forked at a job's start, rarely later): a
+//!   worker forked by a main thread is in the tree within [`CHILDREN_MS`].
 //!
 //! Children forked by other threads are in those threads' lists, so every [`LISTING_MS`] /proc
 //! is listed as well, and only the entries not seen before are read: a process is known by its
@@ -11,10 +24,9 @@
 //! link, whose parent is gone or younger than the child, is read again. So the cost of a
 //! listing is one directory read plus the processes born since the last one, not the host.
 //!
-//! Every stat is read when the walk cannot answer: a GPU pid not found directly (the container
-//! cases need every process) or a kernel without children lists. A member's stat is read every
-//! tick, so a member that exits or is re-parented out of the tree leaves it at once; the trees'
-//! files stay open between ticks for that (see [`Kept`]).
+//! Every stat is read, every tick, when the walk cannot answer: a GPU pid not found directly
+//! (the container cases need every process) or a kernel without children lists. The trees'
+//! files stay open between ticks (see [`Kept`]).
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
@@ -25,6 +37,16 @@ use std::path::{Path, PathBuf};
 
 /// Longest time between two listings of /proc.
 pub(super) const LISTING_MS: i64 = 10_000;
+
+/// Longest time between two reads of a tree member's stat (the GPU processes: every tick).
+pub(super) const MEMBER_STAT_MS: i64 = 5_000;
+
+/// Longest time between two reads of a tree process's `children` list.
+pub(super) const CHILDREN_MS: i64 = 5_000;
+
+/// A read is due this much before its period is over, so that ticks a little early (timer
+/// jitter) do not push it a whole tick later: at a 1 s interval a 5 s period is 5 ticks.
+const EARLY_MS: i64 = 500;
 
 /// Most tree processes whose files stay open between ticks (two each: well inside the usual
 /// limit of 1 024 open files, with room for the rest of the program).
@@ -38,6 +60,26 @@ const MAX_KEPT: usize = 256;
 struct Kept {
     stat: File,
     children: Option<File>,
+}
+
+/// When a tree process's files were last read (or, for one just found, its phase: an earlier
+/// time, so that members found together are read at different ticks).
+#[derive(Debug, Clone)]
+struct Cadence {
+    stat_ms: i64,
+    children_ms: i64,
+    /// The last stat read (carried between reads of a member).
+    stat: ProcStat,
+}
+
+/// Whether a read last done at `at_ms` is due at `now_ms` (a clock that stepped back: yes).
+fn due(now_ms: i64, at_ms: i64, period_ms: i64) -> bool {
+    now_ms < at_ms || now_ms - at_ms + EARLY_MS >= period_ms
+}
+
+/// A pid's phase in `[0, period)`: spreads the members' reads over the period.
+fn phase(pid: u32, period_ms: i64) -> i64 {
+    (i64::from(pid).wrapping_mul(7_919)).rem_euclid(period_ms.max(1))
 }
 
 /// The part of `/proc/<pid>/stat` the sampler keeps.
@@ -100,6 +142,11 @@ pub(super) struct Scanner {
     known: HashMap<u32, Known>,
     /// Kept files of the trees' processes, by pid.
     open: HashMap<u32, Kept>,
+    /// At most this many processes' files kept ([`MAX_KEPT`]; tests on fixture trees, where
+    /// a removed file stays readable through an open one, keep none).
+    max_kept: usize,
+    /// When each tree process's files were read, by pid.
+    cadence: HashMap<u32, Cadence>,
     buf: Vec<u8>,
     /// Stat files read so far (what a listing saves shows here, in tests).
     reads: u64,
@@ -114,6 +161,8 @@ pub(super) struct Scan {
     pub(super) kept_links: Vec<(u32, u32)>,
     /// Every process was read (else: the trees, and on a listing what was new).
     pub(super) full: bool,
+    /// Members in `stats` not read this tick: their last stat, carried (see the module doc).
+    pub(super) carried: HashSet<u32>,
 }
 
 impl Scan {
@@ -135,6 +184,8 @@ impl Scanner {
             children_seen: false,
             known: HashMap::new(),
             open: HashMap::new(),
+            max_kept: MAX_KEPT,
+            cadence: HashMap::new(),
             buf: Vec::with_capacity(1024),
             reads: 0,
         }
@@ -151,7 +202,7 @@ impl Scanner {
         cap: usize,
     ) -> io::Result<Scan> {
         let first = !std::mem::replace(&mut self.started, true);
-        let Some(stats) = self.walk(roots, members, cap) else {
+        let Some((stats, carried)) = self.walk(now_ms, roots, members, cap) else {
             return self.full(now_ms);
         };
         let due = self
@@ -160,14 +211,18 @@ impl Scanner {
         if first || !(due || self.last_listing_ms.is_none()) {
             return Ok(Scan {
                 stats,
+                carried,
                 ..Scan::default()
             });
         }
-        self.listing(stats, now_ms, false)
+        let mut scan = self.listing(stats, now_ms, false)?;
+        scan.carried = carried;
+        Ok(scan)
     }
 
     /// Every process read, as the next tick's fallback too.
     pub(super) fn full(&mut self, now_ms: i64) -> io::Result<Scan> {
+        self.cadence.clear();
         self.listing(HashMap::new(), now_ms, true)
     }
 
@@ -265,19 +320,23 @@ impl Scanner {
             stats,
             kept_links,
             full: all,
+            carried: HashSet::new(),
         })
     }
 
     /// The roots, the members and everything their children lists lead to (at most `cap`
-    /// pids beyond the roots: the list is cut there anyway); `None` when a root is not here
-    /// directly, or the walk cannot be trusted (no children lists).
+    /// pids beyond the roots: the list is cut there anyway), read at their cadences, and the
+    /// members whose stat is carried; `None` when a root is not here directly, or the walk
+    /// cannot be trusted (no children lists).
     fn walk(
         &mut self,
+        now_ms: i64,
         roots: &[u32],
         members: &HashSet<u32>,
         cap: usize,
-    ) -> Option<HashMap<u32, ProcStat>> {
+    ) -> Option<(HashMap<u32, ProcStat>, HashSet<u32>)> {
         let mut stats = HashMap::with_capacity(roots.len() + members.len());
+        let mut carried = HashSet::new();
         let root_set: HashSet<u32> = roots.iter().copied().collect();
         let mut queued: HashSet<u32> = roots.iter().chain(members).copied().collect();
         let mut queue: Vec<u32> = queued.iter().copied().collect();
@@ -285,13 +344,51 @@ impl Scanner {
         let limit = root_set.len().saturating_add(cap).saturating_add(1);
         let mut room = limit.saturating_sub(queued.len());
         while let Some(pid) = queue.pop() {
-            let Some(stat) = self.stat(pid) else {
-                if root_set.contains(&pid) {
-                    return None;
+            let root = root_set.contains(&pid);
+            let known = self.cadence.get(&pid);
+            let carry = known
+                .filter(|c| !root && !due(now_ms, c.stat_ms, MEMBER_STAT_MS))
+                .map(|c| c.stat.clone());
+            let read_children = known.is_none_or(|c| due(now_ms, c.children_ms, CHILDREN_MS));
+            let stat = match carry {
+                Some(stat) => {
+                    carried.insert(pid);
+                    stat
                 }
-                continue;
+                None => match self.stat(pid) {
+                    Some(stat) => stat,
+                    None if root => return None,
+                    None => {
+                        self.cadence.remove(&pid);
+                        continue;
+                    }
+                },
             };
+            let fresh = !carried.contains(&pid);
+            match self.cadence.entry(pid) {
+                Entry::Occupied(mut e) => {
+                    let c = e.get_mut();
+                    if fresh {
+                        c.stat_ms = now_ms;
+                        c.stat = stat.clone();
+                    }
+                    if read_children {
+                        c.children_ms = now_ms;
+                    }
+                }
+                // Found now: read now, then again at its phase within the period.
+                Entry::Vacant(e) => {
+                    e.insert(Cadence {
+                        stat_ms: now_ms - phase(pid, MEMBER_STAT_MS),
+                        children_ms: now_ms - phase(pid, CHILDREN_MS),
+                        stat: stat.clone(),
+                    });
+                }
+            }
             stats.insert(pid, stat);
+            if !read_children {
+                continue;
+            }
             match self.children(pid) {
                 Some(kids) => {
                     self.children_seen = true;
@@ -313,7 +410,7 @@ impl Scanner {
             }
         }
         self.keep_only(&queued);
-        Some(stats)
+        Some((stats, carried))
     }
 
     /// A tree process's stat, through its kept file (opened and kept on the first read while
@@ -332,7 +429,7 @@ impl Scanner {
         let file = File::open(path).ok()?;
         pread_into(&file, &mut self.buf).ok()?;
         let stat = parse_stat(&self.buf)?;
-        if self.open.len() < MAX_KEPT {
+        if self.open.len() < self.max_kept {
             self.open.insert(
                 pid,
                 Kept {
@@ -351,18 +448,18 @@ impl Scanner {
             Some(Kept {
                 children: Some(file),
                 ..
-            }) => pread_into(file, &mut self.buf),
+            }) => pread_records(file, &mut self.buf),
             Some(kept) => {
                 let path = self.proc.join(format!("{pid}/task/{pid}/children"));
                 File::open(path).and_then(|file| {
-                    let read = pread_into(&file, &mut self.buf);
+                    let read = pread_records(&file, &mut self.buf);
                     kept.children = Some(file);
                     read
                 })
             }
             None => {
                 let path = self.proc.join(format!("{pid}/task/{pid}/children"));
-                read_into(&path, &mut self.buf)
+                File::open(path).and_then(|file| pread_records(&file, &mut self.buf))
             }
         };
         read.ok()?;
@@ -377,6 +474,7 @@ impl Scanner {
     /// Closes the kept files of processes no longer in a tree.
     fn keep_only(&mut self, pids: &HashSet<u32>) {
         self.open.retain(|pid, _| pids.contains(pid));
+        self.cadence.retain(|pid, _| pids.contains(pid));
     }
 }
 
@@ -393,9 +491,19 @@ fn read_into(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
 
 /// The whole of an open file, from its start, into `buf` (cleared first). Plain reads, not
 /// `read_to_end`, whose size hint costs a `statx` and an `lseek` each time; a read that does not
-/// fill the buffer is the end (a /proc file hands out all it has in one read that fits, a
-/// regular file too), which spares the read that would return 0.
+/// fill the buffer is the end (a /proc file of one record, such as `stat`, hands out all it has
+/// in one read that fits, a regular file too), which spares the read that would return 0.
 fn pread_into(file: &File, buf: &mut Vec<u8>) -> io::Result<()> {
+    pread_until(file, buf, true)
+}
+
+/// As [`pread_into`] for files of many records (`children`, one per pid): the kernel hands
+/// those out a page at most per read, so only a read of 0 is the end.
+fn pread_records(file: &File, buf: &mut Vec<u8>) -> io::Result<()> {
+    pread_until(file, buf, false)
+}
+
+fn pread_until(file: &File, buf: &mut Vec<u8>, short_is_end: bool) -> io::Result<()> {
     buf.clear();
     loop {
         if buf.capacity() - buf.len() < 512 {
@@ -407,7 +515,7 @@ fn pread_into(file: &File, buf: &mut Vec<u8>) -> io::Result<()> {
         match file.read_at(&mut buf[len..], len as u64) {
             Ok(n) => {
                 buf.truncate(len + n);
-                if n == 0 || n < want {
+                if n == 0 || (short_is_end && n < want) {
                     return Ok(());
                 }
             }

@@ -101,12 +101,20 @@ fn the_first_tick_walks_the_trees_the_second_lists_then_only_the_trees() {
     let next = s.scan(2_000, &[10], &members, CAP).unwrap();
     assert_eq!(pids(&next), vec![10, 11, 12]);
     assert!(next.kept_links.is_empty());
-    // A new worker appears in its parent's list and is read the same tick.
+    // A new worker appears in its parent's list: in the tree within CHILDREN_MS.
     tree(dir.path(), &[(10, 1), (13, 10)], true);
-    let next = s.scan(3_000, &[10], &members, CAP).unwrap();
-    assert_eq!(pids(&next), vec![10, 11, 12, 13]);
+    let found_at = (1..=CHILDREN_MS / 1_000)
+        .map(|k| 2_000 + k * 1_000)
+        .find(|&t| {
+            s.scan(t, &[10], &members, CAP)
+                .unwrap()
+                .stats
+                .contains_key(&13)
+        })
+        .expect("the new worker is found");
+    assert!(found_at - 2_000 <= CHILDREN_MS, "found after {found_at} ms");
     // Every LISTING_MS a listing: the others come as kept links.
-    let listed = s.scan(1_000 + LISTING_MS, &[10], &members, CAP).unwrap();
+    let listed = s.scan(2_000 + LISTING_MS, &[10], &members, CAP).unwrap();
     assert!(!listed.full);
     assert_eq!((link(&listed, 20), link(&listed, 21)), (Some(1), Some(20)));
 }
@@ -243,6 +251,98 @@ fn the_clock_stepping_back_is_a_listing() {
     assert!(walked.kept_links.is_empty());
     let listed = s.scan(1_000, &[10], &HashSet::new(), CAP).unwrap();
     assert_eq!(link(&listed, 1), Some(0));
+}
+
+#[test]
+fn gpu_processes_every_tick_members_at_their_cadence_and_the_reads_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    // 20 GPU processes (100..120), each with two workers (1000 + 2i, 1001 + 2i).
+    let mut procs = vec![(1, 0)];
+    for i in 0..20u32 {
+        procs.extend([
+            (100 + i, 1),
+            (1000 + 2 * i, 100 + i),
+            (1001 + 2 * i, 100 + i),
+        ]);
+    }
+    tree(dir.path(), &procs, true);
+    let roots: Vec<u32> = (100..120).collect();
+    let mut s = Scanner::new(dir.path().to_path_buf());
+    let mut members = HashSet::new();
+    let mut stat_reads = Vec::new();
+    let mut member_reads: HashMap<u32, Vec<i64>> = HashMap::new();
+    for k in 0..30i64 {
+        let now = k * 1_000;
+        let before = s.reads;
+        let scan = s.scan(now, &roots, &members, CAP).unwrap();
+        assert!(!scan.full);
+        // Every root read every tick, never carried.
+        assert!(
+            roots
+                .iter()
+                .all(|r| scan.stats.contains_key(r) && !scan.carried.contains(r))
+        );
+        for (&pid, _) in scan.stats.iter().filter(|(p, _)| **p >= 1000) {
+            if !scan.carried.contains(&pid) {
+                member_reads.entry(pid).or_default().push(now);
+            }
+        }
+        members = scan.stats.keys().copied().filter(|&p| p >= 1000).collect();
+        assert_eq!(members.len(), 40, "every member is in the tree every tick");
+        if k >= 2 && now % LISTING_MS != 0 {
+            stat_reads.push(s.reads - before);
+        }
+    }
+    // Each member: read when found, then at most MEMBER_STAT_MS apart (one tick of slack),
+    // and not every tick.
+    for (pid, at) in &member_reads {
+        let gaps: Vec<i64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|&g| g <= MEMBER_STAT_MS), "{pid}: {gaps:?}");
+        assert!(at.len() <= 1 + 30 * 1_000 / (MEMBER_STAT_MS - EARLY_MS) as usize + 1);
+    }
+    // Steady ticks read the 20 roots plus about 40 / 5 members: spread, not 60 at once.
+    let max = stat_reads.iter().copied().max().unwrap();
+    let total: u64 = stat_reads.iter().sum();
+    assert!(max <= 20 + 20, "at most {max} reads in one tick");
+    assert!(
+        total <= stat_reads.len() as u64 * (20 + 40 / 4),
+        "{total} reads in all"
+    );
+}
+
+#[test]
+fn an_exited_member_leaves_within_its_cadence_a_gpu_process_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path(), &[(1, 0), (10, 1), (11, 10), (12, 10)], true);
+    let mut s = Scanner::new(dir.path().to_path_buf());
+    // Read by path: a fixture file removed stays readable through a kept one (not so in /proc).
+    s.max_kept = 0;
+    let mut members: HashSet<u32> = HashSet::new();
+    for k in 0..3 {
+        let scan = s.scan(k * 1_000, &[10], &members, CAP).unwrap();
+        members = scan
+            .stats
+            .keys()
+            .copied()
+            .filter(|&p| p != 10 && p != 1)
+            .collect();
+    }
+    assert_eq!(members, [11, 12].into());
+    std::fs::remove_dir_all(dir.path().join("11")).unwrap();
+    write_children(dir.path(), 10, &[12]);
+    let gone_at = (3..=3 + MEMBER_STAT_MS / 1_000)
+        .map(|k| k * 1_000)
+        .find(|&t| {
+            let scan = s.scan(t, &[10], &members, CAP).unwrap();
+            members = scan.stats.keys().copied().filter(|&p| p > 10).collect();
+            !scan.stats.contains_key(&11)
+        })
+        .expect("the exited member leaves");
+    assert!(gone_at - 3_000 <= MEMBER_STAT_MS);
+    assert!(members.contains(&12));
+    // The GPU process exiting: the next tick cannot walk (and falls back to every process).
+    std::fs::remove_dir_all(dir.path().join("10")).unwrap();
+    assert!(s.scan(gone_at + 1_000, &[10], &members, CAP).unwrap().full);
 }
 
 #[test]

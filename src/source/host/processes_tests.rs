@@ -1,0 +1,126 @@
+//! The sampler over a fixture tree with children lists: the trees are walked (not every
+//! process read), workers at their slower cadence.
+
+use std::collections::BTreeMap;
+
+use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading};
+
+use super::super::fixture::{FakeProc, Fixture};
+use super::super::scan::MEMBER_STAT_MS;
+
+fn gpu_procs(pids: &[u32]) -> BTreeMap<u32, Vec<GpuUse>> {
+    let uses = vec![GpuUse {
+        gpu_index: 0,
+        kind: GpuProcessKind::Compute,
+        memory_bytes: Some(1 << 30),
+        sm_util_pct: Some(80),
+        memory_util_pct: None,
+    }];
+    pids.iter().map(|&p| (p, uses.clone())).collect()
+}
+
+fn cpu(processes: &[ProcessReading], pid: u32) -> Option<Option<f64>> {
+    processes.iter().find(|p| p.pid == pid).map(|p| p.cpu_pct)
+}
+
+/// A GPU process (100, 20 % of a core) with two workers: 101 at 50 %, 102 at 150 %.
+fn machine(f: &Fixture) -> Vec<FakeProc> {
+    let procs = vec![
+        FakeProc::new(100, 1, "python"),
+        FakeProc::new(101, 100, "pt_data_worker"),
+        FakeProc::new(102, 100, "pt_data_worker"),
+    ];
+    for p in &procs {
+        f.add_process(p);
+        f.set_children(p.pid, &[]);
+    }
+    f.set_children(100, &[101, 102]);
+    procs
+}
+
+#[test]
+fn a_trees_cpu_is_right_with_its_workers_read_at_a_slower_cadence() {
+    let f = Fixture::new();
+    let mut procs = machine(&f);
+    let mut s = f.sampler();
+    let per_tick = [20, 50, 150];
+    let mut worker_rates: Vec<f64> = Vec::new();
+    for k in 0..(3 * MEMBER_STAT_MS / 1_000) {
+        let r = s.sample(k * 1_000, &gpu_procs(&[100]));
+        assert_eq!(r.processes.len(), 3, "tick {k}: the whole tree, every tick");
+        if k >= 1 {
+            assert_eq!(cpu(&r.processes, 100), Some(Some(20.0)), "tick {k}");
+        }
+        // A worker's rate is its own CPU time over its own interval: exact, every tick
+        // once it has been read twice.
+        for (pid, want) in [(101, 50.0), (102, 150.0)] {
+            match cpu(&r.processes, pid).unwrap() {
+                Some(pct) => {
+                    assert!((pct - want).abs() < 1e-9, "tick {k}: {pid} at {pct}");
+                    worker_rates.push(pct);
+                }
+                None => assert!(
+                    k * 1_000 <= MEMBER_STAT_MS,
+                    "tick {k}: {pid} has no rate yet"
+                ),
+            }
+        }
+        for (p, ticks) in procs.iter_mut().zip(per_tick) {
+            p.utime += ticks;
+            f.add_process(p);
+        }
+    }
+    assert!(
+        worker_rates.len() >= 2 * 8,
+        "rates on most ticks: {worker_rates:?}"
+    );
+}
+
+#[test]
+fn a_worker_that_burns_then_sleeps_shows_its_mean_over_each_read_interval() {
+    let f = Fixture::new();
+    let mut procs = machine(&f);
+    let mut s = f.sampler();
+    // 101 burns a whole core for 10 s, then nothing: summed over the run, the rates shown
+    // (each held until the next read) give back its CPU time within one read interval.
+    let mut shown_s = 0.0;
+    let ticks = 30;
+    for k in 0..ticks {
+        let r = s.sample(k * 1_000, &gpu_procs(&[100]));
+        shown_s += cpu(&r.processes, 101).flatten().unwrap_or(0.0) / 100.0;
+        if k < 10 {
+            procs[1].utime += 100;
+            f.add_process(&procs[1]);
+        }
+    }
+    let burned_s = 10.0;
+    let slack_s = (MEMBER_STAT_MS / 1_000) as f64;
+    assert!(
+        (shown_s - burned_s).abs() <= slack_s,
+        "shown {shown_s:.1} s of CPU for {burned_s} s burned"
+    );
+}
+
+#[test]
+fn a_worker_forked_later_joins_the_tree_within_the_children_cadence() {
+    use super::super::scan::CHILDREN_MS;
+    let f = Fixture::new();
+    machine(&f);
+    let mut s = f.sampler();
+    for k in 0..3 {
+        s.sample(k * 1_000, &gpu_procs(&[100]));
+    }
+    f.add_process(&FakeProc::new(103, 100, "late_worker"));
+    f.set_children(103, &[]);
+    f.set_children(100, &[101, 102, 103]);
+    let found = (3..=3 + CHILDREN_MS / 1_000).find(|&k| {
+        let r = s.sample(k * 1_000, &gpu_procs(&[100]));
+        cpu(&r.processes, 103).is_some()
+    });
+    let k = found.expect("the late worker is found");
+    assert!(
+        (k - 2) * 1_000 <= CHILDREN_MS,
+        "found {} s after its birth",
+        k - 2
+    );
+}
