@@ -14,7 +14,7 @@ use std::time::Duration;
 use crossterm::event::{Event, KeyEventKind};
 use futures_util::{FutureExt, Stream, StreamExt};
 use ratatui::Terminal;
-use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::backend::{Backend, ClearType, CrosstermBackend};
 use ratatui::layout::Rect;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc::Receiver;
@@ -116,7 +116,10 @@ pub async fn run(
         // frame. Every draw ends with a flush, so nothing waits in the buffer between frames.
         let out = io::BufWriter::with_capacity(FRAME_BUFFER, io::stdout());
         let mut terminal = Terminal::new(CrosstermBackend::new(out))?;
-        terminal.clear()?;
+        // Not `terminal.clear()`: it asks the terminal where the cursor is and waits for the
+        // answer (a round trip over ssh, up to 2 s where nothing answers) before the first paint.
+        // The buffers are fresh, so clearing the screen is all it would do here.
+        terminal.backend_mut().clear_region(ClearType::All)?;
         // Bell and OSC notifications go to the real terminal, between frames.
         drive_with(
             &mut terminal,
@@ -310,9 +313,13 @@ where
     let mut collector_open = rx.is_some();
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
+    // The first reading is drawn the moment it arrives, whatever the frame cap says: the
+    // screen before it only says what it is waiting for.
+    let mut reading_drawn = false;
 
     loop {
-        if dirty && last_draw.is_none_or(|t| t.elapsed() >= FRAME) {
+        let first_reading = !reading_drawn && state.session.engine().latest().is_some();
+        if dirty && (first_reading || last_draw.is_none_or(|t| t.elapsed() >= FRAME)) {
             let area = area_of(terminal)?;
             let now = state.now(clock);
             let State {
@@ -329,6 +336,7 @@ where
                 .map_err(backend_error)?;
             dirty = false;
             last_draw = Some(Instant::now());
+            reading_drawn |= first_reading;
         }
         let next_frame = last_draw.map_or_else(Instant::now, |t| t + FRAME);
         // The age tick: a second after the last frame, so a reading each second (which draws)
