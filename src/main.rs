@@ -254,6 +254,7 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    runtime.spawn(gpumeter::residency::after_startup());
     for n in runtime.block_on(ui::run(feed, clock, options))? {
         eprintln!("gpumeter: {n}");
     }
