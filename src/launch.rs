@@ -98,6 +98,30 @@ pub fn open_source(
     }
 }
 
+/// Descriptor-table size reserved at start: the host scanner keeps the `stat` and `children`
+/// files of up to 256 processes open between ticks (`source::host::scan`), about 530
+/// descriptors with the rest, and the kernel sizes the table in powers of two.
+const RESERVED_DESCRIPTORS: u64 = 1024;
+
+/// Grows this process's file-descriptor table to [`RESERVED_DESCRIPTORS`] (or the soft
+/// `RLIMIT_NOFILE`, if lower) now, while only one thread runs. Growing it later, from the
+/// collector thread, makes the kernel wait for an RCU grace period each time the table doubles
+/// (it is shared between threads): 3–4 such waits, ~10 ms each on a busy machine, delayed the
+/// first reading. The table never shrinks, so one `dup` to a high number and its close are
+/// enough; it costs ~8 KiB. Best effort: a failure changes nothing but that wait.
+pub fn reserve_descriptor_table() {
+    use rustix::process::{Resource, getrlimit};
+    let soft = getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX);
+    let top = RESERVED_DESCRIPTORS.min(soft).saturating_sub(1);
+    let Ok(top) = i32::try_from(top) else { return };
+    if top < 64 {
+        return;
+    }
+    // Any open descriptor will do; stderr is the one most likely to be open. The duplicate is
+    // closed when it drops, at once.
+    let _ = rustix::io::fcntl_dupfd_cloexec(std::io::stderr(), top);
+}
+
 /// Opens a recording as the source (`--replay FILE`).
 pub fn open_replay(path: &Path) -> Result<Box<dyn Source>, LaunchError> {
     Ok(Box::new(crate::source::replay::ReplaySource::open(path)?))
@@ -139,6 +163,27 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("/nonexistent/x.toml"), "{e}");
+    }
+
+    /// The table is grown to the reserve (or the limit), and no descriptor is left open.
+    #[test]
+    fn the_descriptor_table_is_grown_once_and_nothing_stays_open() {
+        fn fd_size() -> u64 {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap();
+            let line = status.lines().find(|l| l.starts_with("FDSize:")).unwrap();
+            line["FDSize:".len()..].trim().parse().unwrap()
+        }
+        let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(u64::MAX);
+        reserve_descriptor_table();
+        let want = RESERVED_DESCRIPTORS.min(soft);
+        assert!(fd_size() >= want, "FDSize {} < {want}", fd_size());
+        let top = want - 1;
+        assert!(
+            !std::path::Path::new(&format!("/proc/self/fd/{top}")).exists(),
+            "descriptor {top} left open"
+        );
     }
 
     #[test]

@@ -18,6 +18,8 @@ use gpumeter::watch::{self, WatchClock, WatchOptions};
 use gpumeter::{config, export, report, ui};
 
 fn main() -> ExitCode {
+    // First, while this is the only thread (see the function).
+    launch::reserve_descriptor_table();
     let cli = Cli::parse();
     if let Some((flag, command)) = cli.misplaced_option() {
         Cli::command()
@@ -252,6 +254,7 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    runtime.spawn(gpumeter::residency::after_startup());
     for n in runtime.block_on(ui::run(feed, clock, options))? {
         eprintln!("gpumeter: {n}");
     }

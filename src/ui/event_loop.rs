@@ -14,7 +14,7 @@ use std::time::Duration;
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures_util::{FutureExt, Stream, StreamExt};
 use ratatui::Terminal;
-use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::backend::{Backend, ClearType, CrosstermBackend};
 use ratatui::layout::Rect;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc::Receiver;
@@ -111,7 +111,10 @@ pub async fn run(
     let mut guard = TerminalGuard::enter()?;
     let result = async {
         let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
-        terminal.clear()?;
+        // Not `terminal.clear()`: it asks the terminal where the cursor is and waits for the
+        // answer (a round trip over ssh, up to 2 s where nothing answers) before the first paint.
+        // The buffers are fresh, so clearing the screen is all it would do here.
+        terminal.backend_mut().clear_region(ClearType::All)?;
         // Bell and OSC notifications go to the real terminal, between frames.
         drive_with(
             &mut terminal,
@@ -307,9 +310,13 @@ where
     let mut collector_open = rx.is_some();
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
+    // The first reading is drawn the moment it arrives, whatever the frame cap says: the
+    // screen before it only says what it is waiting for.
+    let mut reading_drawn = false;
 
     loop {
-        if dirty && last_draw.is_none_or(|t| t.elapsed() >= FRAME) {
+        let first_reading = !reading_drawn && state.session.engine().latest().is_some();
+        if dirty && (first_reading || last_draw.is_none_or(|t| t.elapsed() >= FRAME)) {
             let area = area_of(terminal)?;
             let now = state.now(clock);
             let State {
@@ -326,6 +333,7 @@ where
                 .map_err(backend_error)?;
             dirty = false;
             last_draw = Some(Instant::now());
+            reading_drawn |= first_reading;
         }
         let next_frame = last_draw.map_or_else(Instant::now, |t| t + FRAME);
         let due = state.player.as_ref().and_then(|p| p.due());

@@ -324,3 +324,82 @@ mod billing {
         assert!(kept);
     }
 }
+
+/// The first reading is drawn the moment it arrives, not when the frame cap next allows: the
+/// waiting screen went out at 0 ms, the reading comes at 10 ms and `q` at 11 ms, before the
+/// 50 ms cap would let a second frame out.
+#[tokio::test(start_paused = true)]
+async fn the_first_reading_is_drawn_at_once() {
+    let (keys, events) = scripted();
+    let (tx, rx) = mpsc::channel(8);
+    let clock = FakeClock::new(testing::NOW);
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    let script = async {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        tx.send(CollectorEvent::Snapshot(Box::new(testing::snapshot(2))))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        keys.send(key('q')).await.unwrap();
+    };
+    let options = testing::options();
+    let (end, ()) = tokio::join!(
+        drive(
+            &mut terminal,
+            events,
+            rx,
+            &clock,
+            &options,
+            std::future::pending()
+        ),
+        script
+    );
+    assert_eq!(end.unwrap().reason, EndReason::Quit);
+    let screen = buffer_to_string(terminal.backend().buffer());
+    assert!(screen.contains("GPU1"), "{screen}");
+    assert!(
+        !screen.contains("waiting for the first reading"),
+        "{screen}"
+    );
+}
+
+/// Later readings still wait for the frame cap: one at 100 ms (drawn at once, the first) and
+/// one at 110 ms with `q` at 111 ms leave the first one on screen.
+#[tokio::test(start_paused = true)]
+async fn later_readings_keep_the_frame_cap() {
+    let (keys, events) = scripted();
+    let (tx, rx) = mpsc::channel(8);
+    let clock = FakeClock::new(testing::NOW);
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    let script = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        tx.send(CollectorEvent::Snapshot(Box::new(testing::snapshot(1))))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        tx.send(CollectorEvent::Snapshot(Box::new(testing::snapshot(2))))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        keys.send(key('q')).await.unwrap();
+    };
+    let options = testing::options();
+    let (end, ()) = tokio::join!(
+        drive(
+            &mut terminal,
+            events,
+            rx,
+            &clock,
+            &options,
+            std::future::pending()
+        ),
+        script
+    );
+    assert_eq!(end.unwrap().reason, EndReason::Quit);
+    let screen = buffer_to_string(terminal.backend().buffer());
+    assert!(screen.contains("GPU0"), "{screen}");
+    assert!(
+        !screen.contains("GPU1"),
+        "the second reading beat the frame cap:\n{screen}"
+    );
+}
