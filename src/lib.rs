@@ -27,6 +27,7 @@ pub mod money;
 pub mod notify;
 pub mod recording;
 pub mod report;
+pub mod residency;
 pub mod sanitize;
 pub mod serve;
 pub mod session;

@@ -517,6 +517,99 @@ def scale(args, lib_dir, env, workdir, out, base_ms):
     return rows
 
 
+# ---------------------------------------------------------------- growth (gpumeter alone, long)
+
+def parse_span(text):
+    """`30m`, `90s`, `2h` or plain seconds -> seconds."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    text = text.strip()
+    if text and text[-1] in units:
+        return float(text[:-1]) * units[text[-1]]
+    return float(text)
+
+
+def rss_parts_kib(pid):
+    """(VmRSS, Anonymous, file-backed Rss) in KiB, or None once the process is gone."""
+    rss = status_kib(pid, "VmRSS")
+    anon = anon_kib(pid)
+    if rss is None or anon is None:
+        return None
+    return rss, anon, rss - anon
+
+
+def slope_kib_per_h(points):
+    """Least-squares slope of (seconds, KiB) points, in KiB an hour."""
+    if len(points) < 2:
+        return None
+    n = len(points)
+    mt = sum(t for t, _ in points) / n
+    mv = sum(v for _, v in points) / n
+    den = sum((t - mt) ** 2 for t, _ in points)
+    if den == 0:
+        return None
+    return sum((t - mt) * (v - mv) for t, v in points) / den * 3600
+
+
+def growth(args, lib_dir, env, workdir, out):
+    """One gpumeter TUI for a long run; RSS and anon every `--growth-every` seconds."""
+    lib1 = os.path.join(lib_dir, "libnvidia-ml.so.1")
+    argv = [args.gpumeter, "--nvml-lib", lib1, "--no-ledger", "--interval", "1s"]
+    total = parse_span(args.growth)
+    machine = Machine(workdir, 8, 64)
+    rows = []
+    try:
+        e = dict(env, GPUMETER_FAKE_NVML_SCENARIO=machine.scenario)
+        session = fresh("growth")
+        r = tmux("new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", session,
+                 "-x", str(COLS), "-y", str(ROWS), pane_cmd(argv, e))
+        pid = int(r.stdout.strip())
+        t0 = time.monotonic()
+        cpu0 = tree_cpu_s(pid)
+        while True:
+            now = time.monotonic() - t0
+            parts = rss_parts_kib(pid)
+            if parts is None:
+                print("    growth: gpumeter exited; last screen:\n" + pane_text(session)[:800])
+                break
+            rows.append({"t_s": now, "rss_kib": parts[0], "anon_kib": parts[1],
+                         "file_kib": parts[2]})
+            if len(rows) % 6 == 1:
+                print(f"  growth {now:7.0f} s: RSS {parts[0] / 1024:.1f} MiB, anon "
+                      f"{parts[1] / 1024:.1f} MiB", flush=True)
+            if now >= total:
+                break
+            time.sleep(max(0.0, min(args.growth_every, total - now)))
+        cpu_s = tree_cpu_s(pid) - cpu0
+        hwm = status_kib(pid, "VmHWM")
+        tmux("kill-session", "-t", session, check=False)
+    finally:
+        machine.close()
+    if not rows:
+        return rows
+    # Steady: from the coarsest history tier's first close (10 min) on, when every ring is
+    # allocated at its full size; before that, what was sampled after the first minute.
+    steady = [r for r in rows if r["t_s"] >= 600] or [r for r in rows if r["t_s"] >= 60] or rows
+    first, last = rows[min(1, len(rows) - 1)], rows[-1]
+
+    def mib(v):
+        return fmt(kib_mib(v), digits=2)
+
+    lines = [f"## Growth: one gpumeter TUI for {total / 60:.0f} min (8 GPUs, 64 GPU processes, "
+             f"RSS every {args.growth_every:.0f} s)", "",
+             "| what | at start (~10 s) | steady median (≥ 10 min) | end | peak | slope from 10 min |",
+             "|---|---|---|---|---|---|"]
+    for key, name in (("rss_kib", "RSS MiB"), ("anon_kib", "anon MiB"), ("file_kib", "file MiB")):
+        sl = slope_kib_per_h([(r["t_s"], r[key]) for r in steady])
+        lines.append(f"| {name} | {mib(first[key])} | {mib(statistics.median(r[key] for r in steady))} | "
+                     f"{mib(last[key])} | {mib(max(r[key] for r in rows))} | "
+                     f"{fmt(sl, ' KiB/h', digits=0)} |")
+    window = rows[-1]["t_s"] - rows[0]["t_s"]
+    lines += ["", f"VmHWM {mib(hwm)} MiB; CPU {cpu_s * 60 / window if window else 0:.3f} s/min "
+              f"over the run.", ""]
+    out.write("\n".join(lines) + "\n")
+    return rows
+
+
 # ---------------------------------------------------------------- main
 
 def main():
@@ -538,6 +631,9 @@ def main():
                     help="first-frame probes per monitor and host count (a third of it per scale case)")
     ap.add_argument("--frames-only", action="store_true",
                     help="only the first-frame probes (no CPU/RSS runs)")
+    ap.add_argument("--growth", help="also one long gpumeter TUI run of this span (30m, 1800s): "
+                    "RSS, anon and file pages sampled over it")
+    ap.add_argument("--growth-every", type=float, default=10, help="seconds between growth samples")
     ap.add_argument("--out", required=True, help="folder for results.md and results.json")
     args = ap.parse_args()
     for k in ("gpumeter", "lib_dir", "nvtop", "all_smi", "venv", "stand_in_bin", "out"):
@@ -560,7 +656,7 @@ def main():
     # One idle session keeps the server up, so no run pays for starting it.
     tmux("new-session", "-d", "-s", "keep", "-x", str(COLS), "-y", str(ROWS), "sleep 1000000")
     report = open(os.path.join(args.out, "results.md"), "w")
-    results = {"machine": machine_info(), "runs": [], "frames": [], "scale": []}
+    results = {"machine": machine_info(), "runs": [], "frames": [], "scale": [], "growth": []}
     try:
         found, notes = monitors(args, args.lib_dir)
         report.write(f"# gpumeter overhead, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n")
@@ -604,6 +700,8 @@ def main():
             report.write(summarize(results["runs"], results["frames"], list(found)) + "\n")
         if args.scale:
             results["scale"] = scale(args, args.lib_dir, env_keep, workdir, report, base_ms)
+        if args.growth:
+            results["growth"] = growth(args, args.lib_dir, env_keep, workdir, report)
         load = os.getloadavg()
         report.write(f"\nLoad average at the end: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}\n")
     finally:

@@ -2,17 +2,18 @@
 //! folded into means, so memory stays fixed however long gpumeter runs.
 //!
 //! Each tier is a ring indexed by time (slot = bucket number mod capacity), so a point needs no
-//! timestamp; its mean and max are kept as `u16` multiples of the series' step (0.01 for
-//! percentages). A full default series is 13 140 slots × 4 bytes ≈ 51 KiB, where
-//! (timestamp, f64, f64) points took 6× that.
+//! timestamp; its mean is kept as a `u16` multiple of the series' step (0.01 for percentages):
+//! 2 bytes a point. The charts draw means and reach back 24 h, so the tiers stop at 1 min points
+//! for a day, with 10 min points for the week before; a full default series is 5 508 slots ×
+//! 2 bytes ≈ 11 KiB (it was 13 140 slots × 4 bytes with a never-read max and a week of 1 min
+//! points, ≈ 51 KiB; (timestamp, f64, f64) points took 24 bytes each).
 
-/// One stored point: the mean and max of the samples folded into it.
+/// One stored point: the mean of the samples folded into it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
     /// Start of the bucket, milliseconds since the Unix epoch.
     pub t_ms: i64,
     pub mean: f64,
-    pub max: f64,
 }
 
 /// How one tier buckets and how many buckets it keeps.
@@ -22,8 +23,9 @@ pub struct TierSpec {
     pub capacity: usize,
 }
 
-/// Default tiers: 1 s for 15 min, 10 s for 6 h, 1 min for 7 days.
-pub const DEFAULT_TIERS: [TierSpec; 3] = [
+/// Default tiers: 1 s for 15 min, 10 s for 6 h, 1 min for 24 h (the charts' widest window),
+/// 10 min for 7 days.
+pub const DEFAULT_TIERS: [TierSpec; 4] = [
     TierSpec {
         resolution_ms: 1_000,
         capacity: 900,
@@ -34,7 +36,11 @@ pub const DEFAULT_TIERS: [TierSpec; 3] = [
     },
     TierSpec {
         resolution_ms: 60_000,
-        capacity: 10_080,
+        capacity: 1_440,
+    },
+    TierSpec {
+        resolution_ms: 600_000,
+        capacity: 1_008,
     },
 ];
 
@@ -68,7 +74,6 @@ struct Open {
     bucket: i64,
     sum: f64,
     n: u32,
-    max: f64,
 }
 
 impl Open {
@@ -80,8 +85,8 @@ impl Open {
 #[derive(Debug, Clone)]
 struct Tier {
     spec: TierSpec,
-    /// (mean, max) per slot, [`GAP`] where nothing was sampled; allocated on the first close.
-    slots: Vec<[u16; 2]>,
+    /// The mean per slot, [`GAP`] where nothing was sampled; allocated on the first close.
+    slots: Vec<u16>,
     /// Bucket number of the newest closed slot.
     newest: Option<i64>,
     open: Option<Open>,
@@ -112,12 +117,11 @@ impl Tier {
             Some(open) if open.bucket == bucket => {
                 open.sum += v;
                 open.n += 1;
-                open.max = open.max.max(v);
                 return;
             }
             Some(open) if bucket < open.bucket => {
                 // The clock stepped back: start afresh rather than mix out-of-order time.
-                self.slots.fill([GAP; 2]);
+                self.slots.fill(GAP);
                 self.newest = None;
             }
             _ => self.close(codec),
@@ -126,7 +130,6 @@ impl Tier {
             bucket,
             sum: v,
             n: 1,
-            max: v,
         });
     }
 
@@ -139,18 +142,18 @@ impl Tier {
             return;
         }
         if self.slots.is_empty() {
-            self.slots = vec![[GAP; 2]; cap];
+            self.slots = vec![GAP; cap];
         }
         // Buckets skipped since the newest closed one are gaps (at most a whole ring's worth).
         if let Some(newest) = self.newest {
             let skipped = (open.bucket - newest - 1).clamp(0, cap as i64);
             for b in open.bucket - skipped..open.bucket {
                 let i = self.slot(b);
-                self.slots[i] = [GAP; 2];
+                self.slots[i] = GAP;
             }
         }
         let i = self.slot(open.bucket);
-        self.slots[i] = [codec.encode(open.mean()), codec.encode(open.max)];
+        self.slots[i] = codec.encode(open.mean());
         self.newest = Some(open.bucket);
     }
 
@@ -167,12 +170,11 @@ impl Tier {
             let first = oldest.max(since_ms.div_euclid(res) + i64::from(since_ms % res != 0));
             out.reserve((newest - first + 2).clamp(0, 4096) as usize);
             for b in first..=newest {
-                let [mean, max] = self.slots[self.slot(b)];
+                let mean = self.slots[self.slot(b)];
                 if mean != GAP {
                     out.push(Point {
                         t_ms: b * res,
                         mean: codec.decode(mean),
-                        max: codec.decode(max),
                     });
                 }
             }
@@ -183,14 +185,13 @@ impl Tier {
             out.push(Point {
                 t_ms: open.bucket * res,
                 mean: open.mean(),
-                max: open.max,
             });
         }
         out
     }
 
     fn stored(&self) -> usize {
-        self.slots.iter().filter(|s| s[0] != GAP).count()
+        self.slots.iter().filter(|s| **s != GAP).count()
     }
 }
 
@@ -277,7 +278,7 @@ impl Series {
     pub fn heap_bytes(&self) -> usize {
         self.tiers
             .iter()
-            .map(|t| t.slots.capacity() * std::mem::size_of::<[u16; 2]>())
+            .map(|t| t.slots.capacity() * std::mem::size_of::<u16>())
             .sum()
     }
 }
@@ -307,7 +308,7 @@ mod tests {
     }
 
     #[test]
-    fn coarse_tier_holds_means_and_maxes() {
+    fn coarse_tier_holds_means() {
         let mut s = Series::with_tiers(&SMALL);
         for i in 0..30 {
             s.push(i * 1_000, Some(if i % 2 == 0 { 0.0 } else { 100.0 }));
@@ -315,10 +316,7 @@ mod tests {
         let pts = s.window(30_000, 30_000);
         // 30 s does not fit the 5 s fine tier, so the 10 s tier answers.
         assert_eq!(pts.len(), 3);
-        assert!(
-            pts.iter()
-                .all(|p| (p.mean - 50.0).abs() < 1e-9 && p.max == 100.0)
-        );
+        assert!(pts.iter().all(|p| (p.mean - 50.0).abs() < 1e-9));
     }
 
     #[test]
@@ -372,7 +370,7 @@ mod tests {
     }
 
     #[test]
-    fn a_full_default_series_costs_four_bytes_a_slot() {
+    fn a_full_default_series_costs_two_bytes_a_slot() {
         let mut s = Series::default();
         // A week and a bit at one sample a minute, then 15 minutes at 1 s: every tier full.
         let mut t = 0;
@@ -385,8 +383,37 @@ mod tests {
             t += 1_000;
         }
         let slots: usize = DEFAULT_TIERS.iter().map(|t| t.capacity).sum();
-        assert_eq!(s.heap_bytes(), slots * 4);
-        assert!(s.stored_points() > 10_080, "{}", s.stored_points());
+        assert_eq!(slots, 5_508);
+        assert_eq!(s.heap_bytes(), slots * 2);
+        // The 1 s, 1 min and 10 min rings are full; the 10 s one holds a point a minute.
+        assert!(
+            s.stored_points() > 900 + 1_440 + 1_008,
+            "{}",
+            s.stored_points()
+        );
+    }
+
+    #[test]
+    fn a_day_comes_at_one_minute_and_a_week_at_ten() {
+        let mut s = Series::default();
+        let mut t = 0;
+        while t < 8 * 24 * 3_600_000 {
+            s.push(t, Some(f64::from((t / 60_000 % 100) as u32)));
+            t += 60_000;
+        }
+        let day = s.window(t, 24 * 3_600_000);
+        assert!((1_439..=1_441).contains(&day.len()), "{}", day.len());
+        assert!(day.windows(2).all(|w| w[1].t_ms - w[0].t_ms == 60_000));
+        let week = s.window(t, 7 * 24 * 3_600_000);
+        assert!((1_007..=1_009).contains(&week.len()), "{}", week.len());
+        assert!(week.windows(2).all(|w| w[1].t_ms - w[0].t_ms == 600_000));
+        // Ten minutes of 0, 1, … 9 (mod 100) average to their middle.
+        let closed = week[week.len() - 2];
+        let first = closed.t_ms / 60_000 % 100;
+        assert!(
+            (closed.mean - (first as f64 + 4.5)).abs() < 0.01,
+            "{closed:?}"
+        );
     }
 
     #[test]

@@ -6,15 +6,23 @@
 //! and `io.pressure` on v2, else the machine's `<proc>/pressure/*`) as the share of the
 //! interval in which some task waited.
 //!
+//! The counter files stay open between ticks (see `kept`); the limits (quota, cpuset, memory
+//! limit: a dozen small files along the cgroup path) are read again every [`LIMITS_MS`], as
+//! they change only when someone resizes the container.
+//!
 //! A file that is absent leaves its fields `None` (old kernels have no PSI; v1 has no
 //! `throttled_usec` but `throttled_time`). Counters that go backwards (a new cgroup) give no
 //! rate that time.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use gpumeter_model::CgroupReading;
 
-use super::cgroup::{CgroupDirs, read_text};
+use super::cgroup::CgroupDirs;
+use super::kept::KeptFile;
+
+/// Longest time the cgroup's limits are kept before they are read again.
+pub(super) const LIMITS_MS: i64 = 10_000;
 
 /// Counters at one instant.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -28,24 +36,48 @@ struct Counters {
     io_psi_us: Option<u64>,
 }
 
-/// Where each counter lives, found once.
-#[derive(Debug, Clone, Default)]
+/// Where each counter lives, found once, kept open.
+#[derive(Debug, Default)]
 struct Files {
-    cpu_stat: Option<PathBuf>,
+    cpu_stat: Option<KeptFile>,
     /// v1 only: `cpuacct.usage` (ns).
-    cpuacct_usage: Option<PathBuf>,
-    mem_current: Option<PathBuf>,
-    mem_events: Option<PathBuf>,
-    cpu_pressure: Option<PathBuf>,
-    io_pressure: Option<PathBuf>,
+    cpuacct_usage: Option<KeptFile>,
+    mem_current: Option<KeptFile>,
+    mem_events: Option<KeptFile>,
+    cpu_pressure: Option<KeptFile>,
+    io_pressure: Option<KeptFile>,
 }
 
-/// The usage tracker; also reads the static limits each tick (they are a few small files).
+/// The cgroup's limits, as last read.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Limits {
+    cpuset_cpus: Option<u32>,
+    mem_limit_bytes: Option<u64>,
+    quota_cores: Option<f64>,
+}
+
+/// The usage tracker; also reads the limits, every [`LIMITS_MS`].
 #[derive(Debug)]
 pub(super) struct CgroupTracker {
     dirs: Option<CgroupDirs>,
     files: Files,
     prev: Option<Counters>,
+    /// The limits and when they were read.
+    limits: Option<(i64, Limits)>,
+    buf: Vec<u8>,
+}
+
+/// The file's text (`None`: absent or unreadable).
+fn text<'b>(file: &mut Option<KeptFile>, buf: &'b mut Vec<u8>) -> Option<&'b str> {
+    file.as_mut()?.text(buf)
+}
+
+/// The value of the `name value` line of a flat-keyed file.
+fn keyed(text: &str, name: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        (k == name).then(|| v.trim().parse().ok()).flatten()
+    })
 }
 
 /// One tick's cgroup numbers plus the PSI shares.
@@ -60,56 +92,78 @@ pub(super) struct CgroupSample {
 impl CgroupTracker {
     pub(super) fn new(proc: &Path, sys: &Path) -> Self {
         let dirs = CgroupDirs::locate(proc, sys);
+        let (mut cpu_pressure, mut io_pressure) = (None, None);
         let mut files = Files::default();
         if let Some(d) = &dirs {
-            files.cpu_stat = d.file("cpu.stat", ("cpu", "cpu.stat"));
-            files.cpuacct_usage = d.v1_file("cpuacct", "cpuacct.usage");
-            files.mem_current = d.file("memory.current", ("memory", "memory.usage_in_bytes"));
-            files.mem_events = d.file("memory.events", ("memory", "memory.oom_control"));
-            files.cpu_pressure = d.v2_file("cpu.pressure");
-            files.io_pressure = d.v2_file("io.pressure");
+            files.cpu_stat = d.file("cpu.stat", ("cpu", "cpu.stat")).map(KeptFile::new);
+            files.cpuacct_usage = d.v1_file("cpuacct", "cpuacct.usage").map(KeptFile::new);
+            files.mem_current = d
+                .file("memory.current", ("memory", "memory.usage_in_bytes"))
+                .map(KeptFile::new);
+            files.mem_events = d
+                .file("memory.events", ("memory", "memory.oom_control"))
+                .map(KeptFile::new);
+            cpu_pressure = d.v2_file("cpu.pressure");
+            io_pressure = d.v2_file("io.pressure");
         }
         // Without a v2 cgroup's own PSI, the machine's.
         let machine = |name: &str| Some(proc.join("pressure").join(name)).filter(|p| p.exists());
-        files.cpu_pressure = files.cpu_pressure.or_else(|| machine("cpu"));
-        files.io_pressure = files.io_pressure.or_else(|| machine("io"));
+        files.cpu_pressure = cpu_pressure.or_else(|| machine("cpu")).map(KeptFile::new);
+        files.io_pressure = io_pressure.or_else(|| machine("io")).map(KeptFile::new);
         Self {
             dirs,
             files,
             prev: None,
+            limits: None,
+            buf: Vec::with_capacity(512),
         }
     }
 
-    pub(super) fn update(&mut self, now_ms: i64) -> CgroupSample {
-        let f = &self.files;
-        let stat = f
-            .cpu_stat
-            .as_deref()
-            .and_then(read_text)
-            .unwrap_or_default();
-        let field = |name: &str| -> Option<u64> {
-            stat.lines().find_map(|l| {
-                let (k, v) = l.split_once(' ')?;
-                (k == name).then(|| v.trim().parse().ok()).flatten()
-            })
+    /// The limits, read again when [`LIMITS_MS`] have passed (or the clock stepped back).
+    fn limits(&mut self, now_ms: i64) -> Limits {
+        if let Some((at, limits)) = self.limits
+            && now_ms >= at
+            && now_ms - at < LIMITS_MS
+        {
+            return limits;
+        }
+        let dirs = self.dirs.as_ref();
+        let limits = Limits {
+            cpuset_cpus: dirs.and_then(CgroupDirs::cpuset_cpus),
+            mem_limit_bytes: dirs.and_then(CgroupDirs::mem_limit_bytes),
+            quota_cores: dirs.and_then(CgroupDirs::cpu_quota_cores),
         };
-        let v1_ns = f.cpuacct_usage.is_some();
+        self.limits = Some((now_ms, limits));
+        limits
+    }
+
+    pub(super) fn update(&mut self, now_ms: i64) -> CgroupSample {
+        let limits = self.limits(now_ms);
+        let (f, buf) = (&mut self.files, &mut self.buf);
+        let (periods, throttled, throttled_us, stat_usage_us) = match text(&mut f.cpu_stat, buf) {
+            Some(stat) => (
+                keyed(stat, "nr_periods"),
+                keyed(stat, "nr_throttled"),
+                keyed(stat, "throttled_usec").or(keyed(stat, "throttled_time").map(|ns| ns / 1000)),
+                keyed(stat, "usage_usec"),
+            ),
+            None => (None, None, None, None),
+        };
+        let usage_us = if f.cpuacct_usage.is_some() {
+            text(&mut f.cpuacct_usage, buf)
+                .and_then(|t| t.trim().parse::<u64>().ok())
+                .map(|ns| ns / 1000)
+        } else {
+            stat_usage_us
+        };
         let cur = Counters {
             at_ms: now_ms,
-            usage_us: if v1_ns {
-                f.cpuacct_usage
-                    .as_deref()
-                    .and_then(read_text)
-                    .and_then(|t| t.parse::<u64>().ok())
-                    .map(|ns| ns / 1000)
-            } else {
-                field("usage_usec")
-            },
-            periods: field("nr_periods"),
-            throttled: field("nr_throttled"),
-            throttled_us: field("throttled_usec").or(field("throttled_time").map(|ns| ns / 1000)),
-            cpu_psi_us: f.cpu_pressure.as_deref().and_then(psi_some_total_us),
-            io_psi_us: f.io_pressure.as_deref().and_then(psi_some_total_us),
+            usage_us,
+            periods,
+            throttled,
+            throttled_us,
+            cpu_psi_us: text(&mut f.cpu_pressure, buf).and_then(psi_some_total_us),
+            io_psi_us: text(&mut f.io_pressure, buf).and_then(psi_some_total_us),
         };
         let prev = self.prev.replace(cur);
         let dt_us = prev
@@ -127,30 +181,20 @@ impl CgroupTracker {
             (Some(_), Some(_)) => Some(0.0),
             _ => None,
         };
-        let dirs = self.dirs.as_ref();
-        let mem_used = f
-            .mem_current
-            .as_deref()
-            .and_then(read_text)
-            .and_then(|t| t.parse::<u64>().ok());
-        let oom_kills = f.mem_events.as_deref().and_then(read_text).and_then(|t| {
-            t.lines().find_map(|l| {
-                let (k, v) = l.split_once(' ')?;
-                (k == "oom_kill").then(|| v.trim().parse().ok()).flatten()
-            })
-        });
+        let mem_used = text(&mut f.mem_current, buf).and_then(|t| t.trim().parse::<u64>().ok());
+        let oom_kills = text(&mut f.mem_events, buf).and_then(|t| keyed(t, "oom_kill"));
         CgroupSample {
             reading: CgroupReading {
-                cpuset_cpus: dirs.and_then(CgroupDirs::cpuset_cpus),
+                cpuset_cpus: limits.cpuset_cpus,
                 cpu_used_cores: per_interval(|c| c.usage_us),
                 cpu_throttled_pct: throttled_pct,
                 cpu_throttled_time_pct: per_interval(|c| c.throttled_us)
                     .map(|s| (s * 100.0).min(100.0)),
-                mem_limit_bytes: dirs.and_then(CgroupDirs::mem_limit_bytes),
+                mem_limit_bytes: limits.mem_limit_bytes,
                 mem_used_bytes: mem_used,
                 oom_kills,
             },
-            quota_cores: dirs.and_then(CgroupDirs::cpu_quota_cores),
+            quota_cores: limits.quota_cores,
             cpu_pressure_pct: per_interval(|c| c.cpu_psi_us).map(|s| (s * 100.0).min(100.0)),
             io_pressure_pct: per_interval(|c| c.io_psi_us).map(|s| (s * 100.0).min(100.0)),
         }
@@ -158,8 +202,7 @@ impl CgroupTracker {
 }
 
 /// The `total=` of the `some` line of a PSI file, in microseconds.
-fn psi_some_total_us(path: &Path) -> Option<u64> {
-    let text = read_text(path)?;
+fn psi_some_total_us(text: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("some "))?;
     line.split_whitespace()
         .find_map(|kv| kv.strip_prefix("total="))
@@ -267,6 +310,27 @@ mod tests {
         assert_eq!(s.reading.mem_used_bytes, Some(1024));
         assert!((s.io_pressure_pct.unwrap() - 50.0).abs() < 1e-9);
         assert_eq!(s.cpu_pressure_pct, None, "no cpu PSI file");
+    }
+
+    #[test]
+    fn limits_are_read_again_every_limits_ms_counters_every_tick() {
+        let f = Fixture::new();
+        f.write("proc/self/cgroup", "0::/\n");
+        f.write("sys/fs/cgroup/cgroup.controllers", "cpu memory\n");
+        f.write("sys/fs/cgroup/cpu.max", "400000 100000\n");
+        f.write("sys/fs/cgroup/memory.current", "100\n");
+        let mut t = tracker(&f);
+        assert_eq!(t.update(0).quota_cores, Some(4.0));
+        // The container is resized: seen at the next read of the limits, not before.
+        f.write("sys/fs/cgroup/cpu.max", "200000 100000\n");
+        f.write("sys/fs/cgroup/memory.current", "200\n");
+        let s = t.update(LIMITS_MS - 1_000);
+        assert_eq!(s.quota_cores, Some(4.0));
+        assert_eq!(s.reading.mem_used_bytes, Some(200), "counters every tick");
+        assert_eq!(t.update(LIMITS_MS).quota_cores, Some(2.0));
+        // A clock stepping back reads them again.
+        f.write("sys/fs/cgroup/cpu.max", "max 100000\n");
+        assert_eq!(t.update(1_000).quota_cores, None);
     }
 
     #[test]

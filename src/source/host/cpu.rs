@@ -1,29 +1,54 @@
 //! CPU busy and iowait shares from the jiffy counters in `/proc/stat` (whole machine and per
-//! logical CPU), and the 1-minute load average. Reads only `<proc>/stat` and `<proc>/loadavg`.
+//! logical CPU), and the 1-minute load average. Reads only `<proc>/stat` and `<proc>/loadavg`,
+//! both kept open (see `kept`).
 
 use std::path::Path;
 
 use procfs::prelude::*;
-use procfs::{CpuTime, ExplicitSystemInfo, KernelStats, LoadAverage, ProcResult};
+use procfs::{CpuTime, ExplicitSystemInfo, KernelStats, LoadAverage, ProcError, ProcResult};
 
-/// Reads `<proc>/stat`.
-pub(super) fn read_kernel_stats(proc: &Path) -> ProcResult<KernelStats> {
-    // The parser only keeps the tick rate for its `*_ms` helpers, which are not used here:
-    // all arithmetic stays in jiffies, so the values below do not affect any result.
-    let info = ExplicitSystemInfo {
-        boot_time_secs: 0,
-        ticks_per_second: 100,
-        page_size: 4096,
-        is_little_endian: cfg!(target_endian = "little"),
-    };
-    KernelStats::from_file(proc.join("stat"), &info)
+use super::kept::KeptFile;
+
+/// `<proc>/stat` and `<proc>/loadavg`, kept open, with the buffer they are read into.
+#[derive(Debug)]
+pub(super) struct CpuFiles {
+    stat: KeptFile,
+    loadavg: KeptFile,
+    buf: Vec<u8>,
 }
 
-/// The 1-minute load average, if `<proc>/loadavg` is readable.
-pub(super) fn read_load_avg_1m(proc: &Path) -> Option<f64> {
-    LoadAverage::from_file(proc.join("loadavg"))
-        .ok()
-        .map(|l| f64::from(l.one))
+impl CpuFiles {
+    pub(super) fn new(proc: &Path) -> Self {
+        Self {
+            stat: KeptFile::new(proc.join("stat")),
+            loadavg: KeptFile::new(proc.join("loadavg")),
+            buf: Vec::with_capacity(4096),
+        }
+    }
+
+    /// Reads `<proc>/stat`.
+    pub(super) fn kernel_stats(&mut self) -> ProcResult<KernelStats> {
+        // The parser only keeps the tick rate for its `*_ms` helpers, which are not used here:
+        // all arithmetic stays in jiffies, so the values below do not affect any result.
+        let info = ExplicitSystemInfo {
+            boot_time_secs: 0,
+            ticks_per_second: 100,
+            page_size: 4096,
+            is_little_endian: cfg!(target_endian = "little"),
+        };
+        self.stat
+            .read_into(&mut self.buf)
+            .map_err(|e| ProcError::Io(e, Some(self.stat.path().to_path_buf())))?;
+        KernelStats::from_read(self.buf.as_slice(), &info)
+    }
+
+    /// The 1-minute load average, if `<proc>/loadavg` is readable.
+    pub(super) fn load_avg_1m(&mut self) -> Option<f64> {
+        self.loadavg.read_into(&mut self.buf).ok()?;
+        LoadAverage::from_read(self.buf.as_slice())
+            .ok()
+            .map(|l| f64::from(l.one))
+    }
 }
 
 /// The counters one CPU line reduces to.

@@ -12,12 +12,13 @@
 //!   physical NIC: then every non-loopback interface counts.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use procfs::DiskStats;
 use procfs::net::InterfaceDeviceStatus;
 use procfs::prelude::*;
 
+use super::kept::KeptFile;
 use super::{Roots, Warnings};
 
 /// Bytes per sector in /proc/diskstats, whatever the device's real sector size.
@@ -80,12 +81,20 @@ impl CounterRates {
 /// Disk and network trackers.
 #[derive(Debug)]
 pub(super) struct IoTracker {
-    proc: PathBuf,
     sys: PathBuf,
+    /// `<proc>/diskstats` and `<proc>/net/dev`, kept open, and the buffer they are read into.
+    diskstats: KeptFile,
+    net_dev: KeptFile,
+    buf: Vec<u8>,
+    /// Whether `sys/block` and `sys/class/net` exist: decided once.
+    sys_block: bool,
+    sys_net: bool,
     disks: CounterRates,
     net: CounterRates,
     /// Whether a block device is a whole physical disk: decided once per name.
     whole_disk: HashMap<String, bool>,
+    /// Whether an interface is a physical NIC (sysfs `device`): decided once per name.
+    physical_nic: HashMap<String, bool>,
     /// Each whole disk's [`Ticks`] at the previous sample.
     busy_prev: Option<(i64, Ticks)>,
 }
@@ -93,18 +102,27 @@ pub(super) struct IoTracker {
 impl IoTracker {
     pub(super) fn new(roots: &Roots) -> Self {
         Self {
-            proc: roots.proc.clone(),
             sys: roots.sys.clone(),
+            diskstats: KeptFile::records(roots.proc.join("diskstats")),
+            net_dev: KeptFile::records(roots.proc.join("net/dev")),
+            buf: Vec::with_capacity(4096),
+            sys_block: roots.sys.join("block").is_dir(),
+            sys_net: roots.sys.join("class/net").is_dir(),
             disks: CounterRates::default(),
             net: CounterRates::default(),
             whole_disk: HashMap::new(),
+            physical_nic: HashMap::new(),
             busy_prev: None,
         }
     }
 
     pub(super) fn update(&mut self, now_ms: i64, warnings: &mut Warnings) -> IoRates {
         let mut busy = None;
-        let disks = match DiskStats::from_file(self.proc.join("diskstats")) {
+        let read = self.diskstats.read_into(&mut self.buf);
+        let disks = match read
+            .map_err(procfs::ProcError::from)
+            .and_then(|()| DiskStats::from_read(self.buf.as_slice()))
+        {
             Ok(stats) => {
                 let (counters, ticks) = self.disk_counters(stats);
                 busy = Some(ticks);
@@ -115,8 +133,12 @@ impl IoTracker {
                 None
             }
         };
-        let net = match InterfaceDeviceStatus::from_file(self.proc.join("net/dev")) {
-            Ok(status) => Some(net_counters(&self.sys, status)),
+        let read = self.net_dev.read_into(&mut self.buf);
+        let net = match read
+            .map_err(procfs::ProcError::from)
+            .and_then(|()| InterfaceDeviceStatus::from_read(self.buf.as_slice()))
+        {
+            Ok(status) => Some(self.net_counters(status)),
             Err(e) => {
                 warnings.push(format!("cannot read network statistics: {e}"));
                 None
@@ -153,7 +175,7 @@ impl IoTracker {
     fn disk_counters(&mut self, stats: DiskStats) -> (Counters, Ticks) {
         let mut busy = HashMap::new();
         let sys_block = self.sys.join("block");
-        let has_sysfs = sys_block.is_dir();
+        let has_sysfs = self.sys_block;
         let mut counters = Counters::new();
         for d in stats.0 {
             let whole = *self.whole_disk.entry(d.name.clone()).or_insert_with(|| {
@@ -197,27 +219,35 @@ fn busiest_disk(prev: &Ticks, cur: &Ticks, dt_ms: f64) -> Option<(f64, f64)> {
         .reduce(|a, b| if b > a { b } else { a })
 }
 
-fn net_counters(sys: &Path, status: InterfaceDeviceStatus) -> Counters {
-    let class_net = sys.join("class/net");
-    let has_sysfs = class_net.is_dir();
-    let all: Counters = status
-        .0
-        .into_values()
-        .filter(|d| d.name != "lo")
-        .map(|d| (d.name, (d.recv_bytes, d.sent_bytes)))
-        .collect();
-    let physical: Counters = all
-        .iter()
-        .filter(|(name, _)| {
-            if has_sysfs {
-                class_net.join(name).join("device").exists()
-            } else {
-                !is_virtual_nic_name(name)
-            }
-        })
-        .map(|(n, c)| (n.clone(), *c))
-        .collect();
-    if physical.is_empty() { all } else { physical }
+impl IoTracker {
+    fn net_counters(&mut self, status: InterfaceDeviceStatus) -> Counters {
+        let class_net = self.sys.join("class/net");
+        let has_sysfs = self.sys_net;
+        let all: Counters = status
+            .0
+            .into_values()
+            .filter(|d| d.name != "lo")
+            .map(|d| (d.name, (d.recv_bytes, d.sent_bytes)))
+            .collect();
+        let physical: Counters = all
+            .iter()
+            .filter(|(name, _)| {
+                *self.physical_nic.entry((*name).clone()).or_insert_with(|| {
+                    if has_sysfs {
+                        class_net.join(name).join("device").exists()
+                    } else {
+                        !is_virtual_nic_name(name)
+                    }
+                })
+            })
+            .map(|(n, c)| (n.clone(), *c))
+            .collect();
+        // Interfaces come and go (a veth per container): forget the ones gone.
+        if self.physical_nic.len() > all.len() {
+            self.physical_nic.retain(|n, _| all.contains_key(n));
+        }
+        if physical.is_empty() { all } else { physical }
+    }
 }
 
 /// Without sysfs: is this /proc/diskstats name a whole disk (not a partition, not a virtual

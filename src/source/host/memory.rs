@@ -2,10 +2,10 @@
 //! work" (total − MemAvailable), the figure `free` and htop show, so page cache does not read
 //! as pressure.
 
-use std::path::Path;
-
 use procfs::prelude::*;
-use procfs::{Meminfo, ProcResult};
+use procfs::{Meminfo, ProcError, ProcResult};
+
+use super::kept::KeptFile;
 
 /// Memory totals in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -14,9 +14,11 @@ pub(super) struct Memory {
     pub(super) used_bytes: Option<u64>,
 }
 
-/// Reads `<proc>/meminfo`.
-pub(super) fn read(proc: &Path) -> ProcResult<Memory> {
-    Meminfo::from_file(proc.join("meminfo")).map(|m| from_meminfo(&m))
+/// Reads `<proc>/meminfo` (kept open).
+pub(super) fn read(file: &mut KeptFile, buf: &mut Vec<u8>) -> ProcResult<Memory> {
+    file.read_into(buf)
+        .map_err(|e| ProcError::Io(e, Some(file.path().to_path_buf())))?;
+    Meminfo::from_read(buf.as_slice()).map(|m| from_meminfo(&m))
 }
 
 fn from_meminfo(m: &Meminfo) -> Memory {

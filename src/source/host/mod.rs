@@ -37,6 +37,7 @@ mod containers;
 mod cpu;
 mod gpu_fds;
 mod io;
+mod kept;
 mod limits;
 mod memory;
 mod nspid;
@@ -78,6 +79,8 @@ const MAX_WARNING_CHARS: usize = 200;
 pub struct HostSampler {
     roots: Roots,
     cpu: cpu::CpuTracker,
+    cpu_files: cpu::CpuFiles,
+    system: system::SystemFiles,
     io: io::IoTracker,
     cgroup: cgroup_usage::CgroupTracker,
     processes: processes::ProcessTracker,
@@ -158,6 +161,8 @@ impl HostSampler {
         let roots = Roots::new(root);
         HostSampler {
             cpu: cpu::CpuTracker::default(),
+            cpu_files: cpu::CpuFiles::new(&roots.proc),
+            system: system::SystemFiles::new(&roots),
             io: io::IoTracker::new(&roots),
             cgroup: cgroup_usage::CgroupTracker::new(&roots.proc, &roots.sys),
             processes: processes::ProcessTracker::new(&roots, ticks_per_s.max(1), page_size),
@@ -176,9 +181,7 @@ impl HostSampler {
         gpu_procs: &BTreeMap<u32, Vec<GpuUse>>,
     ) -> HostSample {
         let mut warnings = Warnings::default();
-        let proc = &self.roots.proc;
-
-        let stats = match cpu::read_kernel_stats(proc) {
+        let stats = match self.cpu_files.kernel_stats() {
             Ok(stats) => Some(stats),
             Err(e) => {
                 warnings.push(format!("cannot read CPU counters: {e}"));
@@ -188,7 +191,7 @@ impl HostSampler {
         let boot_time_unix_s = stats.as_ref().map(|s| s.btime as i64);
         let cpu = self.cpu.update(stats.as_ref());
 
-        let memory = memory::read(proc).unwrap_or_else(|e| {
+        let memory = self.system.memory().unwrap_or_else(|e| {
             warnings.push(format!("cannot read memory counters: {e}"));
             memory::Memory::default()
         });
@@ -200,7 +203,7 @@ impl HostSampler {
             cpu_util_pct: cpu.util_pct,
             iowait_pct: cpu.iowait_pct,
             per_cpu_util_pct: cpu.per_cpu_util_pct,
-            load_avg_1m: cpu::read_load_avg_1m(proc),
+            load_avg_1m: self.cpu_files.load_avg_1m(),
             mem_total_bytes: memory.total_bytes,
             mem_used_bytes: memory.used_bytes,
             disk_read_bytes_per_s: io.disk_read_bytes_per_s,
@@ -215,8 +218,8 @@ impl HostSampler {
             disk_queue_depth: io.disk_queue_depth,
         };
         let system = SystemInfo {
-            hostname: system::hostname(&self.roots),
-            uptime_s: system::uptime_s(proc),
+            hostname: self.system.hostname(),
+            uptime_s: self.system.uptime_s(),
             boot_time_unix_s,
             runs_in: Some(self.runs_in.clone()),
             ..SystemInfo::default()

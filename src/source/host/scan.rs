@@ -32,8 +32,10 @@ use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::{DirEntryExt, FileExt};
+use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
+
+use super::kept::{pread_into, pread_records, read_into};
 
 /// Longest time between two listings of /proc.
 pub(super) const LISTING_MS: i64 = 10_000;
@@ -103,15 +105,23 @@ pub(super) fn parse_stat(text: &[u8]) -> Option<ProcStat> {
     let close = text.iter().rposition(|&b| b == b')')?;
     let comm = String::from_utf8_lossy(text.get(open + 1..close)?).into_owned();
     let rest = std::str::from_utf8(text.get(close + 1..)?).ok()?;
-    // Fields from 3 (state) on; `f(n)` is field n of proc(5).
-    let fields: Vec<&str> = rest.split_ascii_whitespace().take(22).collect();
-    let f = |n: usize| fields.get(n - 3).copied();
-    let num = |n: usize| f(n)?.parse::<u64>().ok();
-    let signed = |n: usize| f(n)?.parse::<i64>().ok();
+    // Fields 3 (state) to 24 (rss) of proc(5), picked in one pass (no list built per read).
+    let mut f: [&str; 22] = [""; 22];
+    let mut seen = 0;
+    for (slot, field) in f.iter_mut().zip(rest.split_ascii_whitespace()) {
+        *slot = field;
+        seen += 1;
+    }
+    if seen < f.len() {
+        return None;
+    }
+    let at = |n: usize| f[n - 3];
+    let num = |n: usize| at(n).parse::<u64>().ok();
+    let signed = |n: usize| at(n).parse::<i64>().ok();
     Some(ProcStat {
         ppid: u32::try_from(signed(4)?).unwrap_or(0),
         comm,
-        state: f(3)?.chars().next()?,
+        state: at(3).chars().next()?,
         threads: signed(20).and_then(|t| u32::try_from(t).ok()),
         rss_pages: u64::try_from(signed(24)?).unwrap_or(0),
         start_ticks: num(22)?,
@@ -482,50 +492,6 @@ impl Scanner {
 fn read_stat(proc: &Path, pid: u32, buf: &mut Vec<u8>) -> Option<ProcStat> {
     read_into(&proc.join(pid.to_string()).join("stat"), buf).ok()?;
     parse_stat(buf)
-}
-
-/// The whole file into `buf` (cleared first): one open, then as `pread_into`.
-fn read_into(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
-    pread_into(&File::open(path)?, buf)
-}
-
-/// The whole of an open file, from its start, into `buf` (cleared first). Plain reads, not
-/// `read_to_end`, whose size hint costs a `statx` and an `lseek` each time; a read that does not
-/// fill the buffer is the end (a /proc file of one record, such as `stat`, hands out all it has
-/// in one read that fits, a regular file too), which spares the read that would return 0.
-fn pread_into(file: &File, buf: &mut Vec<u8>) -> io::Result<()> {
-    pread_until(file, buf, true)
-}
-
-/// As [`pread_into`] for files of many records (`children`, one per pid): the kernel hands
-/// those out a page at most per read, so only a read of 0 is the end.
-fn pread_records(file: &File, buf: &mut Vec<u8>) -> io::Result<()> {
-    pread_until(file, buf, false)
-}
-
-fn pread_until(file: &File, buf: &mut Vec<u8>, short_is_end: bool) -> io::Result<()> {
-    buf.clear();
-    loop {
-        if buf.capacity() - buf.len() < 512 {
-            buf.reserve(1024);
-        }
-        let len = buf.len();
-        buf.resize(buf.capacity(), 0);
-        let want = buf.len() - len;
-        match file.read_at(&mut buf[len..], len as u64) {
-            Ok(n) => {
-                buf.truncate(len + n);
-                if n == 0 || (short_is_end && n < want) {
-                    return Ok(());
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(len),
-            Err(e) => {
-                buf.truncate(len);
-                return Err(e);
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -16,21 +16,6 @@ fn parses_the_fields_kept_with_a_hostile_comm() {
 }
 
 #[test]
-fn a_file_longer_than_the_buffer_is_read_whole() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("f");
-    let text: Vec<u8> = (0..5000u32).map(|i| b'a' + (i % 26) as u8).collect();
-    std::fs::write(&path, &text).unwrap();
-    let mut buf = Vec::with_capacity(16);
-    read_into(&path, &mut buf).unwrap();
-    assert_eq!(buf, text);
-    std::fs::write(&path, b"short").unwrap();
-    read_into(&path, &mut buf).unwrap();
-    assert_eq!(buf, b"short");
-    assert!(read_into(&dir.path().join("gone"), &mut buf).is_err());
-}
-
-#[test]
 fn a_cut_line_is_no_reading() {
     assert_eq!(parse_stat(&LINE[..60]), None);
     assert_eq!(parse_stat(b"4242 py S 1"), None);
