@@ -1,6 +1,8 @@
 //! The HTTP side of `serve` (hyper, HTTP/1.1): `/metrics`, `/api/v1/snapshot`, `/healthz`,
-//! `/-/ready` and a short index at `/`. Every answer is bytes already rendered by the sampler
-//! ([`Published`]); a request costs an `Arc` clone and a write.
+//! `/-/ready` and a short index at `/`. Every answer is bytes rendered by the sampler
+//! ([`Published`]); a request costs an `Arc` clone and a write. The first request after a new
+//! reading asks the sampler to render it ([`Wake::Render`]) and waits for it at most
+//! [`RENDER_WAIT`] (a reading in progress on a slow driver): past that it gets the previous one.
 //!
 //! Bad input: an unknown path is 404, a method other than GET or HEAD is 405 (with `Allow`),
 //! request headers over 16 KiB or 64 fields are cut off with 431 by hyper, a client that does
@@ -22,6 +24,7 @@ use tokio::sync::{Semaphore, watch};
 
 use super::auth::Token;
 use super::published::Published;
+use super::sampler::{Ticks, Wake};
 
 /// Most connections served at once.
 pub const MAX_CONNECTIONS: usize = 256;
@@ -30,6 +33,8 @@ pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 const MAX_HEADERS: usize = 64;
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
+/// Longest a request waits for the latest reading to be rendered.
+pub const RENDER_WAIT: Duration = Duration::from_secs(1);
 
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 const CLASSIC: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -44,6 +49,25 @@ const INDEX: &str = "gpumeter serve\n\n\
 pub struct Shared {
     pub state: watch::Receiver<Arc<Published>>,
     pub token: Option<Token>,
+    /// The sampler's latest tick, to tell whether `state` is behind.
+    pub ticks: Arc<Ticks>,
+    /// Wakes the sampler to render.
+    pub wake: std::sync::mpsc::Sender<Wake>,
+}
+
+/// The published state of the latest tick: rendered on demand, once per tick; the one before
+/// when the sampler does not get to it within [`RENDER_WAIT`].
+pub async fn current(shared: &Shared) -> Arc<Published> {
+    let want = shared.ticks.latest();
+    if shared.state.borrow().tick >= want {
+        return shared.state.borrow().clone();
+    }
+    // A gone sampler cannot render; the state we have is all there is.
+    if shared.wake.send(Wake::Render).is_ok() {
+        let mut rx = shared.state.clone();
+        let _ = tokio::time::timeout(RENDER_WAIT, rx.wait_for(|p| p.tick >= want)).await;
+    }
+    shared.state.borrow().clone()
 }
 
 /// Serves `listener` until `shutdown` completes.
@@ -77,7 +101,7 @@ pub async fn serve(
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req| {
                 let shared = shared.clone();
-                async move { Ok::<_, Infallible>(respond(&req, &shared)) }
+                async move { Ok::<_, Infallible>(respond(&req, &shared).await) }
             });
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
@@ -119,7 +143,7 @@ fn wants_openmetrics(req: &Request<Incoming>) -> bool {
 }
 
 /// The answer to one request.
-pub fn respond(req: &Request<Incoming>, shared: &Shared) -> Response<Full<Bytes>> {
+pub async fn respond(req: &Request<Incoming>, shared: &Shared) -> Response<Full<Bytes>> {
     let path = req.uri().path();
     let probe = matches!(path, "/healthz" | "/-/ready");
     if !matches!(path, "/" | "/metrics" | "/api/v1/snapshot") && !probe {
@@ -145,7 +169,11 @@ pub fn respond(req: &Request<Incoming>, shared: &Shared) -> Response<Full<Bytes>
             return r;
         }
     }
-    let state = shared.state.borrow().clone();
+    let state = match path {
+        // The probes and the index need no reading; /healthz answers while the sampler is busy.
+        "/healthz" | "/" => shared.state.borrow().clone(),
+        _ => current(shared).await,
+    };
     let mut r = match path {
         "/metrics" if wants_openmetrics(req) => {
             build(StatusCode::OK, OPENMETRICS, state.openmetrics.clone())

@@ -82,14 +82,17 @@ pub fn run(
     bound(listener.local_addr()?);
 
     let (tx, rx) = watch::channel(Arc::new(Published::starting(&setup.metrics)));
-    let (stop_tx, stop_rx) = std::sync::mpsc::channel();
+    let (wake_tx, wake_rx) = std::sync::mpsc::channel();
+    let ticks = Arc::new(sampler::Ticks::default());
+    let sampler_ticks = Arc::clone(&ticks);
     let sampler = std::thread::Builder::new()
         .name("gpumeter-sampler".into())
         .spawn(move || {
             sampler::run(
                 setup,
                 tx,
-                stop_rx,
+                &sampler_ticks,
+                wake_rx,
                 &mut std::io::stdout(),
                 &mut std::io::stderr(),
             )
@@ -100,6 +103,8 @@ pub fn run(
     let shared = http::Shared {
         state: rx.clone(),
         token,
+        ticks,
+        wake: wake_tx.clone(),
     };
     let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener)?;
@@ -107,7 +112,7 @@ pub fn run(
         Ok::<(), std::io::Error>(())
     });
     // The sampler may already be gone (that is what stopped us); then nobody hears this.
-    let _ = stop_tx.send(());
+    let _ = wake_tx.send(sampler::Wake::Stop);
     let sampled = sampler.join().map_err(|_| ServeError::SamplerPanicked)?;
     served?;
     sampled?;

@@ -1,7 +1,8 @@
-//! What the HTTP side serves: the latest state, rendered once per tick by the sampler (scrape
-//! texts, snapshot JSON, readiness) and handed over whole as an `Arc`. A request clones the
-//! `Arc` and writes bytes: no NVML call, no engine lock, no work that grows with the number of
-//! clients; a slow client holds only its copy of one published state.
+//! What the HTTP side serves: the latest state, rendered by the sampler (scrape texts, snapshot
+//! JSON, readiness) at most once per reading and only when a request asks for it, then handed
+//! over whole as an `Arc`. A request clones the `Arc` and writes bytes: no NVML call, no engine
+//! lock, no work that grows with the number of clients; a slow client holds only its copy of
+//! one published state.
 
 use bytes::Bytes;
 
@@ -20,6 +21,8 @@ pub struct Published {
     pub snapshot: Option<Bytes>,
     /// `/-/ready`: Ok once a reading arrived and while readings succeed, else why not.
     pub ready: Result<(), String>,
+    /// The sampler's tick this was rendered after (0: before the first).
+    pub tick: u64,
 }
 
 impl Published {
@@ -32,20 +35,22 @@ impl Published {
             &Roster::default(),
             &metrics::health(&engine, 0),
             opts,
+            0,
         )
     }
 }
 
-/// Renders the engine's latest state.
+/// Renders the engine's latest state, as of the sampler's `tick`.
 pub fn render(
     engine: &Engine,
     roster: &Roster,
     health: &Health,
     opts: &MetricsOptions,
+    tick: u64,
 ) -> Published {
     let scrape = metrics::render(engine, roster, health, opts);
     let snapshot = engine.latest().and_then(|snap| {
-        // Compact, not pretty: machines read this one, and it is rendered every tick.
+        // Compact, not pretty: machines read this one.
         let doc = json::document(snap, engine.billing(), engine.alerts());
         serde_json::to_vec(&doc).ok().map(Bytes::from)
     });
@@ -59,5 +64,6 @@ pub fn render(
         classic: Bytes::from(scrape.classic),
         snapshot,
         ready,
+        tick,
     }
 }

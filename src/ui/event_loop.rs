@@ -11,7 +11,7 @@ use std::future::Future;
 use std::io::{self, IsTerminal, Write};
 use std::time::Duration;
 
-use crossterm::event::{Event, EventStream, KeyEventKind};
+use crossterm::event::{Event, KeyEventKind};
 use futures_util::{FutureExt, Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::{Backend, ClearType, CrosstermBackend};
@@ -19,7 +19,7 @@ use ratatui::layout::Rect;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc::Receiver;
 use tokio::sync::mpsc::error::TryRecvError;
-use tokio::time::{Instant, MissedTickBehavior};
+use tokio::time::Instant;
 
 use crate::clock::{Clock, SharedClock};
 use crate::sanitize::sanitize;
@@ -36,6 +36,8 @@ use super::{Action, App, UiError, UiOptions};
 const FRAME: Duration = Duration::from_millis(50);
 /// Redraw at least this often so the sample age and retry countdown move.
 const TICK: Duration = Duration::from_secs(1);
+/// Room for one whole frame's escape sequences (a full 200×60 redraw is ~40 KiB).
+const FRAME_BUFFER: usize = 64 * 1024;
 /// Longest source-failure message kept.
 const MAX_MESSAGE_CHARS: usize = 200;
 
@@ -110,7 +112,10 @@ pub async fn run(
     };
     let mut guard = TerminalGuard::enter()?;
     let result = async {
-        let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+        // One write per frame: stdout alone is line-buffered in 1 KiB pieces, a dozen writes a
+        // frame. Every draw ends with a flush, so nothing waits in the buffer between frames.
+        let out = io::BufWriter::with_capacity(FRAME_BUFFER, io::stdout());
+        let mut terminal = Terminal::new(CrosstermBackend::new(out))?;
         // Not `terminal.clear()`: it asks the terminal where the cursor is and waits for the
         // answer (a round trip over ssh, up to 2 s where nothing answers) before the first paint.
         // The buffers are fresh, so clearing the screen is all it would do here.
@@ -118,7 +123,7 @@ pub async fn run(
         // Bell and OSC notifications go to the real terminal, between frames.
         drive_with(
             &mut terminal,
-            EventStream::new(),
+            super::input::spawn()?,
             feed,
             clock.as_ref(),
             &options,
@@ -305,8 +310,6 @@ where
     F: Future<Output = ()>,
 {
     tokio::pin!(shutdown);
-    let mut tick = tokio::time::interval(TICK);
-    tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut collector_open = rx.is_some();
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
@@ -336,6 +339,9 @@ where
             reading_drawn |= first_reading;
         }
         let next_frame = last_draw.map_or_else(Instant::now, |t| t + FRAME);
+        // The age tick: a second after the last frame, so a reading each second (which draws)
+        // leaves nothing for it to do and it never wakes the loop.
+        let next_tick = last_draw.map_or_else(Instant::now, |t| t + TICK);
         let due = state.player.as_ref().and_then(|p| p.due());
 
         tokio::select! {
@@ -361,7 +367,7 @@ where
             },
             // Only when nothing else drew for a whole tick: readings arriving each second
             // already move the age, and a second frame a second would double the cost.
-            _ = tick.tick() => dirty |= last_draw.is_none_or(|t| t.elapsed() >= TICK),
+            () = tokio::time::sleep_until(next_tick), if !dirty => dirty = true,
             () = tokio::time::sleep_until(next_frame), if dirty => {},
             () = sleep_until_some(due), if due.is_some() => {
                 if let Some(p) = state.player.as_mut() {

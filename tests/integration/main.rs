@@ -12,6 +12,7 @@ mod config_cmd;
 mod container;
 mod corpus;
 mod fake_nvml;
+mod fake_nvml_cadence;
 mod fake_nvml_faults;
 mod fake_nvml_gpm;
 mod fake_nvml_tui;

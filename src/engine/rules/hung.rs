@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::alert::{Alert, AlertKind, Severity, minutes_text};
 use super::config::HungConfig;
-use super::job::{gpu_ranges, jobs};
+use super::job::gpu_ranges;
 use super::label::process_label;
 use super::window::{MeanWindow, Window};
 use super::{Ctx, RuleOutput};
@@ -149,8 +149,9 @@ impl HungRule {
             ),
         ];
         evidence.retain(|(_, v)| !v.is_empty());
-        let job = jobs(snap)
-            .into_iter()
+        let job = ctx
+            .jobs()
+            .iter()
             .find(|j| j.gpus.iter().any(|g| gpus.contains(g)));
         let main = job
             .as_ref()

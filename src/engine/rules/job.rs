@@ -172,9 +172,18 @@ fn tree(roots: &[u32], children: &HashMap<u32, Vec<u32>>) -> Vec<u32> {
     out
 }
 
+/// The snapshot's processes by pid, built once a tick for [`sample_in`].
+pub fn by_pid(snap: &Snapshot) -> HashMap<u32, &ProcessReading> {
+    snap.processes.iter().map(|p| (p.pid, p)).collect()
+}
+
 /// The job's numbers this tick.
 pub fn sample(snap: &Snapshot, job: &Job) -> JobSample {
-    let by_pid: HashMap<u32, &ProcessReading> = snap.processes.iter().map(|p| (p.pid, p)).collect();
+    sample_in(snap, job, &by_pid(snap))
+}
+
+/// [`sample`] with the tick's [`by_pid`] index (one per tick, not one per job).
+pub fn sample_in(snap: &Snapshot, job: &Job, by_pid: &HashMap<u32, &ProcessReading>) -> JobSample {
     let members: Vec<&ProcessReading> = job
         .tree
         .iter()
@@ -188,7 +197,7 @@ pub fn sample(snap: &Snapshot, job: &Job) -> JobSample {
     let online = snap.host.cpu_count.map(f64::from);
     let cores_allowed = [
         online,
-        affinity_cores(snap, job, &by_pid, online),
+        affinity_cores(snap, job, by_pid, online),
         snap.host.cpu_quota_cores,
         snap.host.cgroup.cpuset_cpus.map(f64::from),
     ]
@@ -240,9 +249,15 @@ fn affinity_cores(
         .filter_map(|pid| by_pid.get(pid).copied())
         .filter(|p| p.visible)
         .collect();
-    let sets: Option<Vec<BTreeSet<u32>>> = members
+    // Ranks mostly share one list: each distinct one is parsed once (the union is the same).
+    let lists: Option<BTreeSet<&str>> = members
         .iter()
-        .map(|p| p.cpus_allowed_list.as_deref().and_then(parse_cpu_list))
+        .map(|p| p.cpus_allowed_list.as_deref())
+        .collect();
+    let sets: Option<Vec<BTreeSet<u32>>> = lists
+        .unwrap_or_default()
+        .into_iter()
+        .map(parse_cpu_list)
         .collect();
     if let Some(sets) = sets.filter(|s| !s.is_empty()) {
         let union: BTreeSet<u32> = sets.into_iter().flatten().collect();

@@ -13,7 +13,7 @@ use gpumeter_model::Snapshot;
 use super::alert::{Alert, AlertKind, Severity, minutes_text};
 use super::config::{IdleConfig, JobDoneConfig};
 use super::idle::gpu_idle;
-use super::job::{JobKey, gpu_ranges, jobs};
+use super::job::{JobKey, gpu_ranges};
 use super::label::process_label;
 use super::{Ctx, RuleOutput};
 use crate::units;
@@ -96,7 +96,7 @@ impl JobDoneRule {
         let oom_now = snap.host.cgroup.oom_kills;
         let busy_gpu = |g: u32| snap.gpu(g).and_then(|r| gpu_idle(r, &self.idle)) == Some(false);
 
-        for job in jobs(snap) {
+        for job in ctx.jobs() {
             let main = snap.processes.iter().find(|p| p.pid == job.main);
             let start = main
                 .and_then(|p| p.start_time_unix_s)

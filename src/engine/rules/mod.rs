@@ -57,7 +57,7 @@ pub use idle::{IdleTally, IdleTotals};
 pub use starved_cause::cause_label;
 
 /// What every rule sees on a tick.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Ctx<'a> {
     pub snap: &'a Snapshot,
     pub now_ms: i64,
@@ -65,9 +65,32 @@ pub struct Ctx<'a> {
     pub rate_per_hour: Option<Money>,
     /// The currency the messages write money in.
     pub currency: Currency,
+    /// This tick's jobs, worked out once for the rules that ask (starved, job done, hung).
+    jobs: std::cell::OnceCell<Vec<job::Job>>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    /// The context of one tick.
+    pub fn new(
+        snap: &'a Snapshot,
+        now_ms: i64,
+        rate_per_hour: Option<Money>,
+        currency: Currency,
+    ) -> Self {
+        Self {
+            snap,
+            now_ms,
+            rate_per_hour,
+            currency,
+            jobs: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The jobs holding GPUs this tick ([`job::jobs`]), computed at the first ask.
+    pub fn jobs(&self) -> &[job::Job] {
+        self.jobs.get_or_init(|| job::jobs(self.snap))
+    }
+
     /// Micro-units as text in the session's currency ([`Currency::format`], the one formatter).
     pub fn money(&self, micros: i64) -> String {
         self.currency.format(Money::from_micros(micros))
@@ -178,12 +201,7 @@ impl Rules {
         now_ms: i64,
         rate_per_hour: Option<Money>,
     ) -> Vec<Transition> {
-        let ctx = Ctx {
-            snap,
-            now_ms,
-            rate_per_hour,
-            currency: self.currency,
-        };
+        let ctx = Ctx::new(snap, now_ms, rate_per_hour, self.currency);
         let outputs = [
             self.idle.evaluate(&ctx),
             self.forgotten.evaluate(&ctx),

@@ -305,18 +305,19 @@ impl StarvedRule {
         }
         self.gpus.retain(|i, _| snap.gpu(*i).is_some());
 
-        let jobs = job::jobs(snap);
+        let jobs = ctx.jobs();
+        let by_pid = job::by_pid(snap);
         let rate_per_gpu = ctx
             .rate_micros_per_h()
             .map(|r| r / i64::try_from(snap.gpus.len().max(1)).unwrap_or(1));
         let mut out = RuleOutput::default();
         self.young.clear();
-        for j in &jobs {
+        for j in jobs {
             let js = self
                 .jobs
                 .entry(j.key)
                 .or_insert_with(|| JobState::new(span));
-            let sample = job::sample(snap, j);
+            let sample = job::sample_in(snap, j, &by_pid);
             js.push(now, &sample);
             let recent: Vec<f64> = j
                 .gpus

@@ -11,12 +11,20 @@ use nvml_wrapper::error::NvmlError;
 
 use super::gpm::GpmSlot;
 use super::processes::{apply_util, merge_processes};
-use super::slot::DeviceSlot;
+use super::slot::{DeviceSlot, Settings};
 use super::support::{Ask, Asked, Reading, line};
 use crate::sanitize::sanitize;
 
 /// Longest identity string kept (names, UUIDs, bus ids are far shorter on real hardware).
 const MAX_IDENTITY_CHARS: usize = 96;
+
+/// The readings on the settings schedule ([`Settings`]).
+const SETTINGS: [Reading; 4] = [
+    Reading::PowerLimit,
+    Reading::PcieLinkGen,
+    Reading::PcieLinkWidth,
+    Reading::MigMode,
+];
 
 /// NVML's `NVML_DEVICE_MIG_ENABLE`.
 const MIG_ENABLED: u32 = 1;
@@ -91,6 +99,28 @@ pub(crate) fn read_device(
         dev.num_fans()
     });
 
+    // Settings (power limit, PCIe link, MIG mode): on their own slower schedule, carried
+    // forward between reads; nvtop asks them every refresh, 4 of ~22 calls per GPU.
+    if slot.settings.due.due(now_ms) {
+        let read = Settings {
+            power_limit_watts: ask
+                .get(Reading::PowerLimit, || dev.enforced_power_limit())
+                .map(milliwatts_to_watts),
+            pcie_link_gen: ask.get(Reading::PcieLinkGen, || dev.current_pcie_link_gen()),
+            pcie_link_width: ask.get(Reading::PcieLinkWidth, || dev.current_pcie_link_width()),
+            mig_enabled: ask
+                .get(Reading::MigMode, || dev.mig_mode())
+                .map(|m| m.current == MIG_ENABLED),
+        };
+        let complete = ask.stopped().is_none()
+            && SETTINGS
+                .iter()
+                .all(|&reading| ask.failure(reading).is_none());
+        slot.settings.keep(read, complete, now_ms);
+    }
+    let set = slot.settings.last;
+
+    let st = &slot.statics;
     let util = ask.get(Reading::Utilization, || dev.utilization_rates());
     let memory = ask.get(Reading::Memory, || dev.memory_info());
     let mut r = GpuReading {
@@ -103,9 +133,7 @@ pub(crate) fn read_device(
         power_watts: ask
             .get(Reading::Power, || dev.power_usage())
             .map(milliwatts_to_watts),
-        power_limit_watts: ask
-            .get(Reading::PowerLimit, || dev.enforced_power_limit())
-            .map(milliwatts_to_watts),
+        power_limit_watts: set.power_limit_watts,
         energy_millijoules: ask.get(Reading::Energy, || dev.total_energy_consumption()),
         temperature_celsius: ask.get(Reading::Temperature, || {
             dev.temperature(TemperatureSensor::Gpu)
@@ -125,9 +153,9 @@ pub(crate) fn read_device(
             .map(|bits| ThrottleReason::from_bits(bits.bits())),
         pcie_rx_bytes_per_s: None,
         pcie_tx_bytes_per_s: None,
-        pcie_link_gen: ask.get(Reading::PcieLinkGen, || dev.current_pcie_link_gen()),
+        pcie_link_gen: set.pcie_link_gen,
         pcie_link_gen_max: st.pcie_link_gen_max,
-        pcie_link_width: ask.get(Reading::PcieLinkWidth, || dev.current_pcie_link_width()),
+        pcie_link_width: set.pcie_link_width,
         pcie_link_width_max: st.pcie_link_width_max,
         encoder_util_pct: ask
             .get(Reading::Encoder, || dev.encoder_utilization())
@@ -135,9 +163,7 @@ pub(crate) fn read_device(
         decoder_util_pct: ask
             .get(Reading::Decoder, || dev.decoder_utilization())
             .map(|u| u.utilization),
-        mig_enabled: ask
-            .get(Reading::MigMode, || dev.mig_mode())
-            .map(|m| m.current == MIG_ENABLED),
+        mig_enabled: set.mig_enabled,
         ..GpuReading::default()
     };
 

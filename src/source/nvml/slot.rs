@@ -1,5 +1,6 @@
 //! What the source remembers about one GPU between ticks: its identity (read once), static
-//! limits, the memo of unsupported readings, whether it is lost, the PCIe schedule and the
+//! limits, the memo of unsupported readings, whether it is lost, the PCIe and settings schedules
+//! (power limit, PCIe link, MIG mode: read every 10 s, carried forward) and the
 //! process-utilization cursor. The state changes (lost, reset required, back again, handle
 //! failure) live here as plain methods so they are tested without a library, and so do the
 //! standing warnings: while a GPU is lost or a reading refused, every sample says so.
@@ -20,6 +21,10 @@ pub struct NvmlTiming {
     pub lost_reprobe_ms: u64,
     /// How long a per-process utilization sample stays current without a newer one.
     pub process_util_hold_ms: u64,
+    /// Settings that only an administrator or a power state changes (the enforced power
+    /// limit, the current PCIe link, MIG mode) are read at most this often, carried forward
+    /// in between. A failed read is asked again the next tick.
+    pub settings_interval_ms: u64,
 }
 
 impl Default for NvmlTiming {
@@ -28,6 +33,7 @@ impl Default for NvmlTiming {
             pcie_interval_ms: 5_000,
             lost_reprobe_ms: 30_000,
             process_util_hold_ms: super::processes::DEFAULT_PROCESS_UTIL_HOLD_MS,
+            settings_interval_ms: 10_000,
         }
     }
 }
@@ -50,6 +56,41 @@ pub(crate) struct Statics {
     pub(crate) num_fans: Option<u32>,
 }
 
+/// Settings read on [`NvmlTiming::settings_interval_ms`], carried forward between reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Settings {
+    pub(crate) power_limit_watts: Option<f64>,
+    pub(crate) pcie_link_gen: Option<u32>,
+    pub(crate) pcie_link_width: Option<u32>,
+    pub(crate) mig_enabled: Option<bool>,
+}
+
+/// The settings last read and when the next read is due.
+#[derive(Debug, Clone)]
+pub(crate) struct SettingsSlot {
+    pub(crate) due: Every,
+    pub(crate) last: Settings,
+}
+
+impl SettingsSlot {
+    /// Keeps this read of the settings; the next is due an interval on, unless this one
+    /// failed somewhere (then the next tick asks again).
+    pub(crate) fn keep(&mut self, settings: Settings, complete: bool, now_ms: i64) {
+        self.last = settings;
+        if complete {
+            self.due.mark(now_ms);
+        } else {
+            self.due.reset();
+        }
+    }
+
+    /// Forgets them and reads them again at the next answer.
+    fn forget(&mut self) {
+        self.last = Settings::default();
+        self.due.reset();
+    }
+}
+
 /// One GPU's memory between ticks.
 #[derive(Debug, Clone)]
 pub(crate) struct DeviceSlot {
@@ -65,6 +106,7 @@ pub(crate) struct DeviceSlot {
     /// Why the last PCIe read failed ("PCIe RX (timeout)"), carried forward with its N/A.
     pub(crate) pcie_failure: Option<String>,
     pub(crate) process_util: ProcessUtilTracker,
+    pub(crate) settings: SettingsSlot,
 }
 
 impl DeviceSlot {
@@ -80,6 +122,10 @@ impl DeviceSlot {
             pcie_last: (None, None),
             pcie_failure: None,
             process_util: ProcessUtilTracker::new(timing.process_util_hold_ms),
+            settings: SettingsSlot {
+                due: Every::new(timing.settings_interval_ms),
+                last: Settings::default(),
+            },
         }
     }
 
@@ -125,6 +171,7 @@ impl DeviceSlot {
         self.pcie_failure = None;
         self.pcie.reset();
         self.process_util.reset();
+        self.settings.forget();
     }
 
     /// What stays true and must be said in every sample: the GPU is lost / needs a reset, or
@@ -150,8 +197,9 @@ impl DeviceSlot {
         if !was_stopped {
             return None;
         }
-        // After a reset the limits may differ: read them again next tick.
+        // After a reset the limits and settings may differ: read them again next tick.
         self.statics = Statics::default();
+        self.settings.due.reset();
         self.reprobe.reset();
         Some(line(&format!("{} answers again", self.who())))
     }
@@ -250,6 +298,44 @@ mod tests {
         assert_eq!(s.statics, Statics::default());
         assert!(s.begin_tick(30_001));
         assert_eq!(s.answered(), None);
+    }
+
+    #[test]
+    fn settings_are_kept_an_interval_and_forgotten_on_a_stop() {
+        let mut s = slot();
+        let read = Settings {
+            power_limit_watts: Some(700.0),
+            pcie_link_gen: Some(5),
+            pcie_link_width: Some(16),
+            mig_enabled: Some(false),
+        };
+        assert!(s.settings.due.due(0), "the first tick reads them");
+        s.settings.keep(read, true, 0);
+        assert!(!s.settings.due.due(9_999));
+        assert!(s.settings.due.due(10_000));
+        // A failed read is asked again at once.
+        s.settings.keep(Settings::default(), false, 10_000);
+        assert!(s.settings.due.due(10_001));
+        s.settings.keep(read, true, 11_000);
+        s.stop(Stop::Lost, 12_000);
+        assert_eq!(
+            s.settings.last,
+            Settings::default(),
+            "a lost GPU keeps no readings"
+        );
+        assert!(
+            s.settings.due.due(12_001),
+            "asked again at the first answer"
+        );
+        s.settings.keep(read, true, 42_000);
+        s.stop(Stop::ResetRequired, 43_000);
+        assert!(s.begin_tick(73_000));
+        s.settings.keep(read, true, 73_000);
+        s.answered();
+        assert!(
+            s.settings.due.due(73_001),
+            "after a reset they may differ: read again"
+        );
     }
 
     #[test]

@@ -24,8 +24,10 @@ use super::errors::{ErrorKind, classify, describe};
 use super::open;
 use super::support::line;
 
-/// How long one wait lasts: the thread notices a stop this often.
-const WAIT_MS: u32 = 250;
+/// How long one wait lasts: the thread notices a stop this often. A driver's wait blocks, so
+/// this is the thread's only idle wake-up (was 250 ms: 4 a second for nothing); a stopped
+/// watch's thread lingers at most this long, holding only its own NVML handle.
+const WAIT_MS: u32 = 5_000;
 /// How long opening waits for the registrations.
 const READY_WAIT: Duration = Duration::from_secs(2);
 
@@ -53,7 +55,7 @@ pub(crate) struct XidWatch {
 
 impl Drop for XidWatch {
     fn drop(&mut self) {
-        // The thread sees it at its next wait (≤ 250 ms) and ends; nobody waits for it.
+        // The thread sees it at its next wait (≤ 5 s) and ends; nobody waits for it.
         self.stop.store(true, Ordering::Relaxed);
     }
 }

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::io::{self, IsTerminal};
 use std::time::Duration;
 
-use crossterm::event::{Event, EventStream};
+use crossterm::event::Event;
 use futures_util::{FutureExt, Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
@@ -60,12 +60,14 @@ pub async fn run(
     };
     let mut guard = TerminalGuard::enter()?;
     let result = async {
-        let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+        // One write per frame (stdout alone writes 1 KiB pieces); every draw ends in a flush.
+        let out = io::BufWriter::with_capacity(64 * 1024, io::stdout());
+        let mut terminal = Terminal::new(CrosstermBackend::new(out))?;
         terminal.clear()?;
         let mut ui = FleetUi::new(&options);
         drive(
             &mut terminal,
-            EventStream::new(),
+            crate::ui::input::spawn()?,
             rx,
             clock.as_ref(),
             &mut ui,

@@ -120,16 +120,21 @@ pub fn truncate(s: &str, max: usize) -> String {
 
 /// `s` padded with spaces (or cut) to exactly `w` cells.
 pub fn pad_right(s: &str, w: usize) -> String {
-    let t = truncate(s, w);
+    // One allocation: the table pads ~200 cells a frame.
+    let mut t = truncate(s, w);
     let fill = w.saturating_sub(width(&t));
-    format!("{t}{}", " ".repeat(fill))
+    t.extend(std::iter::repeat_n(' ', fill));
+    t
 }
 
 /// `s` right-aligned in `w` cells (cut when longer).
 pub fn pad_left(s: &str, w: usize) -> String {
     let t = truncate(s, w);
     let fill = w.saturating_sub(width(&t));
-    format!("{}{t}", " ".repeat(fill))
+    let mut out = String::with_capacity(fill + t.len());
+    out.extend(std::iter::repeat_n(' ', fill));
+    out.push_str(&t);
+    out
 }
 
 /// The fixed spans, then each whole segment (most important first) that still fits in `width`;
@@ -162,6 +167,18 @@ mod tests {
 
     fn text(spans: &[Span<'_>]) -> String {
         spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn padding_aligns_in_display_cells_and_cuts_what_is_too_long() {
+        assert_eq!(pad_left("42", 5), "   42");
+        assert_eq!(pad_right("42", 5), "42   ");
+        assert_eq!(pad_left("日本", 6), "  日本", "wide glyphs count two cells");
+        assert_eq!(pad_right("日本", 6), "日本  ");
+        assert_eq!(pad_left("python3", 5), "pyth…");
+        assert_eq!(pad_right("python3", 5), "pyth…");
+        assert_eq!(pad_left("", 0), "");
+        assert_eq!(width(&pad_right("ü", 3)), 3);
     }
 
     #[test]

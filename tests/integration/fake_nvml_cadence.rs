@@ -1,0 +1,100 @@
+//! How often gpumeter asks the driver, seen through the fake library's call-numbered faults:
+//! a fault `after_calls = 1` fails every call after the first, so a reading that stays good
+//! over several readings was not asked again. Settings (power limit, PCIe link, MIG mode) are
+//! read once per 10 s; measurements every reading.
+
+use serde_json::Value;
+
+use crate::support::fake_nvml::{FULL, gpumeter};
+
+const ELAPSED_MS: u64 = 42_000;
+
+/// The readings of `record --for 1s --interval 200ms` with `function` failing on GPU 1 from
+/// its second call on.
+fn readings_with_later_calls_failing(function: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rec.ndjson");
+    let scenario = format!(
+        "{FULL}[[fault]]\ngpu = 1\nfunction = \"{function}\"\nerror = \"UNKNOWN\"\nafter_calls = 1\n"
+    );
+    let out = gpumeter(
+        &[
+            "record",
+            file.to_str().unwrap(),
+            "--for",
+            "1s",
+            "--interval",
+            "200ms",
+        ],
+        &scenario,
+        ELAPSED_MS,
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.get("gpus").is_some())
+        .collect();
+    assert!(lines.len() >= 3, "{text}");
+    lines
+}
+
+fn gpu1_warnings(snap: &Value) -> Vec<String> {
+    snap["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|w| w.starts_with("GPU 1"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn settings_are_read_once_per_interval_not_every_reading() {
+    for (function, field) in [
+        ("nvmlDeviceGetEnforcedPowerLimit", "power_limit_watts"),
+        ("nvmlDeviceGetCurrPcieLinkGeneration", "pcie_link_gen"),
+        ("nvmlDeviceGetCurrPcieLinkWidth", "pcie_link_width"),
+    ] {
+        let lines = readings_with_later_calls_failing(function);
+        let first = &lines[0]["gpus"][1][field];
+        assert!(!first.is_null(), "{function}: first reading has {field}");
+        for (i, snap) in lines.iter().enumerate() {
+            assert_eq!(
+                &snap["gpus"][1][field], first,
+                "{function}: reading {i} carries {field} forward (it was not asked again)"
+            );
+            assert!(
+                gpu1_warnings(snap).is_empty(),
+                "{function}: reading {i}: {:?}",
+                gpu1_warnings(snap)
+            );
+        }
+    }
+}
+
+#[test]
+fn measurements_are_read_every_reading() {
+    // The control: the same fault on a per-reading call shows from the second reading on.
+    let lines = readings_with_later_calls_failing("nvmlDeviceGetPowerUsage");
+    assert!(!lines[0]["gpus"][1]["power_watts"].is_null());
+    for (i, snap) in lines.iter().enumerate().skip(1) {
+        assert!(
+            snap["gpus"][1]["power_watts"].is_null(),
+            "reading {i}: {}",
+            snap["gpus"][1]
+        );
+        let warnings = gpu1_warnings(snap);
+        assert!(
+            warnings.iter().any(|w| w.contains("power")),
+            "reading {i}: {warnings:?}"
+        );
+    }
+}
