@@ -215,9 +215,13 @@ def monitors(args, lib_dir):
     return found, notes
 
 
+# A socket of this run's own: two runs at once (or a test's tmux) never kill each other's server.
+TMUX_SOCKET = f"gpumeter-overhead-{os.getpid()}"
+
+
 def tmux(*a, check=True):
     # Its own socket, no user config; the pane's TERM is tmux's default for every monitor alike.
-    return subprocess.run(["tmux", "-L", "gpumeter-overhead", "-f", "/dev/null", *a], check=check,
+    return subprocess.run(["tmux", "-L", TMUX_SOCKET, "-f", "/dev/null", *a], check=check,
                           capture_output=True, text=True)
 
 
@@ -476,6 +480,7 @@ def growth(args, lib_dir, env, workdir, out):
     total = parse_span(args.growth)
     machine = Machine(workdir, 8, 64)
     rows = []
+    exited = False
     try:
         e = dict(env, GPUMETER_FAKE_NVML_SCENARIO=machine.scenario)
         session = fresh("growth")
@@ -488,6 +493,7 @@ def growth(args, lib_dir, env, workdir, out):
             now = time.monotonic() - t0
             parts = rss_parts_kib(pid)
             if parts is None:
+                exited = True
                 print("    growth: gpumeter exited; last screen:\n" + pane_text(session)[:800])
                 break
             rows.append({"t_s": now, "rss_kib": parts[0], "anon_kib": parts[1],
@@ -498,7 +504,7 @@ def growth(args, lib_dir, env, workdir, out):
             if now >= total:
                 break
             time.sleep(max(0.0, min(args.growth_every, total - now)))
-        cpu_s = tree_cpu_s(pid) - cpu0
+        cpu_s = None if exited else tree_cpu_s(pid) - cpu0
         hwm = status_kib(pid, "VmHWM")
         tmux("kill-session", "-t", session, check=False)
     finally:
@@ -506,16 +512,23 @@ def growth(args, lib_dir, env, workdir, out):
     if not rows:
         return rows
     # Steady: from the coarsest history tier's first close (10 min) on, when every ring is
-    # allocated at its full size; before that, what was sampled after the first minute.
-    steady = [r for r in rows if r["t_s"] >= 600] or [r for r in rows if r["t_s"] >= 60] or rows
-    first, last = rows[min(1, len(rows) - 1)], rows[-1]
+    # allocated at its full size; for a shorter run, what was sampled after the first minute.
+    steady_from = 600 if rows[-1]["t_s"] >= 600 else 60
+    steady = [r for r in rows if r["t_s"] >= steady_from] or rows
+    first = next((r for r in rows if r["t_s"] >= 10), rows[-1])
+    last = rows[-1]
 
     def mib(v):
         return fmt(kib_mib(v), digits=2)
 
-    lines = [f"## Growth: one gpumeter TUI for {total / 60:.0f} min (8 GPUs, 64 GPU processes, "
-             f"RSS every {args.growth_every:.0f} s)", "",
-             "| what | at start (~10 s) | steady median (≥ 10 min) | end | peak | slope from 10 min |",
+    ran = rows[-1]["t_s"]
+    lines = [f"## Growth: one gpumeter TUI for {ran / 60:.0f} of {total / 60:.0f} min (8 GPUs, "
+             f"64 GPU processes, RSS every {args.growth_every:.0f} s)", ""]
+    if exited:
+        lines += ["**gpumeter exited before the end**: the figures cover only what ran.", ""]
+    lines += [
+             f"| what | at start (~10 s) | steady median (≥ {steady_from // 60} min) | end | peak | "
+             f"slope from {steady_from // 60} min |",
              "|---|---|---|---|---|---|"]
     for key, name in (("rss_kib", "RSS MiB"), ("anon_kib", "anon MiB"), ("file_kib", "file MiB")):
         sl = slope_kib_per_h([(r["t_s"], r[key]) for r in steady])
@@ -523,8 +536,14 @@ def growth(args, lib_dir, env, workdir, out):
                      f"{mib(last[key])} | {mib(max(r[key] for r in rows))} | "
                      f"{fmt(sl, ' KiB/h', digits=0)} |")
     window = rows[-1]["t_s"] - rows[0]["t_s"]
-    lines += ["", f"VmHWM {mib(hwm)} MiB; CPU {cpu_s * 60 / window if window else 0:.3f} s/min "
-              f"over the run.", ""]
+    cpu = fmt(cpu_s * 60 / window if cpu_s is not None and window else None, digits=3)
+    marks = []
+    for m in (1, 5, 10, 20, 30, 60, 120):
+        at = [r for r in rows if r["t_s"] >= m * 60]
+        if at:
+            marks.append(f"{m} min {mib(at[0]['rss_kib'])} / {mib(at[0]['anon_kib'])}")
+    lines += ["", "RSS / anon MiB at " + ("; ".join(marks) if marks else "–") + ".",
+              f"VmHWM {mib(hwm)} MiB (start-up's peak); CPU {cpu} s/min over the run.", ""]
     out.write("\n".join(lines) + "\n")
     return rows
 
