@@ -243,10 +243,32 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
             ui::Feed::Replay(Box::new(player))
         }
         _ => {
-            let source = source_for(g, clock.clone(), &cli.recording)?;
-            options.source_label = source.label();
+            // Opened on the collector thread: a driver slow to initialise must not keep the
+            // screen blank. A failure within OPEN_WAIT is still a plain message before the
+            // terminal is touched; a later one ends the dashboard with the same message.
             let (tx, rx) = tokio::sync::mpsc::channel(16);
-            collector::spawn(source, g.interval(), tx).context("starting the collector thread")?;
+            let (args, rec, at) = (g.clone(), cli.recording.clone(), clock.clone());
+            let open = move || source_for(&args, at, &rec);
+            let opening = collector::spawn_opening(open, g.interval(), tx.clone())
+                .context("starting the collector thread")?;
+            options.source_label = match opening.wait(OPEN_WAIT) {
+                collector::Opened::Ready(label) => label,
+                collector::Opened::Failed(e) => return Err(e),
+                collector::Opened::Gone => anyhow::bail!("the collector thread ended at start"),
+                collector::Opened::Pending => {
+                    let what = match (&g.demo, &g.replay) {
+                        (None, None) => "NVML to start (the driver has not answered yet)",
+                        _ => "the source to open",
+                    };
+                    let _ = tx.try_send(collector::CollectorEvent::Waiting(what.to_string()));
+                    // The label the source would give (the first reading names it anyway).
+                    match (&g.demo, &g.replay) {
+                        (Some(d), _) => format!("demo:{d}"),
+                        (None, Some(p)) => format!("replay:{}", p.display()),
+                        (None, None) => gpumeter::source::local::LOCAL_LABEL.to_string(),
+                    }
+                }
+            };
             ui::Feed::Live(rx)
         }
     };
@@ -255,11 +277,21 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     runtime.spawn(gpumeter::residency::after_startup());
-    for n in runtime.block_on(ui::run(feed, clock, options))? {
+    let notes = match runtime.block_on(ui::run(feed, clock, options)) {
+        // Said as it would have been before the screen came up (and with its exit code).
+        Err(ui::UiError::SourceUnavailable(m)) => {
+            return Err(LaunchError::NvmlUnavailable(m).into());
+        }
+        other => other?,
+    };
+    for n in notes {
         eprintln!("gpumeter: {n}");
     }
     Ok(())
 }
+
+/// How long the dashboard waits for its source to open before it paints and says it waits.
+const OPEN_WAIT: Duration = Duration::from_millis(100);
 
 /// The ledger to write, when it is enabled and has a location.
 fn ledger_path(ledger: &config::LedgerSettings) -> Option<std::path::PathBuf> {

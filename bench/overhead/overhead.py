@@ -5,22 +5,30 @@ Every monitor runs its TUI in a tmux pane (200x60, 1 s refresh) against the same
 libnvidia-ml (crates/fake-nvml) reports GPU processes whose pids are real sleeping processes this
 script spawns (some with worker children), beside N extra idle host processes. Per run it records
 the CPU seconds of the monitor's process tree (utime+stime, children included, from /proc), steady
-and peak RSS, threads, and time to first frame (net of tmux's own start). Monitors alternate over
-rounds; the report gives medians and gpumeter's ratio to each peer.
+and peak RSS and threads. Time to first frame is taken apart from those runs, in a pseudo-terminal
+this script reads itself (every byte timestamped as it arrives, no screen polling): from the spawn
+to the first visible text (first paint) and to the first GPU name (first data). Monitors alternate
+over rounds; the report gives medians and gpumeter's ratio to each peer.
 
 Python 3 standard library only. Run it through run.sh, which builds and finds the monitors.
 """
 
 import argparse
+import fcntl
 import json
 import os
+import pty
+import re
+import select
 import shlex
 import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import struct
 import tempfile
+import termios
 import time
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -254,17 +262,6 @@ def run_once(name, argv, env, seconds, warmup, prefix):
     r = tmux("new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", session,
              "-x", str(COLS), "-y", str(ROWS), cmd)
     pid = int(r.stdout.strip())
-    first_paint = first_data = None
-    deadline = t0 + 15
-    while time.monotonic() < deadline and first_data is None:
-        text = pane_text(session)
-        now = time.monotonic() - t0
-        if first_paint is None and text.strip():
-            first_paint = now
-        if MARKER in text:
-            first_data = now
-        if proc_stat(pid) is None:
-            break
     start_wall = t0 + warmup
     while time.monotonic() < start_wall:
         time.sleep(0.05)
@@ -295,34 +292,109 @@ def run_once(name, argv, env, seconds, warmup, prefix):
         "rss_peak_kib": hwm,
         "anon_kib": anon,
         "threads": st[1] if st else None,
-        "first_paint_ms": None if first_paint is None else first_paint * 1000,
-        "first_data_ms": None if first_data is None else first_data * 1000,
         "last_screen": None if alive else last,
     }
 
 
-def tmux_baseline(env, rounds=5):
-    """Time for tmux to show a pane that prints at once: subtracted from first-frame times."""
-    vals = []
-    for i in range(rounds):
-        r = run_quick(["sh", "-c", f"echo {MARKER}; exec sleep 100"], env, f"base")
-        if r is not None:
-            vals.append(r)
+# Complete escape sequences (CSI, OSC, charset and two-byte ones) and one cut off at a chunk's end.
+ESC_SEQ = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()*+][0-~]|[^\[\]()*+])")
+ESC_CUT = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*|[()*+])?$")
+# Terminal queries a monitor may wait on, and the answers a terminal at the top left gives.
+ANSWERS = ((b"\x1b[6n", b"\x1b[1;1R"), (b"\x1b[c", b"\x1b[?62;22c"), (b"\x1b[0c", b"\x1b[?62;22c"))
+
+
+def first_frame(argv, env, limit=10.0):
+    """(first paint, first data) in ms after the spawn of argv in a fresh 200x60 pseudo-terminal.
+
+    Every chunk the monitor writes is read as it comes (select on the pty) and stamped then; its
+    escape sequences are dropped and the text looked at: the first visible character is the first
+    paint, the first GPU name the first data. Cursor-position and device-attribute queries are
+    answered at once, as a local terminal would. The monitor is then stopped (SIGTERM, SIGKILL).
+    """
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+    # The same terminal type for every monitor, and no sign of running inside tmux.
+    env = {k: v for k, v in env.items() if k not in ("TMUX", "TMUX_PANE")}
+    env["TERM"] = "xterm-256color"
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, env=env, stdin=slave, stdout=slave, stderr=slave,
+                         start_new_session=True)
+    os.close(slave)
+    carry, tail = b"", b""
+    paint = data = None
+    try:
+        while data is None and time.monotonic() < t0 + limit:
+            if not select.select([master], [], [], 0.25)[0]:
+                if p.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:  # the monitor exited and closed its end
+                break
+            t = (time.monotonic() - t0) * 1000
+            for ask, answer in ANSWERS:
+                if ask in chunk:
+                    os.write(master, answer)
+            buf = carry + chunk
+            cut = ESC_CUT.search(buf)
+            carry = buf[cut.start():] if cut else b""
+            text = ESC_SEQ.sub(b"", buf[:cut.start()] if cut else buf)
+            if paint is None and text.strip():
+                paint = t
+            if MARKER.encode() in tail + text:
+                data = t
+            tail = (tail + text)[-len(MARKER):]
+    finally:
+        stop(p, master)
+    return paint, data
+
+
+def stop(p, master):
+    """SIGTERM, then SIGKILL after 2 s, to the monitor's session; its output is drained."""
+    try:
+        os.killpg(p.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + 2
+    while p.poll() is None and time.monotonic() < deadline:
+        if select.select([master], [], [], 0.05)[0]:
+            try:
+                os.read(master, 1 << 16)
+            except OSError:
+                break
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+    os.close(master)
+
+
+def spawn_baseline(env, rounds=5):
+    """The probe's own share: first data of a program that prints the marker at once."""
+    vals = [first_frame(["sh", "-c", f"echo {MARKER}; exec sleep 100"], env)[1] for _ in range(rounds)]
+    vals = [v for v in vals if v is not None]
     return statistics.median(vals) if vals else 0.0
 
 
-def run_quick(argv, env, prefix):
-    session = fresh(prefix)
-    cmd = pane_cmd(argv, env)
-    t0 = time.monotonic()
-    tmux("new-session", "-d", "-s", session, "-x", str(COLS), "-y", str(ROWS), cmd)
-    seen = None
-    while time.monotonic() < t0 + 5:
-        if MARKER in pane_text(session):
-            seen = (time.monotonic() - t0) * 1000
-            break
-    tmux("kill-session", "-t", session, check=False)
-    return seen
+def first_frames(found, env, runs, hosts, base_ms):
+    """`runs` first-frame probes per monitor, interleaved (one of each in turn)."""
+    rows = []
+    names = list(found)
+    for k in range(runs):
+        for name in names[k % len(names):] + names[:k % len(names)]:
+            paint, data = first_frame(found[name], env)
+            net = lambda v: None if v is None else max(0.0, v - base_ms)
+            rows.append({"monitor": name, "host_procs": hosts, "first_paint_ms": net(paint),
+                         "first_data_ms": net(data)})
+    for name in names:
+        mine = [r for r in rows if r["monitor"] == name]
+        print(f"  {hosts:5} host: {name:9} first paint {fmt(med(mine, 'first_paint_ms'), digits=1)} ms, "
+              f"first data {fmt(med(mine, 'first_data_ms'), digits=1)} ms "
+              f"(median of {len(mine)})", flush=True)
+    return rows
 
 
 # ---------------------------------------------------------------- report
@@ -338,12 +410,13 @@ def fmt(v, unit="", digits=2):
     return f"{v:.{digits}f}{unit}"
 
 
-def summarize(results, baseline_ms, order):
+def summarize(results, frames, order):
     """Markdown: one table per host-process count, medians, and gpumeter's ratios."""
     lines = []
-    for hosts in sorted({r["host_procs"] for r in results}):
+    for hosts in sorted({r["host_procs"] for r in results + frames}):
         rows = [r for r in results if r["host_procs"] == hosts]
-        procs = med(rows, "proc_count")
+        shots = [r for r in frames if r["host_procs"] == hosts]
+        procs = med(rows + shots, "proc_count") or 0
         lines += [f"### {hosts} extra host processes (~{procs:.0f} in /proc)", "",
                   "| monitor | CPU s/min | steady RSS MiB | peak RSS MiB | anon MiB | threads | "
                   "first paint ms | first data ms | runs |",
@@ -351,21 +424,19 @@ def summarize(results, baseline_ms, order):
         stats = {}
         for m in order:
             mr = [r for r in rows if r["monitor"] == m]
-            if not mr:
+            ms = [r for r in shots if r["monitor"] == m]
+            if not mr and not ms:
                 continue
             s = {k: med(mr, k) for k in ("cpu_s_per_min", "rss_steady_kib", "rss_peak_kib",
-                                          "anon_kib", "threads", "first_paint_ms",
-                                          "first_data_ms")}
-            for k in ("first_paint_ms", "first_data_ms"):
-                if s[k] is not None:
-                    s[k] = max(0.0, s[k] - baseline_ms)
+                                          "anon_kib", "threads")}
+            s.update({k: med(ms, k) for k in ("first_paint_ms", "first_data_ms")})
             stats[m] = s
             ok = sum(1 for r in mr if r["alive"])
             lines.append(
                 f"| {m} | {fmt(s['cpu_s_per_min'], digits=3)} | {fmt(kib_mib(s['rss_steady_kib']), digits=1)} | "
                 f"{fmt(kib_mib(s['rss_peak_kib']), digits=1)} | {fmt(kib_mib(s['anon_kib']), digits=1)} | "
                 f"{fmt(s['threads'], digits=0)} | "
-                f"{fmt(s['first_paint_ms'], digits=0)} | {fmt(s['first_data_ms'], digits=0)} | {ok}/{len(mr)} |")
+                f"{fmt(s['first_paint_ms'], digits=1)} | {fmt(s['first_data_ms'], digits=1)} | {ok}/{len(mr)} |")
         g = stats.get("gpumeter")
         if g:
             lines += ["", "gpumeter ÷ peer (below 1 = gpumeter cheaper):", ""]
@@ -373,7 +444,8 @@ def summarize(results, baseline_ms, order):
                 if m == "gpumeter":
                     continue
                 lines.append(f"- {m}: CPU {ratio(g['cpu_s_per_min'], s['cpu_s_per_min'])}, "
-                             f"steady RSS {ratio(g['rss_steady_kib'], s['rss_steady_kib'])}")
+                             f"steady RSS {ratio(g['rss_steady_kib'], s['rss_steady_kib'])}, "
+                             f"first data {ratio(g['first_data_ms'], s['first_data_ms'])}")
         lines.append("")
     return "\n".join(lines)
 
@@ -390,7 +462,7 @@ def ratio(a, b):
 
 # ---------------------------------------------------------------- scale curves (gpumeter alone)
 
-def scale(args, lib_dir, env, workdir, out):
+def scale(args, lib_dir, env, workdir, out, base_ms):
     """gpumeter alone over GPU count, GPU-process count and host-process count, TUI and watch."""
     lib1 = os.path.join(lib_dir, "libnvidia-ml.so.1")
     tui = [args.gpumeter, "--nvml-lib", lib1, "--no-ledger", "--interval", "1s"]
@@ -420,6 +492,10 @@ def scale(args, lib_dir, env, workdir, out):
                 r = run_once("gpumeter", argv, e, args.seconds, args.warmup, "scale")
                 r.update(mode=mode, gpus=gpus, gpu_procs=gprocs, host_procs=hosts,
                          proc_count=proc_count())
+                if mode == "tui":
+                    shots = [first_frame(argv, e)[1] for _ in range(max(1, args.frames // 3))]
+                    shots = [max(0.0, v - base_ms) for v in shots if v is not None]
+                    r["first_data_ms"] = statistics.median(shots) if shots else None
                 rows.append(r)
                 print(f"  scale {mode:12} {gpus:3} GPUs {gprocs:5} GPU procs {hosts:5} host: "
                       f"{fmt(r['cpu_s_per_min'], digits=3)} CPU s/min, "
@@ -434,7 +510,7 @@ def scale(args, lib_dir, env, workdir, out):
                      f"{fmt(per_tick, digits=2)} | {fmt(kib_mib(r['rss_steady_kib']), digits=1)} | "
                      f"{fmt(kib_mib(r['rss_peak_kib']), digits=1)} | "
                      f"{fmt(kib_mib(r['anon_kib']), digits=1)} | "
-                     f"{fmt(r['first_data_ms'] if r['mode'] == 'tui' else None, digits=0)} |")
+                     f"{fmt(r.get('first_data_ms'), digits=1)} |")
     out.write("## Scale: gpumeter alone (1 s interval; CPU per tick = CPU s/min ÷ 60)\n\n")
     out.write("\n".join(lines) + "\n")
     return rows
@@ -565,6 +641,10 @@ def main():
     ap.add_argument("--only", help="comma-separated monitors")
     ap.add_argument("--scale", action="store_true", help="also the gpumeter-alone scale curves")
     ap.add_argument("--no-peers", action="store_true", help="skip the side-by-side runs")
+    ap.add_argument("--frames", type=int, default=10,
+                    help="first-frame probes per monitor and host count (a third of it per scale case)")
+    ap.add_argument("--frames-only", action="store_true",
+                    help="only the first-frame probes (no CPU/RSS runs)")
     ap.add_argument("--growth", help="also one long gpumeter TUI run of this span (30m, 1800s): "
                     "RSS, anon and file pages sampled over it")
     ap.add_argument("--growth-every", type=float, default=10, help="seconds between growth samples")
@@ -590,7 +670,7 @@ def main():
     # One idle session keeps the server up, so no run pays for starting it.
     tmux("new-session", "-d", "-s", "keep", "-x", str(COLS), "-y", str(ROWS), "sleep 1000000")
     report = open(os.path.join(args.out, "results.md"), "w")
-    results = {"machine": machine_info(), "runs": [], "scale": [], "growth": []}
+    results = {"machine": machine_info(), "runs": [], "frames": [], "scale": [], "growth": []}
     try:
         found, notes = monitors(args, args.lib_dir)
         report.write(f"# gpumeter overhead, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n")
@@ -599,10 +679,14 @@ def main():
             print(n)
             report.write(f"- {n}\n")
         env_keep = dict(env)
-        baseline = tmux_baseline(env_keep)
-        report.write(f"\n{args.rounds} rounds × {args.seconds:.0f} s measured (after {args.warmup:.0f} s), "
-                     f"tmux {COLS}×{ROWS}, 1 s refresh, 8 GPUs, 64 GPU processes; first-frame times "
-                     f"net of tmux ({baseline:.0f} ms for a pane that prints at once).\n\n")
+        base_ms = spawn_baseline(env_keep)
+        runs = "no CPU/RSS runs" if args.frames_only else (
+            f"{args.rounds} rounds × {args.seconds:.0f} s measured (after {args.warmup:.0f} s), "
+            f"tmux {COLS}×{ROWS}")
+        report.write(f"\n{runs}, 1 s refresh, 8 GPUs, 64 GPU processes. First paint / data: median "
+                     f"of {args.frames} starts per monitor in a {COLS}×{ROWS} pseudo-terminal read by "
+                     f"the script, from the spawn, net of the probe's own share ({base_ms:.1f} ms "
+                     f"for a program that prints at once).\n\n")
         if not args.no_peers:
             machine = Machine(workdir, 8, 64)
             env_keep["GPUMETER_FAKE_NVML_SCENARIO"] = machine.scenario
@@ -610,7 +694,10 @@ def main():
                 for hosts in [int(h) for h in args.hosts.split(",") if h != ""]:
                     machine.set_host_procs(hosts)
                     names = list(found)
-                    for rnd in range(args.rounds):
+                    for r in first_frames(found, env_keep, args.frames, hosts, base_ms):
+                        r["proc_count"] = proc_count()
+                        results["frames"].append(r)
+                    for rnd in range(0 if args.frames_only else args.rounds):
                         k = rnd % len(names)
                         for name in names[k:] + names[:k]:  # a different monitor goes first each round
                             r = run_once(name, found[name], env_keep, args.seconds, args.warmup, "m")
@@ -618,16 +705,15 @@ def main():
                             results["runs"].append(r)
                             print(f"  {hosts:5} host, round {rnd}: {name:9} "
                                   f"{fmt(r['cpu_s_per_min'], digits=3)} CPU s/min, "
-                                  f"{fmt(kib_mib(r['rss_steady_kib']), digits=1)} MiB, "
-                                  f"first data {fmt(r['first_data_ms'], digits=0)} ms"
+                                  f"{fmt(kib_mib(r['rss_steady_kib']), digits=1)} MiB"
                                   + ("" if r["alive"] else "  (EXITED)"), flush=True)
                             if r["last_screen"]:
                                 print("    last screen:\n" + r["last_screen"][:800])
             finally:
                 machine.close()
-            report.write(summarize(results["runs"], baseline, list(found)) + "\n")
+            report.write(summarize(results["runs"], results["frames"], list(found)) + "\n")
         if args.scale:
-            results["scale"] = scale(args, args.lib_dir, env_keep, workdir, report)
+            results["scale"] = scale(args, args.lib_dir, env_keep, workdir, report, base_ms)
         if args.growth:
             results["growth"] = growth(args, args.lib_dir, env_keep, workdir, report)
         load = os.getloadavg()

@@ -2,6 +2,9 @@
 //! block (a hung driver, a 500 ms call); on their own thread they delay only the next snapshot,
 //! never the dashboard's key handling. A source that fails as a whole is retried with
 //! exponential backoff, and each failure is reported so the screen can say so.
+//!
+//! [`spawn_opening`] also opens the source on that thread: `nvmlInit` can take seconds on a
+//! sick or cold driver, and the dashboard paints (and says it is waiting) meanwhile.
 
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -20,6 +23,42 @@ pub enum CollectorEvent {
         message: String,
         retry_in_ms: u64,
     },
+    /// What the first reading waits for (the source is still opening), until it comes.
+    Waiting(String),
+    /// The source could not be opened at all (sanitized): nothing will come.
+    OpenFailed(String),
+}
+
+/// How opening the source on the collector thread went, as far as [`Opening::wait`] saw.
+#[derive(Debug)]
+pub enum Opened<E> {
+    /// Open and sampling; its label.
+    Ready(String),
+    /// It failed (also sent as [`CollectorEvent::OpenFailed`], for a screen already up).
+    Failed(E),
+    /// Still opening after the wait.
+    Pending,
+    /// The thread ended without a word (it panicked).
+    Gone,
+}
+
+/// The caller's end of [`spawn_opening`].
+#[derive(Debug)]
+pub struct Opening<E> {
+    rx: std::sync::mpsc::Receiver<Result<String, E>>,
+}
+
+impl<E> Opening<E> {
+    /// Waits up to `limit` for the open to finish.
+    pub fn wait(&self, limit: Duration) -> Opened<E> {
+        use std::sync::mpsc::RecvTimeoutError;
+        match self.rx.recv_timeout(limit) {
+            Ok(Ok(label)) => Opened::Ready(label),
+            Ok(Err(e)) => Opened::Failed(e),
+            Err(RecvTimeoutError::Timeout) => Opened::Pending,
+            Err(RecvTimeoutError::Disconnected) => Opened::Gone,
+        }
+    }
 }
 
 /// Retry delays after whole-source failures: 1 s, 2 s, 4 s … capped, reset by a success.
@@ -67,6 +106,39 @@ pub fn spawn(
         .name("gpumeter-collector".into())
         .spawn(move || run(source.as_mut(), interval, &tx))
 }
+
+/// Starts the collector thread, which first calls `open` for its source. The outcome goes to
+/// the returned [`Opening`] and, when it fails, over `tx` too: the caller may have stopped
+/// waiting and put a screen up. Then it samples as [`spawn`] does.
+pub fn spawn_opening<E, F>(
+    open: F,
+    interval: Duration,
+    tx: Sender<CollectorEvent>,
+) -> std::io::Result<Opening<E>>
+where
+    E: std::fmt::Display + Send + 'static,
+    F: FnOnce() -> Result<Box<dyn Source>, E> + Send + 'static,
+{
+    let (opened, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("gpumeter-collector".into())
+        .spawn(move || match open() {
+            Ok(mut source) => {
+                // The caller may have stopped waiting; the readings say the rest.
+                let _ = opened.send(Ok(source.label()));
+                run(source.as_mut(), interval, &tx);
+            }
+            Err(e) => {
+                let message = crate::sanitize::sanitize(&e.to_string(), MAX_OPEN_MESSAGE);
+                let _ = opened.send(Err(e));
+                let _ = tx.blocking_send(CollectorEvent::OpenFailed(message));
+            }
+        })?;
+    Ok(Opening { rx })
+}
+
+/// Longest open-failure message passed on (the NVML ones with their advice are ~400).
+const MAX_OPEN_MESSAGE: usize = 1_000;
 
 fn run(source: &mut dyn Source, interval: Duration, tx: &Sender<CollectorEvent>) {
     let mut backoff = Backoff::default();
@@ -153,6 +225,69 @@ mod tests {
         }
         drop(rx);
         handle.join().unwrap();
+    }
+
+    /// Opens after `delay`, or fails to.
+    fn opener(
+        delay: Duration,
+        fail: bool,
+    ) -> impl FnOnce() -> Result<Box<dyn Source>, String> + Send + 'static {
+        move || {
+            std::thread::sleep(delay);
+            if fail {
+                Err("no driver here\u{1b}[2J".to_string())
+            } else {
+                Ok(Box::new(Flaky(1)) as Box<dyn Source>)
+            }
+        }
+    }
+
+    #[test]
+    fn an_open_that_finishes_in_time_gives_its_label_then_readings() {
+        let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+        let opening =
+            spawn_opening(opener(Duration::ZERO, false), Duration::from_millis(1), tx).unwrap();
+        match opening.wait(Duration::from_secs(10)) {
+            Opened::Ready(label) => assert_eq!(label, "flaky"),
+            other => panic!("expected the label, got {other:?}"),
+        }
+        assert!(matches!(
+            rx.blocking_recv(),
+            Some(CollectorEvent::Snapshot(_))
+        ));
+    }
+
+    #[test]
+    fn a_slow_open_is_pending_and_its_failure_still_reaches_the_screen() {
+        let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+        let opening = spawn_opening(
+            opener(Duration::from_millis(300), true),
+            Duration::from_millis(1),
+            tx,
+        )
+        .unwrap();
+        assert!(matches!(
+            opening.wait(Duration::from_millis(1)),
+            Opened::Pending
+        ));
+        // The caller stops waiting and puts a screen up; the failure comes over the channel.
+        drop(opening);
+        match rx.blocking_recv() {
+            Some(CollectorEvent::OpenFailed(m)) => assert_eq!(m, "no driver here"),
+            other => panic!("expected the open failure, got {other:?}"),
+        }
+        assert!(rx.blocking_recv().is_none(), "nothing after a failed open");
+    }
+
+    #[test]
+    fn a_failed_open_is_told_to_the_waiter() {
+        let (tx, _rx) = tokio::sync::mpsc::channel(4);
+        let opening =
+            spawn_opening(opener(Duration::ZERO, true), Duration::from_millis(1), tx).unwrap();
+        match opening.wait(Duration::from_secs(10)) {
+            Opened::Failed(e) => assert!(e.starts_with("no driver here"), "{e}"),
+            other => panic!("expected the failure, got {other:?}"),
+        }
     }
 
     /// A recording with one reading.

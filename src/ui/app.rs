@@ -85,6 +85,8 @@ pub struct App {
     pub(crate) colour_depth: super::fallback::ColourDepth,
     pub(crate) ascii: bool,
     pub(crate) source_label: String,
+    /// What the first reading waits for, when the source said (it is still opening).
+    pub(crate) waiting: Option<String>,
     /// When the collector last reported a whole-source failure (for the retry countdown).
     pub(crate) last_failure_unix_ms: Option<i64>,
     // What the screen listed at the last sync.
@@ -122,6 +124,7 @@ impl App {
             colour_depth: options.colour_depth,
             ascii: options.ascii,
             source_label: options.source_label.clone(),
+            waiting: None,
             last_failure_unix_ms: None,
             row_pids: Vec::new(),
             gpu_indices: Vec::new(),

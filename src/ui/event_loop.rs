@@ -357,7 +357,7 @@ where
             },
             msg = recv(&mut rx), if collector_open => {
                 match msg {
-                    Some(ev) => apply(ev, state, clock.now_unix_ms()),
+                    Some(ev) => apply(ev, state, clock.now_unix_ms())?,
                     None => {
                         collector_open = false;
                         state.app.set_status("the collector stopped: readings are frozen");
@@ -385,7 +385,7 @@ where
         while collector_open && let Some(rx) = rx.as_mut() {
             match rx.try_recv() {
                 Ok(ev) => {
-                    apply(ev, state, clock.now_unix_ms());
+                    apply(ev, state, clock.now_unix_ms())?;
                     dirty = true;
                 }
                 Err(TryRecvError::Empty) => break,
@@ -445,9 +445,12 @@ fn say_end(state: &mut State) {
     }
 }
 
-/// Folds one collector event into the engine (and the billing session).
-fn apply(ev: CollectorEvent, state: &mut State, now_ms: i64) {
+/// Folds one collector event into the engine (and the billing session); a source that could
+/// not be opened ends the loop.
+fn apply(ev: CollectorEvent, state: &mut State, now_ms: i64) -> Result<(), UiError> {
     match ev {
+        CollectorEvent::Waiting(what) => state.app.waiting = Some(what),
+        CollectorEvent::OpenFailed(message) => return Err(UiError::SourceUnavailable(message)),
         CollectorEvent::Snapshot(s) => {
             let step = state.session.ingest(*s);
             show_step(state, step);
@@ -462,6 +465,7 @@ fn apply(ev: CollectorEvent, state: &mut State, now_ms: i64) {
             state.app.note_source_failure(now_ms);
         }
     }
+    Ok(())
 }
 
 /// Shows one step: its notes on the status line (budget crossings are the alert panel's, drawn

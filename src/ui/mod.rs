@@ -90,6 +90,10 @@ pub enum UiError {
     /// Standard output is not a terminal (piped or redirected).
     #[error("standard output is not a terminal; the dashboard needs one (try `gpumeter snapshot`)")]
     NotATerminal,
+    /// The source could not be opened (the screen was up while it tried): the message says
+    /// why and what to do.
+    #[error("{0}")]
+    SourceUnavailable(String),
     /// A signal handler could not be installed.
     #[error("installing the {signal} handler: {source}")]
     Signal {

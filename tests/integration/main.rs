@@ -26,6 +26,7 @@ mod serve;
 mod serve_load;
 mod serve_prometheus;
 mod signals;
+mod startup;
 mod support;
 mod themes;
 mod tui;

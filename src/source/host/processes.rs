@@ -114,7 +114,7 @@ impl ProcessTracker {
                 stats.insert(pid, stat);
             }
         }
-        self.members = found.pids.iter().copied().collect();
+        let known = std::mem::replace(&mut self.members, found.pids.iter().copied().collect());
         if found.truncated {
             warnings.push(format!(
                 "more than {MAX_DESCENDANTS} processes below the GPU processes: list cut"
@@ -136,16 +136,28 @@ impl ProcessTracker {
             .iter()
             .map(|&(reported, dir, how)| {
                 let gpu = gpu_procs.get(&reported).cloned().unwrap_or_default();
-                (dir, (reported != dir).then_some(reported), how, gpu)
+                (dir, (reported != dir).then_some(reported), how, gpu, true)
             })
-            .chain(found.pids.iter().map(|&pid| (pid, None, None, Vec::new())));
+            // A descendant's statics wait for its second tick here (see `statics`).
+            .chain(
+                found
+                    .pids
+                    .iter()
+                    .map(|&pid| (pid, None, None, Vec::new(), known.contains(&pid))),
+            );
         let mut out: Vec<ProcessReading> = Vec::new();
-        for (dir, host_pid, how, gpu) in members {
+        for (dir, host_pid, how, gpu, read_statics) in members {
             let Some(stat) = stats.get(&dir) else {
                 continue;
             };
             let cpu_pct = cpu.get(&dir).and_then(|c| c.pct);
-            let mut reading = self.reading(dir, stat, boot_time_unix_s, now_ms, cpu_pct);
+            let when = Reading {
+                boot_time_unix_s,
+                now_ms,
+                cpu_pct,
+                read_statics,
+            };
+            let mut reading = self.reading(dir, stat, &when);
             if !gpu.is_empty() {
                 reading.busiest_thread =
                     self.threads
@@ -329,20 +341,23 @@ impl ProcessTracker {
     }
 
     /// One visible process's reading, without its GPU use (pid = its directory here).
-    fn reading(
-        &mut self,
-        dir: u32,
-        stat: &ProcStat,
-        boot_time_unix_s: Option<i64>,
-        now_ms: i64,
-        cpu_pct: Option<f64>,
-    ) -> ProcessReading {
+    fn reading(&mut self, dir: u32, stat: &ProcStat, when: &Reading) -> ProcessReading {
+        let Reading {
+            boot_time_unix_s,
+            now_ms,
+            cpu_pct,
+            read_statics,
+        } = *when;
         let key = Key {
             pid: dir,
             start_ticks: stat.start_ticks,
             comm: &stat.comm,
         };
-        let statics = self.statics.all(key, now_ms);
+        let statics = if read_statics {
+            self.statics.all(key, now_ms)
+        } else {
+            self.statics.cached(key)
+        };
         let tps = self.ticks_per_s;
         let status = statics.status.as_ref();
         ProcessReading {
@@ -368,6 +383,16 @@ impl ProcessTracker {
             busiest_thread: None,
         }
     }
+}
+
+/// What one process's reading is taken with.
+#[derive(Debug, Clone, Copy)]
+struct Reading {
+    boot_time_unix_s: Option<i64>,
+    now_ms: i64,
+    cpu_pct: Option<f64>,
+    /// Whether its statics are read if not cached (else only what is cached is used).
+    read_statics: bool,
 }
 
 #[cfg(test)]

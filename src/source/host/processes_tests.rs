@@ -124,3 +124,40 @@ fn a_worker_forked_later_joins_the_tree_within_the_children_cadence() {
         k - 2
     );
 }
+
+/// The first reading reads the GPU process's command line, user and container, and leaves its
+/// workers' for their second tick in the tree; they are there from then on.
+#[test]
+fn workers_statics_come_on_their_second_tick() {
+    let f = Fixture::new();
+    machine(&f);
+    let mut s = f.sampler();
+    let find = |r: &[ProcessReading], pid: u32| r.iter().find(|p| p.pid == pid).cloned().unwrap();
+    let first = s.sample(0, &gpu_procs(&[100])).processes;
+    assert_eq!(first.len(), 3, "the whole tree at once");
+    let gpu = find(&first, 100);
+    assert_eq!(gpu.command.as_deref(), Some("python"));
+    assert_eq!(gpu.user.as_deref(), Some("alice"));
+    for pid in [101, 102] {
+        let w = find(&first, pid);
+        assert_eq!(
+            w.name.as_deref(),
+            Some("pt_data_worker"),
+            "its stat is read"
+        );
+        assert_eq!(w.command, None, "{pid}: command read on the first tick");
+        assert_eq!(w.user, None);
+    }
+    for k in 1..3 {
+        let r = s.sample(k * 1_000, &gpu_procs(&[100])).processes;
+        for pid in [101, 102] {
+            let w = find(&r, pid);
+            assert_eq!(
+                w.command.as_deref(),
+                Some("pt_data_worker"),
+                "tick {k}: {pid}"
+            );
+            assert_eq!(w.user.as_deref(), Some("alice"), "tick {k}: {pid}");
+        }
+    }
+}

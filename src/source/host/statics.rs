@@ -3,6 +3,11 @@
 //! once the process restarts). Read only for processes in the result, once per process lifetime, and cached by
 //! (pid, start time, comm): a reused pid starts later, and an `exec` renames comm, so either
 //! change drops the cached entry. A read that fails is retried on the next tick.
+//!
+//! A GPU process's facts are read on its first tick; a descendant's from its second tick in
+//! the tree on ([`StaticsCache::cached`] until then), so the first reading costs the GPU
+//! processes' files only and shows at once (a worker's command and user follow a tick later),
+//! and a burst of short-lived workers is not read at all.
 
 use std::collections::HashMap;
 use std::io;
@@ -97,6 +102,11 @@ impl StaticsCache {
         let status = parse_status(&read?);
         self.entry(key).statics.status = Some(status.clone());
         Some(status)
+    }
+
+    /// What is cached, reading nothing.
+    pub(super) fn cached(&mut self, key: Key<'_>) -> Statics {
+        self.entry(key).statics.clone()
     }
 
     /// Everything, reading what is not cached yet.

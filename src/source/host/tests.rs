@@ -397,7 +397,11 @@ fn affinity_and_cgroup_quota_reach_the_reading() {
     f.write("proc/self/cgroup", "0::/job\n");
     f.write("sys/fs/cgroup/cgroup.controllers", "cpu\n");
     f.write("sys/fs/cgroup/job/cpu.max", "150000 100000\n");
-    let sample = f.sampler().sample(0, &gpu_procs(&[100]));
+    let mut sampler = f.sampler();
+    let sample = sampler.sample(0, &gpu_procs(&[100]));
+    assert_eq!(find(&sample.processes, 100).cpus_allowed, Some(1));
+    // A worker's statics (its affinity among them) come on its second tick.
+    let sample = sampler.sample(1_000, &gpu_procs(&[100]));
     assert_eq!(find(&sample.processes, 100).cpus_allowed, Some(1));
     assert_eq!(find(&sample.processes, 101).cpus_allowed, Some(2));
     assert_eq!(sample.host.cpu_quota_cores, Some(1.5));

@@ -46,13 +46,11 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
     let name = styled("gpumeter", theme.title);
     let Some(snap) = engine.latest() else {
         let name = [vec![name], readonly_mark(app)].concat();
-        let waiting = vec![
-            sep(theme),
-            styled(
-                format!("waiting for the first reading from {}…", app.source_label),
-                theme.dim,
-            ),
-        ];
+        let text = match &app.waiting {
+            Some(what) => format!("waiting for {what}…"),
+            None => format!("waiting for the first reading from {}…", app.source_label),
+        };
+        let waiting = vec![sep(theme), styled(text, theme.dim)];
         return Line::from([name, waiting].concat());
     };
     let sys = &snap.system;

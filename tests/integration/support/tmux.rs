@@ -84,6 +84,17 @@ impl Tmux {
             .into_owned()
     }
 
+    /// The screen with the pane's scrollback above it (a message printed after the program left
+    /// the alternate screen can scroll past the top when the pane dies).
+    pub fn history(&self) -> String {
+        String::from_utf8_lossy(
+            &self
+                .tmux(&["capture-pane", "-p", "-S", "-", "-t", "main"])
+                .stdout,
+        )
+        .into_owned()
+    }
+
     /// Sends tmux key names (`q`, `Down`, `C-c`, `Escape`) or literal text with `-l`.
     pub fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "main"];
