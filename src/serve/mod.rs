@@ -1,6 +1,6 @@
 //! `gpumeter serve`: the meter as a Prometheus exporter. One thin front-end over the same run
 //! `watch` has (source → engine, meter and ledger, rules, notify channels, autostop), plus an
-//! HTTP side that serves what each tick rendered. Rooms: [`sampler`] (the metering thread),
+//! HTTP side that serves the latest reading, rendered when a request first asks for it. Rooms: [`sampler`] (the metering thread),
 //! [`published`] (the state handed across), [`metrics`] (the exposition), [`http`] (routes,
 //! limits, auth checks), [`auth`] (tokens and the loopback rule).
 //!

@@ -1,4 +1,4 @@
-//! `/metrics`: the Prometheus families of the latest reading, rendered once per tick from `&`
+//! `/metrics`: the Prometheus families of the latest reading, rendered at most once per tick from `&`
 //! references to the engine (never per request, never with an NVML call). Names follow the
 //! Prometheus conventions (`gpumeter_` prefix, base units in the name, `_total` counters, 0–1
 //! ratios, `_info` gauges of value 1) and pass `promtool check metrics`; no `instance` or `job`
