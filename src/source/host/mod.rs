@@ -13,10 +13,12 @@
 //! first call gives `None` for them, later calls average over the interval since the previous
 //! call (jiffy deltas for the CPU lines, `now_unix_ms` deltas for the rest).
 //!
-//! Cost per call: a handful of machine-wide files; then, while the driver names any GPU process,
-//! one `stat` read per process of the GPU processes' trees (and of every process every few
-//! seconds, `scan`), and, only for the processes in the result, `status`, `cmdline` and
-//! `cgroup` once per process lifetime (cached per pid, start time and comm).
+//! Cost per call: a handful of machine-wide files, kept open (one `pread` each, `kept`; the
+//! cgroup limits every 10 s); then, while the driver names any GPU process, one `stat` read per
+//! GPU process, the rest of their trees' `stat` and `children` every 5 s, a listing of /proc
+//! every 10 s that reads only processes not seen before (`scan`), and, only for the processes
+//! in the result, `status`, `cmdline` and `cgroup` once per process lifetime (cached per pid,
+//! start time and comm).
 //!
 //! PID namespaces: NVML reports PIDs of the host namespace.
 //! - gpumeter on the host (the normal case) sees every process directly; a process inside a
