@@ -10,7 +10,11 @@ cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p gpumeter-fak
 target_dir="$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" |
   sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
 mkdir -p "$out"
-# Copies, not links: the build output may be rebuilt or cleaned while the copy is in use.
-cp "$target_dir/release/libgpumeter_fake_nvml.so" "$out/libnvidia-ml.so.1"
-cp "$target_dir/release/libgpumeter_fake_nvml.so" "$out/libnvidia-ml.so"
+# Copies, not links: the build output may be rebuilt or cleaned while the copy is in use. Each
+# copy is written beside its name and renamed over it: `cp` onto the name would rewrite, in place,
+# the file a running program has mapped (a second bench run crashed the first's monitor so).
+for name in libnvidia-ml.so.1 libnvidia-ml.so; do
+  cp "$target_dir/release/libgpumeter_fake_nvml.so" "$out/.$name.$$"
+  mv -f "$out/.$name.$$" "$out/$name"
+done
 echo "$(cd "$out" && pwd)/libnvidia-ml.so.1"
