@@ -1,5 +1,5 @@
-//! Process-level memory steps taken once start-up is over, so the dashboard's steady memory is
-//! what its loop uses rather than what start-up touched.
+//! Process-level memory steps taken once start-up is over, so the steady memory of the
+//! dashboard, `watch` and `serve` is what their loops use rather than what start-up touched.
 //!
 //! - Code and read-only data: argument parsing, config and theme loading, NVML's symbol
 //!   loading and the first reading's statics run once, but their pages stay mapped (and counted
@@ -30,7 +30,7 @@ pub struct Released {
     pub rss_kib: u64,
 }
 
-/// Waits [`AFTER_START`], then runs [`release_startup_pages`]: spawn it on the dashboard's
+/// Waits [`AFTER_START`], then runs [`release_startup_pages`]: spawn it on the dashboard's or `serve`'s
 /// runtime.
 pub async fn after_startup() {
     tokio::time::sleep(AFTER_START).await;
