@@ -5,44 +5,17 @@
 
 use serde_json::Value;
 
-use crate::support::fake_nvml::{FULL, gpumeter};
+use crate::support::fake_nvml::{FULL, recorded_readings};
 
 const ELAPSED_MS: u64 = 42_000;
 
 /// The readings of `record --for 1s --interval 200ms` with `function` failing on GPU 1 from
 /// its second call on.
 fn readings_with_later_calls_failing(function: &str) -> Vec<Value> {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("rec.ndjson");
     let scenario = format!(
         "{FULL}[[fault]]\ngpu = 1\nfunction = \"{function}\"\nerror = \"UNKNOWN\"\nafter_calls = 1\n"
     );
-    let out = gpumeter(
-        &[
-            "record",
-            file.to_str().unwrap(),
-            "--for",
-            "1s",
-            "--interval",
-            "200ms",
-        ],
-        &scenario,
-        ELAPSED_MS,
-        &[],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(&file).unwrap();
-    let lines: Vec<Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v.get("gpus").is_some())
-        .collect();
-    assert!(lines.len() >= 3, "{text}");
-    lines
+    recorded_readings(&scenario, ELAPSED_MS)
 }
 
 fn gpu1_warnings(snap: &Value) -> Vec<String> {

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::support::fake_nvml::snapshot;
+use crate::support::fake_nvml::{recorded_readings, snapshot};
 
 const ELAPSED_MS: u64 = 40_000;
 
@@ -239,36 +239,10 @@ fn device_less_gpm_and_event_calls_cost_only_their_fields_everywhere() {
 
 #[test]
 fn unsupported_xid_events_are_said_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("rec.ndjson");
     let scenario = format!(
         "{GPM}[[fault]]\ngpu = 1\nfunction = \"nvmlDeviceRegisterEvents\"\nerror = \"NOT_SUPPORTED\"\n"
     );
-    let out = crate::support::fake_nvml::gpumeter(
-        &[
-            "record",
-            file.to_str().unwrap(),
-            "--for",
-            "1s",
-            "--interval",
-            "200ms",
-        ],
-        &scenario,
-        ELAPSED_MS,
-        &[],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(&file).unwrap();
-    let lines: Vec<Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v.get("gpus").is_some())
-        .collect();
-    assert!(lines.len() >= 3, "{text}");
+    let lines = recorded_readings(&scenario, ELAPSED_MS);
     let said: usize = lines
         .iter()
         .flat_map(|s| s["warnings"].as_array().cloned().unwrap_or_default())
@@ -277,7 +251,7 @@ fn unsupported_xid_events_are_said_once() {
                 .is_some_and(|w| w.starts_with("XID events not supported on GPU 1:"))
         })
         .count();
-    assert_eq!(said, 1, "{text}");
+    assert_eq!(said, 1, "{lines:?}");
     assert!(
         lines
             .iter()

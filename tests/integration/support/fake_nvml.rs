@@ -208,3 +208,36 @@ gpus = [
   { gpu = 3, memory_gib = { const = 3 }, sm_util_pct = { const = 44 }, mem_util_pct = { const = 11 } },
 ]
 "#;
+
+/// The readings (lines with `gpus`) of `record --for 1s --interval 200ms` on `scenario` at
+/// `elapsed_ms`; the run must succeed and give at least 3 readings.
+pub fn recorded_readings(scenario: &str, elapsed_ms: u64) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rec.ndjson");
+    let out = gpumeter(
+        &[
+            "record",
+            file.to_str().unwrap(),
+            "--for",
+            "1s",
+            "--interval",
+            "200ms",
+        ],
+        scenario,
+        elapsed_ms,
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.get("gpus").is_some())
+        .collect();
+    assert!(lines.len() >= 3, "{text}");
+    lines
+}
