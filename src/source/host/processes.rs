@@ -10,7 +10,9 @@
 //! carried keeps the rate of its last read). The per-pid CPU counters are replaced wholesale
 //! each tick, so exited processes leave no state behind.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::path::PathBuf;
 
 use gpumeter_model::{GpuUse, PidMatch, ProcessReading};

@@ -33,8 +33,8 @@
 //! (the container cases need every process) or a kernel without children lists. The trees'
 //! files stay open between ticks (see [`Kept`]).
 
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::DirEntryExt;

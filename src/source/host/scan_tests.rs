@@ -80,7 +80,7 @@ fn the_first_tick_walks_the_trees_the_second_lists_then_only_the_trees() {
     assert!(!first.full);
     assert_eq!(pids(&first), vec![10, 11, 12]);
     assert!(first.kept_links.is_empty());
-    let members: HashSet<u32> = [11, 12].into();
+    let members: HashSet<u32> = HashSet::from_iter([11, 12]);
     // The first listing reads everything it has not seen.
     let listed = s.scan(1_000, &[10], &members, &ALL, CAP).unwrap();
     assert_eq!(pids(&listed), vec![1, 10, 11, 12, 20, 21]);
@@ -114,7 +114,7 @@ fn a_listing_reads_only_the_processes_it_has_not_seen() {
     procs.extend((1000..1300).map(|p| (p, 1)));
     tree(dir.path(), &procs, true);
     let mut s = Scanner::new(dir.path().to_path_buf());
-    let members: HashSet<u32> = [11].into();
+    let members: HashSet<u32> = HashSet::from_iter([11]);
     s.scan(0, &[10], &HashSet::new(), &ALL, CAP).unwrap();
     s.scan(1_000, &[10], &members, &ALL, CAP).unwrap();
     // Three processes born elsewhere; the 300 others are not read again.
@@ -188,7 +188,13 @@ fn a_kept_link_is_read_again_when_its_parent_exits_or_its_pid_is_reused() {
     write_stat(d, 40, 1, 4000);
     let before = s.reads;
     let listed = s
-        .scan(1_000 + LISTING_MS, &[10], &[25].into(), &ALL, CAP)
+        .scan(
+            1_000 + LISTING_MS,
+            &[10],
+            &HashSet::from_iter([25]),
+            &ALL,
+            CAP,
+        )
         .unwrap();
     assert_eq!((link(&listed, 30), link(&listed, 40)), (Some(1), Some(1)));
     assert_eq!(link(&listed, 25), Some(10));
@@ -320,7 +326,7 @@ fn an_exited_member_leaves_within_its_cadence_a_gpu_process_at_once() {
             .filter(|&p| p != 10 && p != 1)
             .collect();
     }
-    assert_eq!(members, [11, 12].into());
+    assert_eq!(members, HashSet::from_iter([11, 12]));
     std::fs::remove_dir_all(dir.path().join("11")).unwrap();
     write_children(dir.path(), 10, &[12]);
     let gone_at = (3..=3 + MEMBER_STAT_MS / 1_000)

@@ -6,7 +6,7 @@
 //! at most [`MAX_THREADS`] threads each; a process with one thread is its own busiest thread,
 //! read from the process's stat the tick already has.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::path::Path;
 
 use gpumeter_model::ThreadReading;
