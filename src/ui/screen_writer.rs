@@ -308,6 +308,7 @@ impl Shown {
     }
 
     /// `cell` (a plain one) is what this record shows: ratatui's cell equality.
+    #[inline]
     fn matches(&self, cell: &Cell) -> bool {
         self.plain
             && self.fg == cell.fg
@@ -317,6 +318,7 @@ impl Shown {
             && self.same_symbol_as(cell.symbol())
     }
 
+    #[inline]
     fn same_symbol_as(&self, sym: &str) -> bool {
         let bytes = sym.as_bytes();
         self.len != LONG
