@@ -4,7 +4,8 @@
 Every monitor runs its TUI in a tmux pane (200x60, 1 s refresh) against the same scenario: the fake
 libnvidia-ml (crates/fake-nvml) reports GPU processes whose pids are real sleeping processes this
 script spawns (some with worker children), beside N extra idle host processes. Per run it records
-the CPU seconds of the monitor's process tree (utime+stime, children included, from /proc), steady
+the CPU seconds of the monitor's process tree (each process's CPU-time clock: ns, all threads, exited
+ones included; 10 ms utime+stime ticks where that clock cannot be read), the split by thread, steady
 and peak RSS and threads. Time to first frame is taken apart from those runs, in a pseudo-terminal
 this script reads itself (every byte timestamped as it arrives, no screen polling): from the spawn
 to the first visible text (first paint) and to the first GPU name (first data). Monitors alternate
@@ -40,17 +41,122 @@ COLS, ROWS = 200, 60
 
 # ---------------------------------------------------------------- /proc readings
 
-def proc_stat(pid):
-    """(utime+stime+cutime+cstime in ticks, threads) of one pid, or None once it is gone."""
+def stat_fields(path):
+    """The fields of a /proc stat file after the command name, or None once it is gone."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
+        with open(path) as f:
             text = f.read()
     except OSError:
         return None
-    fields = text[text.rindex(")") + 2:].split()
     # fields[0] is state (field 3); utime is field 14 -> index 11.
-    ticks = sum(int(x) for x in fields[11:15])
-    return ticks, int(fields[17])
+    return text[text.rindex(")") + 2:].split()
+
+
+def proc_stat(pid):
+    """(utime+stime+cutime+cstime in ticks, threads) of one pid, or None once it is gone."""
+    fields = stat_fields(f"/proc/{pid}/stat")
+    if fields is None:
+        return None
+    return sum(int(x) for x in fields[11:15]), int(fields[17])
+
+
+def cpu_clock(pid):
+    """The pid's process CPU-time clock, as clock_getcpuclockid(3) makes it (CPUCLOCK_SCHED)."""
+    return ((~pid) << 3) | 2
+
+
+def clock_cpu_s(pid):
+    """CPU seconds of one process from its CPU-time clock, or None (gone, or no such clock).
+
+    The kernel sums the precise runtime (sum_exec_runtime, ns) of every thread, exited ones
+    included: the figure utime+stime rounds to 10 ms clock ticks, without the rounding.
+    """
+    try:
+        return time.clock_gettime(cpu_clock(pid))
+    except (OSError, OverflowError):
+        return None
+
+
+def clock_works():
+    """Whether another process's CPU-time clock can be read here (Linux can; others may not)."""
+    p = subprocess.Popen(["sleep", "5"])
+    try:
+        return clock_cpu_s(p.pid) is not None
+    finally:
+        p.kill()
+        p.wait()
+
+
+# "clock" (ns, all threads) unless the clock cannot be read: then "ticks" (utime+stime, 10 ms).
+CPU_METHOD = "clock"
+CPU_METHODS = {
+    "clock": "the process CPU-time clock (clock_gettime on each pid's CPUCLOCK_SCHED: the kernel's "
+             "runtime of all its threads in ns, exited ones included) plus reaped "
+             "children's cutime+cstime (10 ms ticks; none of the monitors here forks any)",
+    "ticks": "utime+stime+cutime+cstime from /proc/<pid>/stat in 10 ms clock ticks (the CPU-time "
+             "clock could not be read here): 0.02 s/min resolution in 30 s",
+}
+
+
+def own_cpu_s(pid):
+    """CPU seconds of pid alone (its threads, and its reaped children), or None once gone."""
+    st = proc_stat(pid)
+    if st is None:
+        return None
+    if CPU_METHOD == "clock":
+        own = clock_cpu_s(pid)
+        fields = stat_fields(f"/proc/{pid}/stat")
+        if own is not None and fields is not None:
+            return own + sum(int(x) for x in fields[13:15]) / HZ
+    return st[0] / HZ
+
+
+def threads_cpu_s(pid):
+    """CPU seconds of pid's own threads, exited ones included (no children), or None."""
+    if CPU_METHOD == "clock":
+        v = clock_cpu_s(pid)
+        if v is not None:
+            return v
+    fields = stat_fields(f"/proc/{pid}/stat")
+    return None if fields is None else (int(fields[11]) + int(fields[12])) / HZ
+
+
+def thread_cpu(pid):
+    """{tid: (name, CPU seconds)} of pid's live threads: schedstat's ns runtime, else stat ticks."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        base = f"/proc/{pid}/task/{tid}"
+        try:
+            with open(f"{base}/comm") as f:
+                name = f.read().strip() + (" (main)" if tid == str(pid) else "")
+        except OSError:
+            continue
+        try:
+            with open(f"{base}/schedstat") as f:
+                out[tid] = (name, int(f.read().split()[0]) / 1e9)
+                continue
+        except (OSError, ValueError, IndexError):
+            pass
+        fields = stat_fields(f"{base}/stat")
+        if fields is not None:
+            out[tid] = (name, (int(fields[11]) + int(fields[12])) / HZ)
+    return out
+
+
+def thread_split(before, after, total_s, window_s):
+    """CPU s/min per thread name over a window; threads gone by its end go under "(exited)"."""
+    per = {}
+    for tid, (name, s1) in after.items():
+        s0 = before.get(tid, (name, 0.0))[1]
+        per[name] = per.get(name, 0.0) + (s1 - s0)
+    rest = total_s - sum(per.values())
+    if rest > 0.0005 * window_s:  # more than 0.5 ms a second unaccounted: a thread exited
+        per["(exited)"] = rest
+    return {k: v * 60.0 / window_s for k, v in sorted(per.items(), key=lambda kv: -kv[1])}
 
 
 def children(pid):
@@ -75,12 +181,12 @@ def tree(pid):
 
 def tree_cpu_s(pid):
     """CPU seconds of pid and its live descendants (reaped children count through cutime)."""
-    total = 0
+    total = 0.0
     for p in tree(pid):
-        st = proc_stat(p)
-        if st:
-            total += st[0]
-    return total / HZ
+        v = own_cpu_s(p)
+        if v is not None:
+            total += v
+    return total
 
 
 def status_kib(pid, key):
@@ -265,6 +371,7 @@ def run_once(name, argv, env, seconds, warmup, prefix):
     start_wall = t0 + warmup
     while time.monotonic() < start_wall:
         time.sleep(0.05)
+    threads0, own0 = thread_cpu(pid), threads_cpu_s(pid)
     cpu0 = tree_cpu_s(pid)
     w0 = time.monotonic()
     rss = []
@@ -276,6 +383,7 @@ def run_once(name, argv, env, seconds, warmup, prefix):
             rss.append(v)
     cpu1 = tree_cpu_s(pid)
     window = time.monotonic() - w0
+    threads1, own1 = thread_cpu(pid), threads_cpu_s(pid)
     hwm = status_kib(pid, "VmHWM")
     anon = anon_kib(pid)
     st = proc_stat(pid)
@@ -292,6 +400,10 @@ def run_once(name, argv, env, seconds, warmup, prefix):
         "rss_peak_kib": hwm,
         "anon_kib": anon,
         "threads": st[1] if st else None,
+        # The monitor's own threads (not its children), by name: which one costs what.
+        "thread_cpu_s_per_min": thread_split(threads0, threads1, own1 - own0, window)
+        if alive and own0 is not None and own1 is not None else None,
+        "cpu_method": CPU_METHOD,
         "last_screen": None if alive else last,
     }
 
@@ -437,6 +549,9 @@ def summarize(results, frames, order):
                 f"{fmt(kib_mib(s['rss_peak_kib']), digits=1)} | {fmt(kib_mib(s['anon_kib']), digits=1)} | "
                 f"{fmt(s['threads'], digits=0)} | "
                 f"{fmt(s['first_paint_ms'], digits=1)} | {fmt(s['first_data_ms'], digits=1)} | {ok}/{len(mr)} |")
+        split = thread_medians([r for r in rows if r["monitor"] == "gpumeter"])
+        if split:
+            lines += ["", "gpumeter's CPU s/min by thread (median of runs): " + split]
         g = stats.get("gpumeter")
         if g:
             lines += ["", "gpumeter ÷ peer (below 1 = gpumeter cheaper):", ""]
@@ -448,6 +563,16 @@ def summarize(results, frames, order):
                              f"first data {ratio(g['first_data_ms'], s['first_data_ms'])}")
         lines.append("")
     return "\n".join(lines)
+
+
+def thread_medians(rows, scale=1.0, digits=3):
+    """`name v, name v …`: the median per thread name over runs (absent in a run = 0), scaled."""
+    splits = [r["thread_cpu_s_per_min"] for r in rows if r.get("thread_cpu_s_per_min")]
+    if not splits:
+        return ""
+    names = {n for sp in splits for n in sp}
+    meds = {n: statistics.median(sp.get(n, 0.0) for sp in splits) * scale for n in names}
+    return ", ".join(f"{n} {v:.{digits}f}" for n, v in sorted(meds.items(), key=lambda kv: -kv[1]))
 
 
 def kib_mib(v):
@@ -513,6 +638,11 @@ def scale(args, lib_dir, env, workdir, out, base_ms):
                      f"{fmt(r.get('first_data_ms'), digits=1)} |")
     out.write("## Scale: gpumeter alone (1 s interval; CPU per tick = CPU s/min ÷ 60)\n\n")
     out.write("\n".join(lines) + "\n")
+    out.write("\nCPU ms/tick by thread:\n\n")
+    for r in rows:
+        split = thread_medians([r], scale=1000 / 60, digits=2)
+        out.write(f"- {r['mode']}, {r['gpus']} GPUs, {r['gpu_procs']} GPU procs, "
+                  f"{r['host_procs']} host: {split or '–'}\n")
     return rows
 
 
@@ -648,6 +778,8 @@ def main():
     ap.add_argument("--growth", help="also one long gpumeter TUI run of this span (30m, 1800s): "
                     "RSS, anon and file pages sampled over it")
     ap.add_argument("--growth-every", type=float, default=10, help="seconds between growth samples")
+    ap.add_argument("--cpu", choices=("auto", "ticks"), default="auto",
+                    help="ticks: /proc/<pid>/stat's 10 ms ticks even where the CPU-time clock works")
     ap.add_argument("--out", required=True, help="folder for results.md and results.json")
     args = ap.parse_args()
     for k in ("gpumeter", "lib_dir", "nvtop", "all_smi", "venv", "stand_in_bin", "out"):
@@ -656,6 +788,8 @@ def main():
     if not shutil.which("tmux"):
         sys.exit("overhead: tmux is not installed")
 
+    global CPU_METHOD
+    CPU_METHOD = "clock" if args.cpu != "ticks" and clock_works() else "ticks"
     os.makedirs(args.out, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="gpumeter-overhead-")
     env = dict(os.environ)
@@ -680,11 +814,23 @@ def main():
             report.write(f"- {n}\n")
         env_keep = dict(env)
         base_ms = spawn_baseline(env_keep)
-        runs = "no CPU/RSS runs" if args.frames_only else (
-            f"{args.rounds} rounds × {args.seconds:.0f} s measured (after {args.warmup:.0f} s), "
-            f"tmux {COLS}×{ROWS}")
-        report.write(f"\n{runs}, 1 s refresh, 8 GPUs, 64 GPU processes. First paint / data: median "
-                     f"of {args.frames} starts per monitor in a {COLS}×{ROWS} pseudo-terminal read by "
+        report.write(f"\nCPU: {CPU_METHODS[CPU_METHOD]}; per thread from /proc/<pid>/task/*/"
+                     f"schedstat (ns){' or stat (ticks)' if CPU_METHOD == 'ticks' else ''}.\n")
+        if args.frames_only:
+            runs = "no CPU/RSS runs"
+        else:
+            per_run = (f"{args.seconds:.0f} s measured (after {args.warmup:.0f} s), "
+                       f"tmux {COLS}×{ROWS}")
+            parts = [] if args.no_peers else [f"side by side: {args.rounds} rounds × {per_run}"]
+            if args.scale:
+                parts.append(f"scale: one run per case × {per_run}")
+            if args.growth:
+                parts.append(f"growth: one run of {args.growth}")
+            runs = "; ".join(parts) or "no CPU/RSS runs"
+        shots = (f"{args.frames} starts per monitor" if not args.no_peers else
+                 f"{max(1, args.frames // 3)} starts per scale case")
+        report.write(f"\n{runs}, 1 s refresh, 8 GPUs, 64 GPU processes unless said. First paint / "
+                     f"data: median of {shots} in a {COLS}×{ROWS} pseudo-terminal read by "
                      f"the script, from the spawn, net of the probe's own share ({base_ms:.1f} ms "
                      f"for a program that prints at once).\n\n")
         if not args.no_peers:

@@ -14,7 +14,7 @@ use std::time::Duration;
 use crossterm::event::{Event, KeyEventKind};
 use futures_util::{FutureExt, Stream, StreamExt};
 use ratatui::Terminal;
-use ratatui::backend::{Backend, ClearType, CrosstermBackend};
+use ratatui::backend::{Backend, ClearType};
 use ratatui::layout::Rect;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc::Receiver;
@@ -26,6 +26,7 @@ use crate::sanitize::sanitize;
 use crate::session::{Refusal, Session, SessionConfig, Step};
 use crate::source::collector::CollectorEvent;
 
+use super::frame_writer::FrameWriter;
 use super::loop_alerts;
 use super::process_action::{self, Acting};
 use super::replay::Player;
@@ -36,8 +37,6 @@ use super::{Action, App, UiError, UiOptions};
 const FRAME: Duration = Duration::from_millis(50);
 /// Redraw at least this often so the sample age and retry countdown move.
 const TICK: Duration = Duration::from_secs(1);
-/// Room for one whole frame's escape sequences (a full 200×60 redraw is ~40 KiB).
-const FRAME_BUFFER: usize = 64 * 1024;
 /// Longest source-failure message kept.
 const MAX_MESSAGE_CHARS: usize = 200;
 
@@ -112,10 +111,9 @@ pub async fn run(
     };
     let mut guard = TerminalGuard::enter()?;
     let result = async {
-        // One write per frame: stdout alone is line-buffered in 1 KiB pieces, a dozen writes a
-        // frame. Every draw ends with a flush, so nothing waits in the buffer between frames.
-        let out = io::BufWriter::with_capacity(FRAME_BUFFER, io::stdout());
-        let mut terminal = Terminal::new(CrosstermBackend::new(out))?;
+        // The frame writer gathers a frame's bytes itself and sends them in one write; every
+        // draw ends with a flush, so nothing waits between frames.
+        let mut terminal = Terminal::new(FrameWriter::new(io::stdout()))?;
         // Not `terminal.clear()`: it asks the terminal where the cursor is and waits for the
         // answer (a round trip over ssh, up to 2 s where nothing answers) before the first paint.
         // The buffers are fresh, so clearing the screen is all it would do here.

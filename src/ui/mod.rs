@@ -12,6 +12,7 @@ pub mod chart_window;
 mod event_loop;
 pub mod fallback;
 pub mod fleet;
+pub mod frame_writer;
 mod input;
 pub mod keys;
 pub mod layout;

@@ -1,10 +1,11 @@
 //! Events: sets, registration per device, and waiting, with the scenario's `[[xid]]` entries
 //! as the critical XID errors a driver reports. An XID is delivered once per set, to a set that
 //! registered its device for XID events, once scenario time has reached it (events from before
-//! the registration included: the simulated driver queued them). Waiting sleeps without holding
-//! the lock until the next event falls due or the timeout passes (`TIMEOUT`), in steps of at most
-//! [`WAIT_STEP`]: a real driver's wait costs its caller no wake-ups, so neither does this one's,
-//! beyond what a monitor's overhead measurement can ignore.
+//! the registration included: the simulated driver queued them). Waiting blocks as a driver's
+//! does: asleep on the state's condition variable (the lock released) until the next XID falls
+//! due or the timeout passes (`TIMEOUT`), with no wake-ups between; a shutdown or the set's
+//! free ends it at once. A monitor's overhead measured on this library then pays for its
+//! event thread what it would on a real one.
 
 #![allow(non_snake_case)]
 
@@ -12,14 +13,12 @@ use std::ffi::c_uint;
 use std::time::{Duration, Instant};
 
 use crate::abi::{
-    ERROR_INVALID_ARGUMENT, ERROR_NOT_SUPPORTED, ERROR_TIMEOUT, EVENT_TYPE_SUPPORTED,
-    EVENT_TYPE_XID, NO_INSTANCE, nvmlDevice_t, nvmlEventData_t, nvmlEventSet_t, nvmlReturn_t,
+    ERROR_INVALID_ARGUMENT, ERROR_NOT_SUPPORTED, ERROR_TIMEOUT, ERROR_UNKNOWN,
+    EVENT_TYPE_SUPPORTED, EVENT_TYPE_XID, NO_INSTANCE, SUCCESS, nvmlDevice_t, nvmlEventData_t,
+    nvmlEventSet_t, nvmlReturn_t,
 };
 use crate::call::{device_call, device_out, guarded, handle_for, system_call};
 use crate::state;
-
-/// Longest single sleep while waiting, so a shutdown is noticed soon.
-const WAIT_STEP: Duration = Duration::from_millis(250);
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlEventSetCreate(set: *mut nvmlEventSet_t) -> nvmlReturn_t {
@@ -33,12 +32,15 @@ pub unsafe extern "C" fn nvmlEventSetCreate(set: *mut nvmlEventSet_t) -> nvmlRet
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlEventSetFree(set: nvmlEventSet_t) -> nvmlReturn_t {
-    system_call("nvmlEventSetFree", true, |w| {
+    let code = system_call("nvmlEventSetFree", true, |w| {
         w.objects
             .free_set(set)
             .then_some(())
             .ok_or(ERROR_INVALID_ARGUMENT)
-    })
+    });
+    // A thread waiting on the set looks again, finds it gone and returns.
+    state::wake_waiters();
+    code
 }
 
 /// Single- and double-bit ECC and critical XID events.
@@ -71,7 +73,10 @@ pub unsafe extern "C" fn nvmlDeviceRegisterEvents(
     })
 }
 
-/// The next due XID for this set, or `TIMEOUT` after `timeout_ms`.
+/// The next due XID for this set, or `TIMEOUT` after `timeout_ms`. Blocks as a driver does:
+/// asleep until the deadline or the instant the set's next XID falls due, whichever is first;
+/// a shutdown or the set's free wakes it at once (`UNINITIALIZED`, `INVALID_ARGUMENT`). One
+/// call is one call for the fault counters, however long it waits.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlEventSetWait_v2(
     set: nvmlEventSet_t,
@@ -79,52 +84,53 @@ pub unsafe extern "C" fn nvmlEventSetWait_v2(
     timeout_ms: c_uint,
 ) -> nvmlReturn_t {
     let deadline = Instant::now() + Duration::from_millis(u64::from(timeout_ms));
-    loop {
-        let mut due = None;
-        // Scenario ms from now until the next XID falls due (`None`: none will).
-        let mut next_in_ms: Option<f64> = None;
-        let code = system_call("nvmlEventSetWait_v2", !data.is_null(), |w| {
-            let elapsed = w.elapsed_ms();
-            let xids = w.sim().scenario().xids.clone();
-            due = w.objects.next_due(set, &xids, elapsed)?;
-            // Frozen scenario time never reaches a later XID.
-            next_in_ms = w
-                .objects
-                .next_at_ms(set, &xids)
-                .filter(|_| !w.clock_frozen())
-                .map(|at| (at - elapsed as f64).max(0.0));
+    let mut due = None;
+    let code = system_call("nvmlEventSetWait_v2", !data.is_null(), |w| {
+        due = w.next_xid(set)?.due;
+        Ok(())
+    });
+    if code != SUCCESS {
+        return code;
+    }
+    if due.is_none() {
+        let code = guarded(|| {
+            due = Some(blocked_wait(set, deadline)?);
             Ok(())
         });
-        if code != 0 {
+        if code != SUCCESS {
             return code;
         }
-        if let Some((gpu, xid)) = due {
-            return guarded(|| {
-                let event = nvmlEventData_t {
-                    device: handle_for(gpu),
-                    eventType: EVENT_TYPE_XID,
-                    eventData: xid,
-                    gpuInstanceId: NO_INSTANCE,
-                    computeInstanceId: NO_INSTANCE,
-                };
-                // SAFETY: `data` is non-null (checked above) and, by the NVML contract, writable.
-                unsafe { data.write(event) };
-                Ok(())
-            });
+    }
+    let Some((gpu, xid)) = due else {
+        return ERROR_UNKNOWN;
+    };
+    guarded(|| {
+        let event = nvmlEventData_t {
+            device: handle_for(gpu),
+            eventType: EVENT_TYPE_XID,
+            eventData: xid,
+            gpuInstanceId: NO_INSTANCE,
+            computeInstanceId: NO_INSTANCE,
+        };
+        // SAFETY: `data` is non-null (checked above) and, by the NVML contract, writable.
+        unsafe { data.write(event) };
+        Ok(())
+    })
+}
+
+/// Sleeps (the lock released) until an XID for `set` is due, which it returns marked delivered,
+/// or `deadline` passes (`TIMEOUT`). Looks again on every wake-up: the due instant, a shutdown
+/// (`UNINITIALIZED`), the set freed (`INVALID_ARGUMENT`), or a spurious one.
+fn blocked_wait(set: nvmlEventSet_t, deadline: Instant) -> Result<(u32, u64), nvmlReturn_t> {
+    let mut st = state::lock()?;
+    loop {
+        let poll = st.world()?.next_xid(set)?;
+        if let Some(event) = poll.due {
+            return Ok(event);
         }
-        let now = Instant::now();
-        if now >= deadline {
-            return ERROR_TIMEOUT;
+        if Instant::now() >= deadline {
+            return Err(ERROR_TIMEOUT);
         }
-        // A shutdown while waiting ends the wait.
-        if state::lock()
-            .map(|mut st| st.world().is_err())
-            .unwrap_or(true)
-        {
-            return crate::abi::ERROR_UNINITIALIZED;
-        }
-        // The wall clock reaches scenario time in 100 ms steps: a little past the due time.
-        let until_due = next_in_ms.map_or(WAIT_STEP, |ms| Duration::from_millis(ms as u64 + 101));
-        std::thread::sleep(WAIT_STEP.min(until_due).min(deadline - now));
+        st = state::sleep_until(st, poll.next.map_or(deadline, |at| at.min(deadline)))?;
     }
 }

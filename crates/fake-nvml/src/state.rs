@@ -8,7 +8,7 @@
 //! `GPUMETER_FAKE_NVML_ELAPSED_MS` freezes it (see `load`).
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gpumeter_model::Snapshot;
@@ -20,6 +20,10 @@ use crate::abi::{ERROR_INVALID_ARGUMENT, ERROR_UNINITIALIZED, ERROR_UNKNOWN, nvm
 const WALL_STEP_MS: u64 = 100;
 
 static STATE: Mutex<State> = Mutex::new(State::new());
+
+/// Threads blocked in an event wait sleep on this (with `STATE`'s lock), until their deadline,
+/// their next XID's due time, or a [`wake_waiters`]: no wake-ups in between, as a driver's.
+static WAKE: Condvar = Condvar::new();
 
 /// When the library was loaded: a monotonic instant and the Unix time in µs.
 static LOADED_AT: OnceLock<(Instant, u64)> = OnceLock::new();
@@ -39,6 +43,30 @@ pub(crate) fn lock() -> Result<MutexGuard<'static, State>, nvmlReturn_t> {
     STATE.lock().map_err(|_| ERROR_UNKNOWN)
 }
 
+/// Wakes every thread blocked in [`sleep_until`]: what they wait for may have changed (NVML
+/// shut down, an event set freed, the test clock moved).
+pub(crate) fn wake_waiters() {
+    WAKE.notify_all();
+}
+
+/// Releases the lock until `until` or a [`wake_waiters`] (or a spurious wake-up: callers look
+/// again), then takes it back. A poisoned lock is `UNKNOWN`.
+pub(crate) fn sleep_until(
+    guard: MutexGuard<'static, State>,
+    until: Instant,
+) -> Result<MutexGuard<'static, State>, nvmlReturn_t> {
+    let left = until.saturating_duration_since(Instant::now());
+    #[cfg(test)]
+    WAKE_UPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    WAKE.wait_timeout(guard, left)
+        .map(|(guard, _)| guard)
+        .map_err(|_| ERROR_UNKNOWN)
+}
+
+/// Tests: how many times event waits have gone to sleep (each sleep ends in one wake-up).
+#[cfg(test)]
+pub(crate) static WAKE_UPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// How scenario time is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ScenarioClock {
@@ -46,6 +74,14 @@ pub(crate) enum ScenarioClock {
     Wall,
     /// Always this many milliseconds into the scenario (tests).
     Frozen(u64),
+}
+
+/// One look at an event set.
+pub(crate) struct XidPoll {
+    /// The XID due now, as (device, XID), already marked delivered.
+    pub(crate) due: Option<(u32, u64)>,
+    /// When the next one not yet due falls due (`None`: none will, on this clock).
+    pub(crate) next: Option<Instant>,
 }
 
 /// A loaded scenario and what it has answered so far.
@@ -80,11 +116,6 @@ impl World {
     }
 
     /// Milliseconds into the scenario now.
-    /// Whether scenario time stands still (tests).
-    pub(crate) fn clock_frozen(&self) -> bool {
-        matches!(self.clock, ScenarioClock::Frozen(_))
-    }
-
     pub(crate) fn elapsed_ms(&self) -> u64 {
         match self.clock {
             ScenarioClock::Frozen(ms) => ms,
@@ -93,6 +124,40 @@ impl World {
                 ms - ms % WALL_STEP_MS
             }
         }
+    }
+
+    /// The instant scenario time reaches `at_ms` (the first wall step at or past it), or
+    /// `None` when it never will (a frozen clock short of it). Already reached: `now`.
+    pub(crate) fn instant_of(&self, at_ms: f64) -> Option<Instant> {
+        let now = Instant::now();
+        if at_ms <= self.elapsed_ms() as f64 {
+            return Some(now);
+        }
+        match self.clock {
+            ScenarioClock::Frozen(_) => None,
+            ScenarioClock::Wall => {
+                let step = WALL_STEP_MS as f64;
+                let due_ms = (at_ms / step).ceil() * step;
+                // Saturates far in the future: a wait's own deadline comes first.
+                let due = Duration::try_from_secs_f64(due_ms / 1000.0).unwrap_or(Duration::MAX);
+                Some(loaded_at().0.checked_add(due).unwrap_or(now).max(now))
+            }
+        }
+    }
+
+    /// What event set `set` has now: the XID due (marked delivered) and when the next falls due.
+    pub(crate) fn next_xid(
+        &mut self,
+        set: crate::abi::nvmlEventSet_t,
+    ) -> Result<XidPoll, nvmlReturn_t> {
+        let elapsed = self.elapsed_ms();
+        let xids = &self.sim.scenario().xids;
+        let due = self.objects.next_due(set, xids, elapsed)?;
+        let next = self.objects.next_at_ms(set, xids);
+        Ok(XidPoll {
+            due,
+            next: next.and_then(|at| self.instant_of(at)),
+        })
     }
 
     /// The driver timestamp (µs since the Unix epoch) of readings taken now: per-process
@@ -245,4 +310,5 @@ pub(crate) fn set_clock_for_test(clock: ScenarioClock) {
     if let Some(world) = &mut st.world {
         world.clock = clock;
     }
+    wake_waiters();
 }

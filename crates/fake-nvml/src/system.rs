@@ -59,7 +59,10 @@ pub unsafe extern "C" fn nvmlShutdown() -> nvmlReturn_t {
             st.fault(None, "nvmlShutdown")
         };
         state::suffer(fault)?;
-        state::lock()?.release_init()
+        state::lock()?.release_init()?;
+        // An event wait in another thread ends on it (`UNINITIALIZED`), as it would in a driver.
+        state::wake_waiters();
+        Ok(())
     })
 }
 

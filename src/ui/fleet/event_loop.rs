@@ -11,7 +11,9 @@ use std::time::Duration;
 use crossterm::event::Event;
 use futures_util::{FutureExt, Stream, StreamExt};
 use ratatui::Terminal;
-use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::backend::Backend;
+
+use crate::ui::frame_writer::FrameWriter;
 use ratatui::layout::Rect;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc::Receiver;
@@ -60,9 +62,8 @@ pub async fn run(
     };
     let mut guard = TerminalGuard::enter()?;
     let result = async {
-        // One write per frame (stdout alone writes 1 KiB pieces); every draw ends in a flush.
-        let out = io::BufWriter::with_capacity(64 * 1024, io::stdout());
-        let mut terminal = Terminal::new(CrosstermBackend::new(out))?;
+        // The dashboard's frame writer: one write per frame; every draw ends in a flush.
+        let mut terminal = Terminal::new(FrameWriter::new(io::stdout()))?;
         terminal.clear()?;
         let mut ui = FleetUi::new(&options);
         drive(

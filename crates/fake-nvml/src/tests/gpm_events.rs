@@ -1,8 +1,12 @@
 //! GPM and events as C callers use them: struct layouts and versions, samples allocated, filled
 //! and freed, metrics between two samples, and XIDs delivered once, to registered devices only,
-//! once scenario time reaches them.
+//! once scenario time reaches them; a wait sleeps through to its XID or its timeout in one
+//! wake-up, and a shutdown or the set's free ends it at once.
 
 use std::mem::{offset_of, size_of};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use super::{handle, started};
 use crate::abi::*;
@@ -179,4 +183,101 @@ fn xids_reach_registered_devices_once_in_their_time() {
         assert_eq!(nvmlEventSetFree(other), SUCCESS);
     }
     assert_eq!(wait(set, 0).0, ERROR_INVALID_ARGUMENT);
+}
+
+/// A set with GPU 0 registered for XID events.
+fn registered_set() -> nvmlEventSet_t {
+    let mut set: nvmlEventSet_t = std::ptr::null_mut();
+    // SAFETY: valid out pointer, handles from this library.
+    unsafe {
+        assert_eq!(nvmlEventSetCreate(&mut set), SUCCESS);
+        assert_eq!(
+            nvmlDeviceRegisterEvents(handle(0), EVENT_TYPE_XID, set),
+            SUCCESS
+        );
+    }
+    set
+}
+
+fn wake_ups() -> usize {
+    state::WAKE_UPS.load(Ordering::Relaxed)
+}
+
+#[test]
+fn a_wait_with_nothing_due_sleeps_to_its_timeout_in_one_wake_up() {
+    // Frozen at 20 s: GPU 0's XID 48 (10 s) is taken first; its XID 79 never comes (GPU 1's).
+    let _s = started(GPM_XID, 20_000);
+    let set = registered_set();
+    assert_eq!(wait(set, 0).1.eventData, 48);
+    let before = wake_ups();
+    let asked = Instant::now();
+    assert_eq!(wait(set, 600).0, ERROR_TIMEOUT);
+    assert!(asked.elapsed() >= Duration::from_millis(600));
+    // The old loop woke every 250 ms (3 times here); a driver's wait does not.
+    assert_eq!(wake_ups() - before, 1);
+}
+
+#[test]
+fn a_wait_on_the_wall_clock_sleeps_until_its_xid_falls_due() {
+    // Scenario time follows the wall clock from the library's load: an XID ~0.4 s from now.
+    let now_s = state::loaded_at().0.elapsed().as_secs_f64();
+    let toml = GPM_XID.replace("at_s = 10", &format!("at_s = {:.3}", now_s + 0.4));
+    let _s = super::started_on(&toml, ScenarioClock::Wall);
+    let set = registered_set();
+    let before = wake_ups();
+    let (rc, ev) = wait(set, 20_000);
+    assert_eq!((rc, ev.eventData, ev.device), (SUCCESS, 48, handle(0)));
+    // Not before scenario time reached it, and in one sleep (none if the machine was so slow
+    // that it was already due).
+    assert!(state::loaded_at().0.elapsed().as_secs_f64() >= now_s + 0.4);
+    assert!(wake_ups() - before <= 1, "{} wake-ups", wake_ups() - before);
+}
+
+/// Starts a wait of a minute on another thread and returns what it answers, failing when that
+/// is not within 20 s of `end` ending it.
+fn wait_ended_by(set: nvmlEventSet_t, end: impl FnOnce()) -> u32 {
+    let (tx, rx) = mpsc::channel();
+    let addr = set.addr();
+    let waiter = std::thread::spawn(move || {
+        let set: nvmlEventSet_t = std::ptr::without_provenance_mut(addr);
+        let _ = tx.send(wait(set, 60_000).0);
+    });
+    // Either order ends the wait: blocked already, or refused at its first look.
+    std::thread::sleep(Duration::from_millis(50));
+    end();
+    let rc = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the wait did not end");
+    waiter.join().unwrap();
+    rc
+}
+
+#[test]
+fn a_shutdown_ends_a_blocked_wait_at_once() {
+    let _s = started(GPM_XID, 5_000);
+    let set = registered_set();
+    // SAFETY: no arguments.
+    let rc = wait_ended_by(set, || assert_eq!(unsafe { nvmlShutdown() }, SUCCESS));
+    assert_eq!(rc, ERROR_UNINITIALIZED);
+}
+
+#[test]
+fn freeing_the_set_ends_a_blocked_wait_at_once() {
+    let _s = started(GPM_XID, 5_000);
+    let set = registered_set();
+    // SAFETY: a set from this library, freed once.
+    let rc = wait_ended_by(set, || {
+        assert_eq!(unsafe { nvmlEventSetFree(set) }, SUCCESS)
+    });
+    assert_eq!(rc, ERROR_INVALID_ARGUMENT);
+}
+
+#[test]
+fn moving_the_test_clock_wakes_a_blocked_wait() {
+    let _s = started(GPM_XID, 5_000);
+    let set = registered_set();
+    let rc = wait_ended_by(set, || {
+        state::set_clock_for_test(ScenarioClock::Frozen(11_000));
+    });
+    assert_eq!(rc, SUCCESS);
 }

@@ -23,13 +23,23 @@ pub(crate) struct Session {
 
 /// Installs `toml` (frozen at `elapsed_ms`) without initialising NVML.
 pub(crate) fn install(toml: &str, elapsed_ms: u64) -> Session {
+    install_on(toml, ScenarioClock::Frozen(elapsed_ms))
+}
+
+/// Installs `toml` on `clock` without initialising NVML.
+pub(crate) fn install_on(toml: &str, clock: ScenarioClock) -> Session {
     let guard = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
     let scenario = Scenario::from_toml("test.toml", toml).unwrap();
-    state::reset_for_test(World::new(
-        Simulator::new(scenario),
-        ScenarioClock::Frozen(elapsed_ms),
-    ));
+    state::reset_for_test(World::new(Simulator::new(scenario), clock));
     Session { _guard: guard }
+}
+
+/// Installs on `clock` and initialises.
+pub(crate) fn started_on(toml: &str, clock: ScenarioClock) -> Session {
+    let s = install_on(toml, clock);
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { crate::nvmlInit_v2() }, 0);
+    s
 }
 
 /// Installs and initialises.
