@@ -1,40 +1,56 @@
 //! Link-time layout of the release binary's code: the functions the dashboard's loop runs every
-//! tick are placed side by side at the start of `.text` (bench/code-order/hot-symbols.txt, made
-//! by bench/code-order/record.py), so the pages the loop keeps mapped are few (the kernel maps
-//! each faulted code page's cached neighbours too, 64 KiB at a time). It changes where code
-//! lies, never what it does. Only for release builds linked by lld on x86_64 Linux (rustc's
-//! default there); names missing from a build are skipped by the linker without a warning.
+//! tick (bench/code-order/hot-functions.txt, made by bench/code-order/record.py) are placed side
+//! by side in a section of their own before `.text`, so the pages the loop keeps mapped are few
+//! (the kernel maps each faulted code page's cached neighbours too, 64 KiB at a time). It
+//! changes where code lies, never what it does. The list holds mangled names with their hashes
+//! as `*`, so a rebuild with other dependencies still matches them; a name that matches nothing
+//! is no error. Only for release builds linked by lld on x86_64 Linux (rustc's default there).
 
 use std::path::Path;
 
 fn main() {
-    let list = Path::new("bench/code-order/hot-symbols.txt");
+    let list = Path::new("bench/code-order/hot-functions.txt");
     println!("cargo:rerun-if-changed={}", list.display());
     println!("cargo:rerun-if-env-changed=GPUMETER_NO_CODE_ORDER");
     let target = std::env::var("TARGET").unwrap_or_default();
     let release = std::env::var("PROFILE").is_ok_and(|p| p == "release");
     let off = std::env::var_os("GPUMETER_NO_CODE_ORDER").is_some();
-    if !release
-        || off
-        || target != "x86_64-unknown-linux-gnu"
-        || !list.is_file()
-        || !links_with_lld()
-    {
+    if !release || off || target != "x86_64-unknown-linux-gnu" || !links_with_lld() {
         return;
     }
-    let Ok(dir) = std::env::var("CARGO_MANIFEST_DIR") else {
+    let (Ok(text), Some(out)) = (std::fs::read_to_string(list), std::env::var_os("OUT_DIR")) else {
         return;
     };
-    let path = Path::new(&dir).join(list);
-    println!(
-        "cargo:rustc-link-arg-bin=gpumeter=-Wl,--symbol-ordering-file={}",
-        path.display()
-    );
-    println!("cargo:rustc-link-arg-bin=gpumeter=-Wl,--no-warn-symbol-ordering");
+    let script = Path::new(&out).join("code-order.ld");
+    if std::fs::write(&script, linker_script(&text)).is_ok() {
+        println!(
+            "cargo:rustc-link-arg-bin=gpumeter=-Wl,-T,{}",
+            script.display()
+        );
+    }
+}
+
+/// One output section, `.text.loop`, holding the listed functions' sections in the list's
+/// order, inserted before `.text`: with INSERT the linker keeps its own layout for the rest.
+fn linker_script(list: &str) -> String {
+    let mut s = String::from("SECTIONS\n{\n  .text.loop : {\n");
+    for name in list.lines().map(str::trim).filter(|l| is_pattern(l)) {
+        s.push_str(&format!("    *(.text.{name} .text.unlikely.{name})\n"));
+    }
+    s.push_str("  }\n}\nINSERT BEFORE .text;\n");
+    s
+}
+
+/// A line the script can hold as one pattern: a mangled name's characters and `*`.
+fn is_pattern(line: &str) -> bool {
+    !line.is_empty()
+        && line
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_$.*".contains(&b))
 }
 
 /// rustc links with its own lld on x86_64 Linux from 1.90 on, unless a linker is chosen: GNU ld
-/// would refuse the ordering option, so anything else gets the default layout.
+/// would place the section differently, so anything else gets the default layout.
 fn links_with_lld() -> bool {
     let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
     if flags.contains("linker")
