@@ -157,8 +157,11 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
+    let mut source = setup.source;
+    // No screen: the GPU processes' stat at the trees' slower cadence (see `source::focus`).
+    source.set_focus(crate::source::focus::ProcessFocus::headless());
     let mut s = Sampler {
-        source: setup.source,
+        source,
         clock: setup.clock,
         session: setup.session,
         roster: Roster::default(),

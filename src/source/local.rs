@@ -60,6 +60,10 @@ impl Source for LocalSource {
     fn label(&self) -> String {
         LOCAL_LABEL.to_string()
     }
+
+    fn set_focus(&mut self, focus: super::focus::ProcessFocus) {
+        self.host.set_focus(focus);
+    }
 }
 
 /// One snapshot from the two halves: GPU facts from NVML, machine facts and processes from

@@ -6,9 +6,12 @@
 //! - [`replay`]: a recording played back (`--replay FILE`), and [`tee`]: any source whose
 //!   readings are also recorded (`--record FILE`);
 //! - [`collector`]: runs any source on its own thread and sends snapshots over a channel, so a
-//!   slow or hung driver call never blocks the dashboard.
+//!   slow or hung driver call never blocks the dashboard;
+//! - [`focus`]: which GPU processes the front-end shows every reading (the host sampler reads
+//!   the others less often).
 
 pub mod collector;
+pub mod focus;
 pub mod host;
 pub mod inspect;
 pub mod local;
@@ -28,6 +31,10 @@ pub trait Source: Send {
 
     /// A short label for the header: `nvml`, `demo:training`.
     fn label(&self) -> String;
+
+    /// Which processes the front-end shows every reading (see [`focus`]); sources that read
+    /// no processes ignore it.
+    fn set_focus(&mut self, _focus: focus::ProcessFocus) {}
 }
 
 /// A whole-source failure.

@@ -58,4 +58,8 @@ impl Source for Tee {
     fn label(&self) -> String {
         self.inner.label()
     }
+
+    fn set_focus(&mut self, focus: super::focus::ProcessFocus) {
+        self.inner.set_focus(focus);
+    }
 }

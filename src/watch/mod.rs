@@ -22,6 +22,7 @@ use crate::engine::rules::{AlertKind, Transition};
 use crate::money::Money;
 use crate::session::{AutostopSetupError, Session, SessionConfig, Step};
 use crate::source::Source;
+use crate::source::focus::ProcessFocus;
 
 pub(crate) mod lines;
 
@@ -217,6 +218,9 @@ pub fn run_watch_with(
     err: &mut dyn Write,
 ) -> Result<WatchSummary, WatchError> {
     let interval_ms = opts.interval_ms.max(1);
+    // Nothing shows a process every second here: the GPU processes' stat at the trees'
+    // slower cadence (their CPU % stays exact, each over its own read interval).
+    source.set_focus(ProcessFocus::headless());
     if cfg.pricing.is_none() {
         writeln!(
             err,

@@ -8,7 +8,9 @@
 //! affinity taken as CPU *sets* — the union of its processes' `Cpus_allowed_list` (four ranks
 //! pinned to the same 8 CPUs may use 8, not 32).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use foldhash::{HashMap, HashMapExt};
 
 use gpumeter_model::{GpuProcessKind, GpuState, ProcessReading, Snapshot};
 

@@ -15,7 +15,9 @@
 //!
 //! Cost per call: a handful of machine-wide files, kept open (one `pread` each, `kept`; the
 //! cgroup limits every 10 s); then, while the driver names any GPU process, one `stat` read per
-//! GPU process, the rest of their trees' `stat` and `children` every 5 s, a listing of /proc
+//! GPU process the front-end shows every tick (all of them unless it says otherwise through
+//! [`crate::source::focus`]; the others every 5 s), the rest of their trees' `stat` and
+//! `children` every 5 s, a listing of /proc
 //! every 10 s that reads only processes not seen before (`scan`), and, only for the processes
 //! in the result, `status`, `cmdline` and `cgroup` once per process lifetime (cached per pid,
 //! start time and comm).
@@ -171,6 +173,11 @@ impl HostSampler {
             runs_in: place::detect(&roots),
             roots,
         }
+    }
+
+    /// Which GPU processes are read every tick (default: all; see [`crate::source::focus`]).
+    pub fn set_focus(&mut self, focus: crate::source::focus::ProcessFocus) {
+        self.processes.set_focus(focus);
     }
 
     /// Host readings (rates over the interval since the previous call) and the processes feeding

@@ -1,15 +1,18 @@
 //! The processes of a reading: every GPU process the driver named (visible in /proc or not)
 //! and the visible descendants of the visible ones, each with its host-side facts.
 //!
-//! Every tick with at least one GPU process reads `/proc/<pid>/stat` of the GPU processes and,
-//! at a slower cadence, of the rest of their trees (parents for the tree, CPU time for the
+//! Every tick with at least one GPU process reads `/proc/<pid>/stat` of the GPU processes the
+//! front-end shows (all, unless it said otherwise: `source::focus`) and, at a slower cadence,
+//! of the other GPU processes and the rest of their trees (parents for the tree, CPU time for the
 //! per-process rate, start time to spot a reused pid), and lists /proc now and then to read the
 //! processes born since (see `scan`); a tick without one reads none. A process's CPU % is its
 //! CPU time between its last two reads over the time between them (a member whose stat is
 //! carried keeps the rate of its last read). The per-pid CPU counters are replaced wholesale
 //! each tick, so exited processes leave no state behind.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::path::PathBuf;
 
 use gpumeter_model::{GpuUse, PidMatch, ProcessReading};
@@ -21,6 +24,7 @@ use super::statics::{Key, StaticsCache};
 use super::threads::ThreadTracker;
 use super::{Roots, Warnings, tree};
 use crate::sanitize::{MAX_NAME_CHARS, sanitize};
+use crate::source::focus::{ProcessFocus, Watched};
 
 /// Most descendants listed (a GPU process that is, say, a session's init would otherwise pull
 /// in the whole machine).
@@ -40,6 +44,10 @@ pub(super) struct ProcessTracker {
     members: HashSet<u32>,
     dev: DevDir,
     threads: ThreadTracker,
+    /// The front-end's hint, and what it said when last looked at.
+    focus: ProcessFocus,
+    focus_seen: Option<u64>,
+    watched: Watched,
 }
 
 /// A process's CPU counters when its stat was last read.
@@ -68,7 +76,15 @@ impl ProcessTracker {
             members: HashSet::new(),
             dev: DevDir::open(&roots.dev),
             threads: ThreadTracker::default(),
+            focus: ProcessFocus::new(),
+            focus_seen: None,
+            watched: Watched::All,
         }
+    }
+
+    pub(super) fn set_focus(&mut self, focus: ProcessFocus) {
+        self.focus = focus;
+        self.focus_seen = None;
     }
 
     /// The readings for this tick, sorted by pid.
@@ -87,10 +103,17 @@ impl ProcessTracker {
             self.statics.end_tick(|_, _| false);
             return Vec::new();
         }
+        if let Some(watched) = self.focus.changed_since(&mut self.focus_seen) {
+            self.watched = watched;
+        }
         let gpu_pids: Vec<u32> = gpu_procs.keys().copied().collect();
-        let mut scanned = self
-            .scanner
-            .scan(now_ms, &gpu_pids, &self.members, MAX_DESCENDANTS);
+        let mut scanned = self.scanner.scan(
+            now_ms,
+            &gpu_pids,
+            &self.members,
+            &self.watched,
+            MAX_DESCENDANTS,
+        );
         let partial_miss =
             |s: &super::scan::Scan| !s.full && gpu_pids.iter().any(|p| !s.stats.contains_key(p));
         if scanned.as_ref().is_ok_and(partial_miss) {
@@ -159,16 +182,17 @@ impl ProcessTracker {
             };
             let mut reading = self.reading(dir, stat, &when);
             if !gpu.is_empty() {
+                let fresh = !carried.contains(&dir);
                 reading.busiest_thread =
                     self.threads
-                        .busiest(&self.proc, dir, stat, now_ms, self.ticks_per_s);
+                        .busiest(&self.proc, dir, stat, now_ms, self.ticks_per_s, fresh);
             }
             reading.host_pid = host_pid;
             reading.pid_match = how;
             reading.gpu = gpu;
             out.push(reading);
         }
-        self.threads.end_tick(now_ms);
+        self.threads.end_tick();
         if !missing.is_empty() {
             warnings.push(format!(
                 "{} GPU process(es) not visible in {} and held by no process here (exited, or \

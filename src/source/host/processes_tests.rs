@@ -161,3 +161,44 @@ fn workers_statics_come_on_their_second_tick() {
         }
     }
 }
+
+/// Headless (no process shown): a GPU process's stat is read every few ticks, and what a
+/// reading says of it stays exact: its CPU % is its CPU time over the interval between its
+/// two last reads, held in between, and its busiest thread with it.
+#[test]
+fn a_gpu_process_not_shown_keeps_an_exact_cpu_rate_and_busiest_thread_between_reads() {
+    use crate::source::focus::ProcessFocus;
+    let f = Fixture::new();
+    let mut gpu = FakeProc::new(100, 1, "python");
+    f.add_process(&gpu);
+    f.set_children(100, &[]);
+    let mut s = f.sampler();
+    s.set_focus(ProcessFocus::headless());
+    let mut changes = 0;
+    let mut last = None;
+    for k in 0..(4 * MEMBER_STAT_MS / 1_000) {
+        let r = s.sample(k * 1_000, &gpu_procs(&[100]));
+        let p = r.processes.iter().find(|p| p.pid == 100).unwrap();
+        if k >= 1 {
+            // 30 ticks a second at 100 ticks/s: 30 % of a core, whatever the interval.
+            let pct = p.cpu_pct.expect("a rate from the second tick on");
+            assert!((pct - 30.0).abs() < 1e-9, "tick {k}: {pct}");
+            let t = p.busiest_thread.as_ref().expect("its busiest thread");
+            assert_eq!(t.tid, 100);
+            assert!((t.cpu_pct.unwrap() - 30.0).abs() < 1e-9, "tick {k}: {t:?}");
+        }
+        if last != Some(p.rss_bytes) {
+            changes += 1;
+            last = Some(p.rss_bytes);
+        }
+        gpu.utime += 30;
+        gpu.rss_pages += 1;
+        f.add_process(&gpu);
+    }
+    // Its stat (here: its RSS, which grows every tick) is read far less than every tick.
+    let ticks = 4 * MEMBER_STAT_MS / 1_000;
+    assert!(
+        changes >= 4 && changes <= 2 + ticks / 3,
+        "{changes} reads in {ticks} ticks"
+    );
+}

@@ -4,8 +4,13 @@
 //! finds new members through their main thread's `task/<pid>/children` list.
 //!
 //! Cadences (what a tick reads of a tree):
-//! - a GPU process's stat: every tick (its CPU %, state and busiest thread are what the screen
-//!   and the rules show first; one that exits leaves at once, as in nvtop);
+//! - a GPU process's stat: every tick while the front-end shows it (its CPU %, state and
+//!   busiest thread; all of them unless the front-end says otherwise, see
+//!   [`crate::source::focus`]); one it does not show (headless `watch` and `serve`, rows off
+//!   the dashboard's screen) at the members' cadence below, and on the tick after it is found
+//!   (so its CPU % comes at its second tick, as before). One that becomes shown is read at
+//!   once. Between reads it keeps its last stat, CPU % and busiest thread: each an exact rate
+//!   over the interval between its two last reads;
 //! - another member's stat (a worker, a shell): every [`MEMBER_STAT_MS`], each member at its
 //!   own phase so the reads spread over the ticks. Between reads the member keeps its last
 //!   stat (listed in [`Scan::carried`]); its CPU % is its own Δcpu / Δt between two reads of
@@ -28,14 +33,15 @@
 //! (the container cases need every process) or a kernel without children lists. The trees'
 //! files stay open between ticks (see [`Kept`]).
 
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
 
 use super::kept::{pread_into, pread_records, read_into};
+use crate::source::focus::Watched;
 
 /// Longest time between two listings of /proc.
 pub(super) const LISTING_MS: i64 = 10_000;
@@ -70,6 +76,9 @@ struct Kept {
 struct Cadence {
     stat_ms: i64,
     children_ms: i64,
+    /// A GPU process just found: read again on the next tick (its first CPU %), then at its
+    /// phase.
+    rephase: bool,
     /// The last stat read (carried between reads of a member).
     stat: ProcStat,
 }
@@ -209,10 +218,11 @@ impl Scanner {
         now_ms: i64,
         roots: &[u32],
         members: &HashSet<u32>,
+        watched: &Watched,
         cap: usize,
     ) -> io::Result<Scan> {
         let first = !std::mem::replace(&mut self.started, true);
-        let Some((stats, carried)) = self.walk(now_ms, roots, members, cap) else {
+        let Some((stats, carried)) = self.walk(now_ms, roots, members, watched, cap) else {
             return self.full(now_ms);
         };
         let due = self
@@ -335,14 +345,15 @@ impl Scanner {
     }
 
     /// The roots, the members and everything their children lists lead to (at most `cap`
-    /// pids beyond the roots: the list is cut there anyway), read at their cadences, and the
-    /// members whose stat is carried; `None` when a root is not here directly, or the walk
-    /// cannot be trusted (no children lists).
+    /// pids beyond the roots: the list is cut there anyway), read at their cadences (the
+    /// `watched` roots every tick), and the processes whose stat is carried; `None` when a
+    /// root is not here directly, or the walk cannot be trusted (no children lists).
     fn walk(
         &mut self,
         now_ms: i64,
         roots: &[u32],
         members: &HashSet<u32>,
+        watched: &Watched,
         cap: usize,
     ) -> Option<(HashMap<u32, ProcStat>, HashSet<u32>)> {
         let mut stats = HashMap::with_capacity(roots.len() + members.len());
@@ -355,9 +366,10 @@ impl Scanner {
         let mut room = limit.saturating_sub(queued.len());
         while let Some(pid) = queue.pop() {
             let root = root_set.contains(&pid);
+            let every_tick = root && watched.covers(pid);
             let known = self.cadence.get(&pid);
             let carry = known
-                .filter(|c| !root && !due(now_ms, c.stat_ms, MEMBER_STAT_MS))
+                .filter(|c| !every_tick && !due(now_ms, c.stat_ms, MEMBER_STAT_MS))
                 .map(|c| c.stat.clone());
             let read_children = known.is_none_or(|c| due(now_ms, c.children_ms, CHILDREN_MS));
             let stat = match carry {
@@ -379,18 +391,28 @@ impl Scanner {
                 Entry::Occupied(mut e) => {
                     let c = e.get_mut();
                     if fresh {
-                        c.stat_ms = now_ms;
+                        c.stat_ms = if std::mem::take(&mut c.rephase) {
+                            now_ms - phase(pid, MEMBER_STAT_MS)
+                        } else {
+                            now_ms
+                        };
                         c.stat = stat.clone();
                     }
                     if read_children {
                         c.children_ms = now_ms;
                     }
                 }
-                // Found now: read now, then again at its phase within the period.
+                // Found now: read now, then again at its phase within the period (a GPU
+                // process first on the next tick).
                 Entry::Vacant(e) => {
                     e.insert(Cadence {
-                        stat_ms: now_ms - phase(pid, MEMBER_STAT_MS),
+                        stat_ms: if root {
+                            now_ms - MEMBER_STAT_MS
+                        } else {
+                            now_ms - phase(pid, MEMBER_STAT_MS)
+                        },
                         children_ms: now_ms - phase(pid, CHILDREN_MS),
+                        rephase: root,
                         stat: stat.clone(),
                     });
                 }

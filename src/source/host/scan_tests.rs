@@ -64,6 +64,7 @@ fn link(scan: &Scan, pid: u32) -> Option<u32> {
 }
 
 const CAP: usize = 4096;
+const ALL: Watched = Watched::All;
 
 #[test]
 fn the_first_tick_walks_the_trees_the_second_lists_then_only_the_trees() {
@@ -75,15 +76,15 @@ fn the_first_tick_walks_the_trees_the_second_lists_then_only_the_trees() {
         true,
     );
     let mut s = Scanner::new(dir.path().to_path_buf());
-    let first = s.scan(0, &[10], &HashSet::new(), CAP).unwrap();
+    let first = s.scan(0, &[10], &HashSet::new(), &ALL, CAP).unwrap();
     assert!(!first.full);
     assert_eq!(pids(&first), vec![10, 11, 12]);
     assert!(first.kept_links.is_empty());
-    let members: HashSet<u32> = [11, 12].into();
+    let members: HashSet<u32> = HashSet::from_iter([11, 12]);
     // The first listing reads everything it has not seen.
-    let listed = s.scan(1_000, &[10], &members, CAP).unwrap();
+    let listed = s.scan(1_000, &[10], &members, &ALL, CAP).unwrap();
     assert_eq!(pids(&listed), vec![1, 10, 11, 12, 20, 21]);
-    let next = s.scan(2_000, &[10], &members, CAP).unwrap();
+    let next = s.scan(2_000, &[10], &members, &ALL, CAP).unwrap();
     assert_eq!(pids(&next), vec![10, 11, 12]);
     assert!(next.kept_links.is_empty());
     // A new worker appears in its parent's list: in the tree within CHILDREN_MS.
@@ -91,7 +92,7 @@ fn the_first_tick_walks_the_trees_the_second_lists_then_only_the_trees() {
     let found_at = (1..=CHILDREN_MS / 1_000)
         .map(|k| 2_000 + k * 1_000)
         .find(|&t| {
-            s.scan(t, &[10], &members, CAP)
+            s.scan(t, &[10], &members, &ALL, CAP)
                 .unwrap()
                 .stats
                 .contains_key(&13)
@@ -99,7 +100,9 @@ fn the_first_tick_walks_the_trees_the_second_lists_then_only_the_trees() {
         .expect("the new worker is found");
     assert!(found_at - 2_000 <= CHILDREN_MS, "found after {found_at} ms");
     // Every LISTING_MS a listing: the others come as kept links.
-    let listed = s.scan(2_000 + LISTING_MS, &[10], &members, CAP).unwrap();
+    let listed = s
+        .scan(2_000 + LISTING_MS, &[10], &members, &ALL, CAP)
+        .unwrap();
     assert!(!listed.full);
     assert_eq!((link(&listed, 20), link(&listed, 21)), (Some(1), Some(20)));
 }
@@ -111,13 +114,15 @@ fn a_listing_reads_only_the_processes_it_has_not_seen() {
     procs.extend((1000..1300).map(|p| (p, 1)));
     tree(dir.path(), &procs, true);
     let mut s = Scanner::new(dir.path().to_path_buf());
-    let members: HashSet<u32> = [11].into();
-    s.scan(0, &[10], &HashSet::new(), CAP).unwrap();
-    s.scan(1_000, &[10], &members, CAP).unwrap();
+    let members: HashSet<u32> = HashSet::from_iter([11]);
+    s.scan(0, &[10], &HashSet::new(), &ALL, CAP).unwrap();
+    s.scan(1_000, &[10], &members, &ALL, CAP).unwrap();
     // Three processes born elsewhere; the 300 others are not read again.
     tree(dir.path(), &[(2000, 1), (2001, 1), (2002, 2001)], true);
     let before = s.reads;
-    let listed = s.scan(1_000 + LISTING_MS, &[10], &members, CAP).unwrap();
+    let listed = s
+        .scan(1_000 + LISTING_MS, &[10], &members, &ALL, CAP)
+        .unwrap();
     assert_eq!(
         s.reads - before,
         2 + 3,
@@ -128,7 +133,7 @@ fn a_listing_reads_only_the_processes_it_has_not_seen() {
     // One that exited is forgotten.
     std::fs::remove_dir_all(dir.path().join("1000")).unwrap();
     let listed = s
-        .scan(1_000 + 2 * LISTING_MS, &[10], &members, CAP)
+        .scan(1_000 + 2 * LISTING_MS, &[10], &members, &ALL, CAP)
         .unwrap();
     assert_eq!(link(&listed, 1000), None);
     assert_eq!(listed.kept_links.len(), 1 + 299 + 3);
@@ -139,16 +144,19 @@ fn a_child_forked_by_another_thread_is_found_by_the_next_listing() {
     let dir = tempfile::tempdir().unwrap();
     tree(dir.path(), &[(1, 0), (10, 1)], true);
     let mut s = Scanner::new(dir.path().to_path_buf());
-    s.scan(0, &[10], &HashSet::new(), CAP).unwrap();
-    s.scan(1_000, &[10], &HashSet::new(), CAP).unwrap();
+    s.scan(0, &[10], &HashSet::new(), &ALL, CAP).unwrap();
+    s.scan(1_000, &[10], &HashSet::new(), &ALL, CAP).unwrap();
     // 13's parent is 10, but it is not in the main thread's list.
     write_stat(dir.path(), 13, 10, 1300);
     assert_eq!(
-        link(&s.scan(2_000, &[10], &HashSet::new(), CAP).unwrap(), 13),
+        link(
+            &s.scan(2_000, &[10], &HashSet::new(), &ALL, CAP).unwrap(),
+            13
+        ),
         None
     );
     let listed = s
-        .scan(1_000 + LISTING_MS, &[10], &HashSet::new(), CAP)
+        .scan(1_000 + LISTING_MS, &[10], &HashSet::new(), &ALL, CAP)
         .unwrap();
     assert_eq!(link(&listed, 13), Some(10));
 }
@@ -163,8 +171,8 @@ fn a_kept_link_is_read_again_when_its_parent_exits_or_its_pid_is_reused() {
         true,
     );
     let mut s = Scanner::new(dir.path().to_path_buf());
-    s.scan(0, &[10], &HashSet::new(), CAP).unwrap();
-    let listed = s.scan(1_000, &[10], &HashSet::new(), CAP).unwrap();
+    s.scan(0, &[10], &HashSet::new(), &ALL, CAP).unwrap();
+    let listed = s.scan(1_000, &[10], &HashSet::new(), &ALL, CAP).unwrap();
     assert_eq!((link(&listed, 30), link(&listed, 40)), (Some(20), Some(25)));
     // 20 exits: 30 is re-parented to 1.
     std::fs::remove_dir_all(dir.path().join("20")).unwrap();
@@ -180,7 +188,13 @@ fn a_kept_link_is_read_again_when_its_parent_exits_or_its_pid_is_reused() {
     write_stat(d, 40, 1, 4000);
     let before = s.reads;
     let listed = s
-        .scan(1_000 + LISTING_MS, &[10], &[25].into(), CAP)
+        .scan(
+            1_000 + LISTING_MS,
+            &[10],
+            &HashSet::from_iter([25]),
+            &ALL,
+            CAP,
+        )
         .unwrap();
     assert_eq!((link(&listed, 30), link(&listed, 40)), (Some(1), Some(1)));
     assert_eq!(link(&listed, 25), Some(10));
@@ -198,7 +212,7 @@ fn the_walk_stops_following_children_past_the_cap() {
     procs.extend((100..200).map(|p| (p, 10)));
     tree(dir.path(), &procs, true);
     let mut s = Scanner::new(dir.path().to_path_buf());
-    let first = s.scan(0, &[10], &HashSet::new(), 5).unwrap();
+    let first = s.scan(0, &[10], &HashSet::new(), &ALL, 5).unwrap();
     assert!(!first.full, "a big tree is no reason to read every process");
     // The root, the cap, and one more to show the list was cut.
     assert_eq!(first.stats.len(), 1 + 5 + 1);
@@ -209,9 +223,9 @@ fn a_root_not_found_directly_or_no_children_lists_means_a_full_scan() {
     let dir = tempfile::tempdir().unwrap();
     tree(dir.path(), &[(1, 0), (10, 1), (11, 10)], true);
     let mut s = Scanner::new(dir.path().to_path_buf());
-    s.scan(0, &[10], &HashSet::new(), CAP).unwrap();
+    s.scan(0, &[10], &HashSet::new(), &ALL, CAP).unwrap();
     assert!(
-        s.scan(1_000, &[10, 999], &HashSet::new(), CAP)
+        s.scan(1_000, &[10, 999], &HashSet::new(), &ALL, CAP)
             .unwrap()
             .full
     );
@@ -219,8 +233,8 @@ fn a_root_not_found_directly_or_no_children_lists_means_a_full_scan() {
     let bare = tempfile::tempdir().unwrap();
     tree(bare.path(), &[(1, 0), (10, 1), (11, 10)], false);
     let mut s = Scanner::new(bare.path().to_path_buf());
-    assert!(s.scan(0, &[10], &HashSet::new(), CAP).unwrap().full);
-    let next = s.scan(1_000, &[10], &HashSet::new(), CAP).unwrap();
+    assert!(s.scan(0, &[10], &HashSet::new(), &ALL, CAP).unwrap().full);
+    let next = s.scan(1_000, &[10], &HashSet::new(), &ALL, CAP).unwrap();
     assert!(next.full);
     assert_eq!(pids(&next), vec![1, 10, 11]);
 }
@@ -230,11 +244,11 @@ fn the_clock_stepping_back_is_a_listing() {
     let dir = tempfile::tempdir().unwrap();
     tree(dir.path(), &[(1, 0), (10, 1)], true);
     let mut s = Scanner::new(dir.path().to_path_buf());
-    s.scan(50_000, &[10], &HashSet::new(), CAP).unwrap();
-    s.scan(51_000, &[10], &HashSet::new(), CAP).unwrap();
-    let walked = s.scan(52_000, &[10], &HashSet::new(), CAP).unwrap();
+    s.scan(50_000, &[10], &HashSet::new(), &ALL, CAP).unwrap();
+    s.scan(51_000, &[10], &HashSet::new(), &ALL, CAP).unwrap();
+    let walked = s.scan(52_000, &[10], &HashSet::new(), &ALL, CAP).unwrap();
     assert!(walked.kept_links.is_empty());
-    let listed = s.scan(1_000, &[10], &HashSet::new(), CAP).unwrap();
+    let listed = s.scan(1_000, &[10], &HashSet::new(), &ALL, CAP).unwrap();
     assert_eq!(link(&listed, 1), Some(0));
 }
 
@@ -259,7 +273,7 @@ fn gpu_processes_every_tick_members_at_their_cadence_and_the_reads_spread() {
     for k in 0..30i64 {
         let now = k * 1_000;
         let before = s.reads;
-        let scan = s.scan(now, &roots, &members, CAP).unwrap();
+        let scan = s.scan(now, &roots, &members, &ALL, CAP).unwrap();
         assert!(!scan.full);
         // Every root read every tick, never carried.
         assert!(
@@ -304,7 +318,7 @@ fn an_exited_member_leaves_within_its_cadence_a_gpu_process_at_once() {
     s.max_kept = 0;
     let mut members: HashSet<u32> = HashSet::new();
     for k in 0..3 {
-        let scan = s.scan(k * 1_000, &[10], &members, CAP).unwrap();
+        let scan = s.scan(k * 1_000, &[10], &members, &ALL, CAP).unwrap();
         members = scan
             .stats
             .keys()
@@ -312,13 +326,13 @@ fn an_exited_member_leaves_within_its_cadence_a_gpu_process_at_once() {
             .filter(|&p| p != 10 && p != 1)
             .collect();
     }
-    assert_eq!(members, [11, 12].into());
+    assert_eq!(members, HashSet::from_iter([11, 12]));
     std::fs::remove_dir_all(dir.path().join("11")).unwrap();
     write_children(dir.path(), 10, &[12]);
     let gone_at = (3..=3 + MEMBER_STAT_MS / 1_000)
         .map(|k| k * 1_000)
         .find(|&t| {
-            let scan = s.scan(t, &[10], &members, CAP).unwrap();
+            let scan = s.scan(t, &[10], &members, &ALL, CAP).unwrap();
             members = scan.stats.keys().copied().filter(|&p| p > 10).collect();
             !scan.stats.contains_key(&11)
         })
@@ -327,7 +341,11 @@ fn an_exited_member_leaves_within_its_cadence_a_gpu_process_at_once() {
     assert!(members.contains(&12));
     // The GPU process exiting: the next tick cannot walk (and falls back to every process).
     std::fs::remove_dir_all(dir.path().join("10")).unwrap();
-    assert!(s.scan(gone_at + 1_000, &[10], &members, CAP).unwrap().full);
+    assert!(
+        s.scan(gone_at + 1_000, &[10], &members, &ALL, CAP)
+            .unwrap()
+            .full
+    );
 }
 
 #[test]
@@ -344,4 +362,82 @@ fn the_same_answer_as_procfs_for_this_machine() {
     assert_eq!(ours.start_ticks, theirs.starttime);
     assert_eq!(ours.cpu_ticks, theirs.utime + theirs.stime);
     assert_eq!(ours.rss_pages, theirs.rss);
+}
+
+/// Ticks of the scanner over `roots` with `watched`, noting when each root's stat was read.
+fn root_reads(
+    s: &mut Scanner,
+    roots: &[u32],
+    watched: &Watched,
+    ticks: std::ops::Range<i64>,
+) -> HashMap<u32, Vec<i64>> {
+    let mut reads: HashMap<u32, Vec<i64>> = HashMap::new();
+    for k in ticks {
+        let now = k * 1_000;
+        let scan = s.scan(now, roots, &HashSet::new(), watched, CAP).unwrap();
+        for r in roots {
+            assert!(scan.stats.contains_key(r), "{r} is in every tick's reading");
+            if !scan.carried.contains(r) {
+                reads.entry(*r).or_default().push(now);
+            }
+        }
+    }
+    reads
+}
+
+#[test]
+fn gpu_processes_not_shown_are_read_at_the_member_cadence_twice_at_first_and_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut procs = vec![(1, 0)];
+    procs.extend((100..120).map(|p| (p, 1)));
+    tree(dir.path(), &procs, true);
+    let roots: Vec<u32> = (100..120).collect();
+    let mut s = Scanner::new(dir.path().to_path_buf());
+    // The dashboard shows 100 and 101; the others are off screen.
+    let watched = Watched::only([100, 101]);
+    let reads = root_reads(&mut s, &roots, &watched, 0..30);
+    for (pid, at) in &reads {
+        if watched.covers(*pid) {
+            assert_eq!(at.len(), 30, "{pid}: shown, read every tick");
+            continue;
+        }
+        // Found at 0 and read again at 1 s (its first CPU %), then at most MEMBER_STAT_MS
+        // apart, and far from every tick.
+        assert_eq!(&at[..2], &[0, 1_000], "{pid}: {at:?}");
+        let gaps: Vec<i64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|&g| g <= MEMBER_STAT_MS), "{pid}: {gaps:?}");
+        assert!(at.len() <= 2 + 29 * 1_000 / (MEMBER_STAT_MS - EARLY_MS) as usize + 1);
+    }
+    // Spread: no tick after the first two reads all 18 at once.
+    let mut per_tick: HashMap<i64, usize> = HashMap::new();
+    for (pid, at) in &reads {
+        if !watched.covers(*pid) {
+            for &t in at.iter().filter(|&&t| t >= 2_000) {
+                *per_tick.entry(t).or_default() += 1;
+            }
+        }
+    }
+    let max = per_tick.values().copied().max().unwrap();
+    assert!(
+        max <= 18 / 2,
+        "at most {max} of 18 in one tick: {per_tick:?}"
+    );
+}
+
+#[test]
+fn a_gpu_process_shown_is_read_at_once_and_one_no_longer_shown_waits_its_cadence() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path(), &[(1, 0), (100, 1), (101, 1)], true);
+    let roots = [100, 101];
+    let mut s = Scanner::new(dir.path().to_path_buf());
+    let none = Watched::only([]);
+    root_reads(&mut s, &roots, &none, 0..8);
+    // Scrolled onto the screen: read at once, then every tick.
+    let shown = Watched::only([101]);
+    let reads = root_reads(&mut s, &roots, &shown, 8..12);
+    assert_eq!(reads[&101], vec![8_000, 9_000, 10_000, 11_000]);
+    // Off the screen again: its last read counts, the next is a cadence later.
+    let reads = root_reads(&mut s, &roots, &none, 12..12 + MEMBER_STAT_MS / 1_000 + 1);
+    let next = reads[&101][0];
+    assert!(next > 12_000 && next - 11_000 <= MEMBER_STAT_MS, "{next}");
 }

@@ -9,7 +9,7 @@
 //! processes' files only and shows at once (a worker's command and user follow a tick later),
 //! and a burst of short-lived workers is not read at all.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -111,6 +111,15 @@ impl StaticsCache {
 
     /// Everything, reading what is not cached yet.
     pub(super) fn all(&mut self, key: Key<'_>, now_ms: i64) -> Statics {
+        // Once a process's facts are all in (every tick after its first), one look-up.
+        let statics = &self.entry(key).statics;
+        if statics.status.is_some()
+            && statics.command.is_some()
+            && statics.container.is_some()
+            && (statics.user.is_some() || statics.status.as_ref().is_some_and(|s| s.euid.is_none()))
+        {
+            return statics.clone();
+        }
         let status = self.status(key);
         let dir = self.dir(key.pid);
         if self.entry(key).statics.command.is_none()

@@ -1,11 +1,12 @@
 //! The busiest thread of each GPU process, from `/proc/<pid>/task/<tid>/stat` over the interval
-//! between two samples: a data pipeline stuck on one thread (num_workers = 0, a GIL-bound
+//! between two reads of the process (every tick, or at its slower cadence: see `scan`; between
+//! reads the last answer is kept): a data pipeline stuck on one thread (num_workers = 0, a GIL-bound
 //! loader) shows as one thread at ~100 % of a core, which the process's total CPU hides when
 //! other threads add to it. Read only for GPU processes (a few, with tens of threads each),
 //! at most [`MAX_THREADS`] threads each; a process with one thread is its own busiest thread,
 //! read from the process's stat the tick already has.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::path::Path;
 
 use gpumeter_model::ThreadReading;
@@ -18,17 +19,30 @@ use crate::sanitize::{MAX_NAME_CHARS, sanitize};
 /// Threads read per process.
 const MAX_THREADS: usize = 1024;
 
-/// Per-thread CPU ticks at the previous sample: (pid, tid) → (start ticks, cpu ticks).
+/// What is kept of one GPU process between its reads.
+#[derive(Debug, Default)]
+struct Kept {
+    /// When its threads were last read.
+    at_ms: Option<i64>,
+    /// Per-thread counters then: tid → (start ticks, cpu ticks).
+    counters: HashMap<u32, (u64, u64)>,
+    /// The answer then (given again while the process's stat is carried).
+    best: Option<ThreadReading>,
+    /// The tick it was last looked at.
+    seen: u64,
+}
+
+/// Per-process thread counters at each GPU process's last read.
 #[derive(Debug, Default)]
 pub(super) struct ThreadTracker {
-    prev: HashMap<(u32, u32), (u64, u64)>,
-    prev_ms: Option<i64>,
-    next: HashMap<(u32, u32), (u64, u64)>,
+    procs: HashMap<u32, Kept>,
+    tick: u64,
 }
 
 impl ThreadTracker {
-    /// The busiest thread of process `pid` (directory pid, whose stat is `stat`) since the
-    /// previous tick.
+    /// The busiest thread of process `pid` (directory pid, whose stat is `stat`) since its
+    /// previous read; when its stat was not read this tick (`fresh` false), what that read
+    /// found, reading nothing.
     pub(super) fn busiest(
         &mut self,
         proc: &Path,
@@ -36,80 +50,87 @@ impl ThreadTracker {
         stat: &ProcStat,
         now_ms: i64,
         ticks_per_s: u64,
+        fresh: bool,
     ) -> Option<ThreadReading> {
-        let dt_s = self
-            .prev_ms
+        let kept = self.procs.entry(pid).or_default();
+        kept.seen = self.tick;
+        if !fresh && kept.at_ms.is_some() {
+            return kept.best.clone();
+        }
+        let dt_s = kept
+            .at_ms
             .filter(|&p| now_ms > p)
             .map(|p| (now_ms - p) as f64 / 1000.0);
-        if stat.threads == Some(1) {
-            let cpu_pct = self.rate(
-                (pid, pid),
-                stat.start_ticks,
-                stat.cpu_ticks,
-                dt_s,
-                ticks_per_s,
-            );
-            return Some(ThreadReading {
+        let prev = std::mem::take(&mut kept.counters);
+        let mut next = HashMap::with_capacity(prev.len().max(1));
+        let mut rate = |tid: u32, start: u64, ticks: u64| {
+            next.insert(tid, (start, ticks));
+            match (prev.get(&tid), dt_s) {
+                (Some(&(s, before)), Some(dt)) if s == start && ticks >= before => {
+                    Some((ticks - before) as f64 / ticks_per_s as f64 / dt * 100.0)
+                }
+                _ => None,
+            }
+        };
+        let best = if stat.threads == Some(1) {
+            let cpu_pct = rate(pid, stat.start_ticks, stat.cpu_ticks);
+            Some(ThreadReading {
                 tid: pid,
                 name: Some(sanitize(&stat.comm, MAX_NAME_CHARS)),
                 cpu_pct,
             })
-            .filter(|b| b.cpu_pct.is_some() || dt_s.is_none());
-        }
-        let rd = std::fs::read_dir(proc.join(pid.to_string()).join("task")).ok()?;
-        let mut best: Option<ThreadReading> = None;
-        for entry in rd.take(MAX_THREADS) {
-            let Some(tid) = entry
-                .ok()
-                .and_then(|e| e.file_name().to_str()?.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let Ok(stat) = Stat::from_file(proc.join(format!("{pid}/task/{tid}/stat"))) else {
-                continue;
-            };
-            let ticks = stat.utime.saturating_add(stat.stime);
-            let cpu_pct = self.rate((pid, tid), stat.starttime, ticks, dt_s, ticks_per_s);
-            let better = match (&best, cpu_pct) {
-                (None, _) => true,
-                (Some(b), Some(c)) => b.cpu_pct.is_none_or(|bc| c > bc),
-                (Some(_), None) => false,
-            };
-            if better {
-                best = Some(ThreadReading {
-                    tid,
-                    name: Some(sanitize(&stat.comm, MAX_NAME_CHARS)),
-                    cpu_pct,
-                });
-            }
-        }
-        best.filter(|b| b.cpu_pct.is_some() || dt_s.is_none())
+        } else {
+            read_threads(proc, pid, &mut rate)
+        };
+        let best = best.filter(|b| b.cpu_pct.is_some() || dt_s.is_none());
+        kept.counters = next;
+        kept.at_ms = Some(now_ms);
+        kept.best = best.clone();
+        best
     }
 
-    /// CPU % of a thread since the previous tick (same start time only), noting its counters.
-    fn rate(
-        &mut self,
-        key: (u32, u32),
-        start: u64,
-        ticks: u64,
-        dt_s: Option<f64>,
-        ticks_per_s: u64,
-    ) -> Option<f64> {
-        self.next.insert(key, (start, ticks));
-        match (self.prev.get(&key), dt_s) {
-            (Some(&(s, prev)), Some(dt)) if s == start && ticks >= prev => {
-                Some((ticks - prev) as f64 / ticks_per_s as f64 / dt * 100.0)
-            }
-            _ => None,
+    /// Ends a tick: processes not looked at are forgotten.
+    pub(super) fn end_tick(&mut self) {
+        let tick = self.tick;
+        self.procs.retain(|_, k| k.seen == tick);
+        self.tick = tick.wrapping_add(1);
+    }
+}
+
+/// The busiest of `pid`'s threads by `rate` (which notes each thread's counters).
+fn read_threads(
+    proc: &Path,
+    pid: u32,
+    rate: &mut impl FnMut(u32, u64, u64) -> Option<f64>,
+) -> Option<ThreadReading> {
+    let rd = std::fs::read_dir(proc.join(pid.to_string()).join("task")).ok()?;
+    let mut best: Option<ThreadReading> = None;
+    for entry in rd.take(MAX_THREADS) {
+        let Some(tid) = entry
+            .ok()
+            .and_then(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = Stat::from_file(proc.join(format!("{pid}/task/{tid}/stat"))) else {
+            continue;
+        };
+        let ticks = stat.utime.saturating_add(stat.stime);
+        let cpu_pct = rate(tid, stat.starttime, ticks);
+        let better = match (&best, cpu_pct) {
+            (None, _) => true,
+            (Some(b), Some(c)) => b.cpu_pct.is_none_or(|bc| c > bc),
+            (Some(_), None) => false,
+        };
+        if better {
+            best = Some(ThreadReading {
+                tid,
+                name: Some(sanitize(&stat.comm, MAX_NAME_CHARS)),
+                cpu_pct,
+            });
         }
     }
-
-    /// Ends a tick: this tick's counters become the previous ones (threads of processes not
-    /// looked at are forgotten).
-    pub(super) fn end_tick(&mut self, now_ms: i64) {
-        self.prev = std::mem::take(&mut self.next);
-        self.prev_ms = Some(now_ms);
-    }
+    best
 }
 
 #[cfg(test)]
@@ -137,19 +158,19 @@ mod tests {
         let proc = tmp.path().join("proc");
         let mut t = ThreadTracker::default();
         let own = process(3, 0);
-        let first = t.busiest(&proc, 42, &own, 0, 100).unwrap();
+        let first = t.busiest(&proc, 42, &own, 0, 100, true).unwrap();
         assert_eq!(first.cpu_pct, None, "no interval yet");
-        t.end_tick(0);
+        t.end_tick();
         // 10 s: the main loop thread burns 9.9 s, the process's first thread 2 s.
         write(42, "python", 1200);
         write(43, "pt_main_thread", 5990);
         write(44, "cuda-EvtHandlr", 20);
-        let b = t.busiest(&proc, 42, &own, 10_000, 100).unwrap();
+        let b = t.busiest(&proc, 42, &own, 10_000, 100, true).unwrap();
         assert_eq!(b.tid, 43);
         assert_eq!(b.name.as_deref(), Some("pt_main_thread"));
         assert!((b.cpu_pct.unwrap() - 99.0).abs() < 1e-9);
-        t.end_tick(10_000);
-        assert_eq!(t.busiest(&proc, 99, &own, 11_000, 100), None);
+        t.end_tick();
+        assert_eq!(t.busiest(&proc, 99, &own, 11_000, 100, true), None);
     }
 
     fn process(threads: u32, cpu_ticks: u64) -> ProcStat {
@@ -169,11 +190,13 @@ mod tests {
         // No task directory at all: nothing is read for it.
         let tmp = tempfile::tempdir().unwrap();
         let mut t = ThreadTracker::default();
-        let first = t.busiest(tmp.path(), 42, &process(1, 100), 0, 100).unwrap();
+        let first = t
+            .busiest(tmp.path(), 42, &process(1, 100), 0, 100, true)
+            .unwrap();
         assert_eq!((first.tid, first.cpu_pct), (42, None));
-        t.end_tick(0);
+        t.end_tick();
         let b = t
-            .busiest(tmp.path(), 42, &process(1, 150), 1_000, 100)
+            .busiest(tmp.path(), 42, &process(1, 150), 1_000, 100, true)
             .unwrap();
         assert_eq!(b.name.as_deref(), Some("python"));
         assert!((b.cpu_pct.unwrap() - 50.0).abs() < 1e-9);

@@ -1,7 +1,9 @@
 //! Descendants of the GPU processes (dataloader workers, compile helpers, shells) found
 //! through the parent links of this tick's process list.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use foldhash::{HashMap, HashMapExt, HashSet};
 
 /// Descendants found, and whether the walk stopped at the cap.
 #[derive(Debug, Default, PartialEq, Eq)]
