@@ -320,10 +320,16 @@ impl Shown {
 
     #[inline]
     fn same_symbol_as(&self, sym: &str) -> bool {
-        let bytes = sym.as_bytes();
-        self.len != LONG
-            && usize::from(self.len) == bytes.len()
-            && self.symbol.get(..bytes.len()) == Some(bytes)
+        // Byte by byte: no slice comparison call for one to four bytes.
+        let s = &self.symbol;
+        match *sym.as_bytes() {
+            [a] => self.len == 1 && s[0] == a,
+            [a, b, c] => self.len == 3 && s[0] == a && s[1] == b && s[2] == c,
+            [a, b] => self.len == 2 && s[0] == a && s[1] == b,
+            [a, b, c, d] => self.len == 4 && s[0] == a && s[1] == b && s[2] == c && s[3] == d,
+            [] => self.len == 0,
+            _ => false,
+        }
     }
 
     fn same_symbol(&self, other: &Shown) -> bool {
