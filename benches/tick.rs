@@ -1,11 +1,15 @@
 //! One dashboard tick at full size: a simulated 8-GPU machine with ~500 processes is sampled,
-//! folded into the engine's history, and drawn into a 200×60 frame.
+//! folded into the engine's history, and drawn into a 200×60 frame; then the same with the
+//! frame's changes written as the terminal gets them (the screen writer, and ratatui's
+//! `Terminal` with crossterm's backend for comparison).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpumeter::engine::Engine;
+use gpumeter::ui::screen_writer::ScreenWriter;
 use gpumeter::ui::{self, App, UiOptions};
 use gpumeter_sim::{Scenario, Simulator};
-use ratatui::{Terminal, backend::TestBackend, layout::Rect};
+use ratatui::backend::{CrosstermBackend, TestBackend};
+use ratatui::{Terminal, TerminalOptions, Viewport, layout::Rect};
 
 /// The `training` machine plus extra GPU jobs with dataloader workers, to ~500 processes.
 fn big_scenario() -> Result<Scenario, gpumeter_sim::ScenarioError> {
@@ -72,12 +76,55 @@ fn tick(c: &mut Criterion) {
             terminal.draw(|f| ui::draw(f, &app, &engine, now)).unwrap();
         })
     });
+    // A tick as the dashboard writes it: one buffer diffed against the record of the screen,
+    // the changes turned into bytes (the screen writer), and as ratatui's `Terminal` with
+    // crossterm's backend did it before.
+    let mut screen = ScreenWriter::with_size(std::io::sink(), 200, 60);
+    c.bench_function("tick + write 200x60 (screen writer)", |b| {
+        b.iter(|| {
+            t += 1;
+            let now = t as i64 * 1000;
+            engine.ingest(sim.snapshot_at(t * 1000, now));
+            ui::sync(&mut app, &engine, area, now);
+            or_exit(screen.draw(|buf| ui::render(buf, &app, &engine, now)));
+        })
+    });
+    let mut crossterm = or_exit(Terminal::with_options(
+        CrosstermBackend::new(std::io::sink()),
+        TerminalOptions {
+            viewport: Viewport::Fixed(area),
+        },
+    ));
+    c.bench_function("tick + write 200x60 (crossterm backend)", |b| {
+        b.iter(|| {
+            t += 1;
+            let now = t as i64 * 1000;
+            engine.ingest(sim.snapshot_at(t * 1000, now));
+            ui::sync(&mut app, &engine, area, now);
+            or_exit(
+                crossterm
+                    .draw(|f| ui::draw(f, &app, &engine, now))
+                    .map(|_| ()),
+            );
+        })
+    });
     c.bench_function("sample only (simulator)", |b| {
         b.iter(|| {
             t += 1;
             sim.snapshot_at(t * 1000, t as i64 * 1000)
         })
     });
+}
+
+/// The value, or the bench stops saying why (writing to a sink does not fail).
+fn or_exit<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
+    match r {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("bench: {e}");
+            std::process::exit(1)
+        }
+    }
 }
 
 criterion_group!(benches, tick);

@@ -13,8 +13,6 @@ use std::time::Duration;
 
 use crossterm::event::{Event, KeyEventKind};
 use futures_util::{FutureExt, Stream, StreamExt};
-use ratatui::Terminal;
-use ratatui::backend::{Backend, ClearType};
 use ratatui::layout::Rect;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc::Receiver;
@@ -26,10 +24,10 @@ use crate::sanitize::sanitize;
 use crate::session::{Refusal, Session, SessionConfig, Step};
 use crate::source::collector::CollectorEvent;
 
-use super::frame_writer::FrameWriter;
 use super::loop_alerts;
 use super::process_action::{self, Acting};
 use super::replay::Player;
+use super::screen_writer::{ScreenWriter, Surface};
 use super::terminal::TerminalGuard;
 use super::{Action, App, UiError, UiOptions};
 
@@ -111,13 +109,10 @@ pub async fn run(
     };
     let mut guard = TerminalGuard::enter()?;
     let result = async {
-        // The frame writer gathers a frame's bytes itself and sends them in one write; every
-        // draw ends with a flush, so nothing waits between frames.
-        let mut terminal = Terminal::new(FrameWriter::new(io::stdout()))?;
-        // Not `terminal.clear()`: it asks the terminal where the cursor is and waits for the
-        // answer (a round trip over ssh, up to 2 s where nothing answers) before the first paint.
-        // The buffers are fresh, so clearing the screen is all it would do here.
-        terminal.backend_mut().clear_region(ClearType::All)?;
+        // One cell buffer and a record of the screen; each frame's changes go out in one
+        // write. Its first frame clears the screen (without asking the terminal anything: no
+        // round trip before the first paint).
+        let mut terminal = ScreenWriter::new(io::stdout());
         // Bell and OSC notifications go to the real terminal, between frames.
         drive_with(
             &mut terminal,
@@ -168,8 +163,8 @@ impl State {
 /// The ledger's open minute is written however the loop ends. Terminal notifications are
 /// dropped.
 #[cfg(test)]
-pub(crate) async fn drive<B, S, F>(
-    terminal: &mut Terminal<B>,
+pub(crate) async fn drive<T, S, F>(
+    terminal: &mut T,
     events: S,
     rx: Receiver<CollectorEvent>,
     clock: &dyn Clock,
@@ -177,7 +172,7 @@ pub(crate) async fn drive<B, S, F>(
     shutdown: F,
 ) -> Result<Ended, UiError>
 where
-    B: Backend,
+    T: Surface,
     S: Stream<Item = io::Result<Event>> + Unpin,
     F: Future<Output = ()>,
 {
@@ -195,8 +190,8 @@ where
 
 /// [`drive`] on any feed (a replay).
 #[cfg(test)]
-pub(crate) async fn drive_feed<B, S, F>(
-    terminal: &mut Terminal<B>,
+pub(crate) async fn drive_feed<T, S, F>(
+    terminal: &mut T,
     events: S,
     feed: Feed,
     clock: &dyn Clock,
@@ -204,7 +199,7 @@ pub(crate) async fn drive_feed<B, S, F>(
     shutdown: F,
 ) -> Result<Ended, UiError>
 where
-    B: Backend,
+    T: Surface,
     S: Stream<Item = io::Result<Event>> + Unpin,
     F: Future<Output = ()>,
 {
@@ -243,8 +238,8 @@ pub fn session_config(options: &UiOptions) -> SessionConfig {
 }
 
 /// [`drive`], with bell and OSC sequences written to `term_out`.
-async fn drive_with<B, S, F>(
-    terminal: &mut Terminal<B>,
+async fn drive_with<T, S, F>(
+    terminal: &mut T,
     events: S,
     feed: Feed,
     clock: &dyn Clock,
@@ -253,7 +248,7 @@ async fn drive_with<B, S, F>(
     term_out: Box<dyn Write>,
 ) -> Result<Ended, UiError>
 where
-    B: Backend,
+    T: Surface,
     S: Stream<Item = io::Result<Event>> + Unpin,
     F: Future<Output = ()>,
 {
@@ -294,8 +289,8 @@ where
     })
 }
 
-async fn run_loop<B, S, F>(
-    terminal: &mut Terminal<B>,
+async fn run_loop<T, S, F>(
+    terminal: &mut T,
     mut events: S,
     mut rx: Option<Receiver<CollectorEvent>>,
     clock: &dyn Clock,
@@ -303,7 +298,7 @@ async fn run_loop<B, S, F>(
     state: &mut State,
 ) -> Result<EndReason, UiError>
 where
-    B: Backend,
+    T: Surface,
     S: Stream<Item = io::Result<Event>> + Unpin,
     F: Future<Output = ()>,
 {
@@ -329,9 +324,7 @@ where
             app.replay = player.as_ref().map(|p| p.status());
             let engine = session.engine();
             super::sync(app, engine, area, now);
-            terminal
-                .draw(|f| super::draw(f, app, engine, now))
-                .map_err(backend_error)?;
+            terminal.show(&mut |buf| super::render(buf, app, engine, now))?;
             dirty = false;
             last_draw = Some(Instant::now());
             reading_drawn |= first_reading;
@@ -483,10 +476,10 @@ fn show_step(state: &mut State, step: Step) {
 }
 
 /// One key, mouse or resize event, acted on against what is on screen now.
-fn on_input<B: Backend>(
+fn on_input<T: Surface>(
     ev: Event,
     state: &mut State,
-    terminal: &Terminal<B>,
+    terminal: &T,
     clock: &dyn Clock,
 ) -> Result<Action, UiError> {
     let area = area_of(terminal)?;
@@ -536,13 +529,8 @@ fn replay_key(act: crate::ui::keys::KeyAction, state: &mut State) {
     say_end(state);
 }
 
-fn area_of<B: Backend>(terminal: &Terminal<B>) -> Result<Rect, UiError> {
-    let size = terminal.size().map_err(backend_error)?;
-    Ok(Rect::new(0, 0, size.width, size.height))
-}
-
-fn backend_error<E: std::error::Error>(e: E) -> UiError {
-    UiError::Terminal(io::Error::other(e.to_string()))
+fn area_of<T: Surface>(terminal: &T) -> Result<Rect, UiError> {
+    Ok(terminal.area()?)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use futures_util::stream;
+use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
 
@@ -60,6 +61,72 @@ async fn draws_collector_snapshots_and_quits_on_q() {
     let screen = buffer_to_string(terminal.backend().buffer());
     assert!(screen.contains("gpu-box-01"), "{screen}");
     assert!(screen.contains("GPU1"), "{screen}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_live_screen_writer_draws_the_same_frames_as_a_test_backend() {
+    // The loop on the writer the dashboard runs with, and on ratatui's test terminal: the same
+    // frame in both, and the bytes written reproduce it on an emulated terminal.
+    let mut frames = Vec::new();
+    let mut written = Vec::new();
+    for live in [true, false] {
+        let (keys, events) = scripted();
+        let (tx, rx) = mpsc::channel(8);
+        let clock = FakeClock::new(testing::NOW);
+        let script = async {
+            tx.send(CollectorEvent::Snapshot(Box::new(testing::snapshot(2))))
+                .await
+                .unwrap();
+            settle().await;
+            tx.send(CollectorEvent::Snapshot(Box::new(testing::snapshot_at(
+                3,
+                testing::NOW + 1_000,
+            ))))
+            .await
+            .unwrap();
+            settle().await;
+            keys.send(key('q')).await.unwrap();
+        };
+        let options = testing::options();
+        if live {
+            let mut screen = ScreenWriter::with_size(Vec::new(), 100, 30);
+            let (end, ()) = tokio::join!(
+                drive(
+                    &mut screen,
+                    events,
+                    rx,
+                    &clock,
+                    &options,
+                    std::future::pending()
+                ),
+                script
+            );
+            assert_eq!(end.unwrap().reason, EndReason::Quit);
+            frames.push(screen.buffer().clone());
+            written = std::mem::take(screen.writer_mut());
+        } else {
+            let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+            let (end, ()) = tokio::join!(
+                drive(
+                    &mut terminal,
+                    events,
+                    rx,
+                    &clock,
+                    &options,
+                    std::future::pending()
+                ),
+                script
+            );
+            assert_eq!(end.unwrap().reason, EndReason::Quit);
+            frames.push(terminal.backend().buffer().clone());
+        }
+    }
+    assert_eq!(frames[0], frames[1]);
+    let screen = buffer_to_string(&frames[0]);
+    assert!(screen.contains("GPU2"), "{screen}");
+    let mut emulated = vt100::Parser::new(30, 100, 0);
+    emulated.process(&written);
+    crate::ui::frame_writer::tests::assert_screen_shows(emulated.screen(), &frames[0]);
 }
 
 #[tokio::test(start_paused = true)]

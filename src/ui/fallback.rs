@@ -40,6 +40,16 @@ impl ColourDepth {
         ColourDepth::detect(var("COLORTERM").as_deref(), var("TERM").as_deref())
     }
 
+    /// Whether this depth shows `colour` as another: when neither of a cell's colours changes,
+    /// the pair is shown as it is (two colours that stay apart stay apart).
+    fn changes(self, colour: Color) -> bool {
+        match self {
+            ColourDepth::TrueColour => false,
+            ColourDepth::Ansi256 => matches!(colour, Color::Rgb(..)),
+            ColourDepth::Ansi16 => matches!(colour, Color::Rgb(..) | Color::Indexed(_)),
+        }
+    }
+
     /// `colour` as this depth shows it.
     pub fn reduce(self, colour: Color) -> Color {
         match (self, colour) {
@@ -123,20 +133,37 @@ pub fn reduce_colours(buf: &mut Buffer, depth: ColourDepth) {
     if depth == ColourDepth::TrueColour {
         return;
     }
-    // Neighbouring cells mostly share their pair: the last answer is kept (12 000 cells a
-    // frame at 200×60, a handful of distinct pairs).
-    let mut last: Option<((Color, Color), (Color, Color))> = None;
+    // 12 000 cells a frame at 200×60 and a handful of distinct pairs: a pair this depth shows
+    // as it is (blanks, named colours) is passed over, and the last few answers are kept.
+    let mut recent = Recent::default();
     for cell in &mut buf.content {
+        if !depth.changes(cell.fg) && !depth.changes(cell.bg) {
+            continue;
+        }
         let key = (cell.fg, cell.bg);
-        let reduced = match last {
-            Some((k, v)) if k == key => v,
-            _ => {
-                let v = reduce_pair(depth, key);
-                last = Some((key, v));
-                v
-            }
-        };
-        (cell.fg, cell.bg) = reduced;
+        (cell.fg, cell.bg) = recent.get(key, |k| reduce_pair(depth, k));
+    }
+}
+
+/// A cell's (fg, bg).
+type Pair = (Color, Color);
+
+/// The last few pairs reduced and their answers, the oldest replaced first.
+#[derive(Default)]
+struct Recent {
+    pairs: [Option<(Pair, Pair)>; 8],
+    next: usize,
+}
+
+impl Recent {
+    fn get(&mut self, key: Pair, reduce: impl FnOnce(Pair) -> Pair) -> Pair {
+        if let Some((_, v)) = self.pairs.iter().flatten().find(|(k, _)| *k == key) {
+            return *v;
+        }
+        let v = reduce(key);
+        self.pairs[self.next] = Some((key, v));
+        self.next = (self.next + 1) % self.pairs.len();
+        v
     }
 }
 
@@ -342,6 +369,37 @@ mod tests {
                 );
             }
             assert_eq!(buf.content[2].fg, depth.reduce(pairs[2].0));
+        }
+    }
+
+    #[test]
+    fn more_pairs_than_are_kept_still_reduce_as_each_cell_alone() {
+        // Twelve pairs in turn: more than the answers kept, so each is reduced again after it
+        // was dropped; named colours and blanks among them are passed over.
+        let pairs: Vec<(Color, Color)> = (0u8..12)
+            .map(|i| match i % 4 {
+                0 => (
+                    Color::Rgb(i * 20, 0x2b, 0x36),
+                    Color::Rgb(0x2a, i * 20, 0x98),
+                ),
+                1 => (Color::Indexed(i * 20), Color::Rgb(0x26, 0x8b, i * 20)),
+                2 => (Color::Cyan, Color::Indexed(i)),
+                _ => (Color::Reset, Color::Reset),
+            })
+            .collect();
+        for depth in [ColourDepth::Ansi16, ColourDepth::Ansi256] {
+            let mut buf = Buffer::empty(ratatui::layout::Rect::new(0, 0, 60, 1));
+            for (cell, &(fg, bg)) in buf.content.iter_mut().zip(pairs.iter().cycle()) {
+                (cell.fg, cell.bg) = (fg, bg);
+            }
+            reduce_colours(&mut buf, depth);
+            for (cell, &pair) in buf.content.iter().zip(pairs.iter().cycle()) {
+                assert_eq!(
+                    (cell.fg, cell.bg),
+                    reduce_pair(depth, pair),
+                    "{depth:?} {pair:?}"
+                );
+            }
         }
     }
 

@@ -80,21 +80,11 @@ impl<W: Write> Backend for FrameWriter<W> {
     where
         I: Iterator<Item = (u16, u16, &'a Cell)>,
     {
-        // The terminal's state is the default one between frames (each frame ends resetting).
-        let mut pen = Pen::default();
-        let mut last: Option<(u16, u16)> = None;
-        let out = &mut self.bytes;
+        let mut encoder = Encoder::default();
         for (x, y, cell) in content {
-            if !matches!(last, Some((lx, ly)) if x == lx.wrapping_add(1) && y == ly) {
-                move_to(out, x, y);
-            }
-            last = Some((x, y));
-            pen.apply(out, cell);
-            out.extend_from_slice(cell.symbol().as_bytes());
+            encoder.cell(&mut self.bytes, x, y, cell);
         }
-        if pen != Pen::default() {
-            out.extend_from_slice(b"\x1b[0m");
-        }
+        encoder.finish(&mut self.bytes);
         Ok(())
     }
 
@@ -180,6 +170,34 @@ impl<W: Write> Backend for FrameWriter<W> {
 
     fn flush(&mut self) -> io::Result<()> {
         self.send()
+    }
+}
+
+/// Changed cells into bytes, in the order given: a cursor move where a cell does not follow the
+/// last one, the style's changes, the symbol. The terminal's style is the default one between
+/// frames ([`Encoder::finish`] resets it).
+#[derive(Debug, Default)]
+pub(super) struct Encoder {
+    pen: Pen,
+    last: Option<(u16, u16)>,
+}
+
+impl Encoder {
+    /// Appends `cell` at (x, y).
+    pub(super) fn cell(&mut self, out: &mut Vec<u8>, x: u16, y: u16, cell: &Cell) {
+        if !matches!(self.last, Some((lx, ly)) if x == lx.wrapping_add(1) && y == ly) {
+            move_to(out, x, y);
+        }
+        self.last = Some((x, y));
+        self.pen.apply(out, cell);
+        out.extend_from_slice(cell.symbol().as_bytes());
+    }
+
+    /// Ends the frame with the terminal's style back to the default.
+    pub(super) fn finish(self, out: &mut Vec<u8>) {
+        if self.pen != Pen::default() {
+            out.extend_from_slice(b"\x1b[0m");
+        }
     }
 }
 
@@ -386,4 +404,4 @@ fn push_decimal(out: &mut Vec<u8>, n: u16) {
 
 #[cfg(test)]
 #[path = "frame_writer_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -87,7 +87,7 @@ impl Pair {
     }
 }
 
-fn assert_same_screens(ours: &vt100::Screen, theirs: &vt100::Screen) {
+pub(crate) fn assert_same_screens(ours: &vt100::Screen, theirs: &vt100::Screen) {
     let (rows, cols) = ours.size();
     assert_eq!((rows, cols), theirs.size());
     for row in 0..rows {
@@ -111,7 +111,7 @@ fn assert_same_screens(ours: &vt100::Screen, theirs: &vt100::Screen) {
 }
 
 /// The emulated screen holds the buffer's symbols and colours.
-fn assert_screen_shows(screen: &vt100::Screen, frame: &Buffer) {
+pub(crate) fn assert_screen_shows(screen: &vt100::Screen, frame: &Buffer) {
     let area = frame.area;
     for y in area.top()..area.bottom() {
         let mut x = area.left();
@@ -142,7 +142,7 @@ fn assert_screen_shows(screen: &vt100::Screen, frame: &Buffer) {
     }
 }
 
-fn vt_colour(c: Color) -> vt100::Color {
+pub(crate) fn vt_colour(c: Color) -> vt100::Color {
     let idx = |i| vt100::Color::Idx(i);
     match c {
         Color::Reset => vt100::Color::Default,
@@ -168,12 +168,12 @@ fn vt_colour(c: Color) -> vt100::Color {
 }
 
 /// A frame of pseudo-random styled text (`seed` picks it), wide characters included.
-fn noise(width: u16, height: u16, seed: u64) -> Buffer {
+pub(crate) fn noise(width: u16, height: u16, seed: u64) -> Buffer {
     noise_of(width, height, seed, true)
 }
 
 /// [`noise`], with or without wide characters.
-fn noise_of(width: u16, height: u16, seed: u64, wide: bool) -> Buffer {
+pub(crate) fn noise_of(width: u16, height: u16, seed: u64, wide: bool) -> Buffer {
     let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
     let mut state = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
     let mut next = move || {
@@ -318,10 +318,10 @@ fn dashboards_at_each_colour_depth_match_crossterm() {
 
 /// A writer whose bytes the test can take while the backend owns it.
 #[derive(Clone, Default)]
-struct Shared(Rc<RefCell<Vec<u8>>>);
+pub(crate) struct Shared(Rc<RefCell<Vec<u8>>>);
 
 impl Shared {
-    fn take(&self) -> Vec<u8> {
+    pub(crate) fn take(&self) -> Vec<u8> {
         std::mem::take(&mut *self.0.borrow_mut())
     }
 }

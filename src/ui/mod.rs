@@ -20,6 +20,7 @@ mod loop_alerts;
 pub mod process_action;
 pub mod replay;
 mod rows;
+pub mod screen_writer;
 pub mod sort;
 pub mod terminal;
 pub mod theme;
@@ -32,6 +33,7 @@ use std::path::PathBuf;
 
 use gpumeter_model::GpuState;
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
@@ -44,8 +46,8 @@ pub use event_loop::{EndReason, Feed, run, session_config};
 pub use layout::{Screen, Spend};
 pub use rows::{INVISIBLE_LABEL, ProcRow, build_rows};
 use widgets::{
-    alerts, charts, confirm, fmt, gpu_line, gpu_panel, header, help, process_table, spend_line,
-    spend_panel, status_line,
+    Canvas, alerts, charts, confirm, fmt, gpu_line, gpu_panel, header, help, process_table,
+    spend_line, spend_panel, status_line,
 };
 
 /// How the dashboard starts.
@@ -170,17 +172,24 @@ pub fn sync(app: &mut App, engine: &Engine, area: Rect, now_unix_ms: i64) {
         .sync(visible.iter().map(|a| a.id.clone()).collect(), history);
 }
 
-/// Renders one frame from borrowed state, reduced to what the terminal shows.
+/// Renders one frame from borrowed state into a ratatui `Frame` (tests, benches, the fleet
+/// view): [`render`] on its buffer.
 pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
-    draw_widgets(frame, app, engine, now_unix_ms);
-    fallback::reduce_colours(frame.buffer_mut(), app.colour_depth);
+    render(frame.buffer_mut(), app, engine, now_unix_ms);
+}
+
+/// Renders one frame from borrowed state into `buf` (the whole screen), reduced to what the
+/// terminal shows.
+pub fn render(buf: &mut Buffer, app: &App, engine: &Engine, now_unix_ms: i64) {
+    draw_widgets(buf, app, engine, now_unix_ms);
+    fallback::reduce_colours(buf, app.colour_depth);
     if app.ascii {
-        fallback::to_ascii(frame.buffer_mut());
+        fallback::to_ascii(buf);
     }
 }
 
-fn draw_widgets(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
-    let area = frame.area();
+fn draw_widgets(frame: &mut Buffer, app: &App, engine: &Engine, now_unix_ms: i64) {
+    let area = frame.area;
     let theme = &app.theme;
     let layout = match screen_for(area, engine, now_unix_ms) {
         Screen::TooSmall(r) => {
@@ -280,7 +289,7 @@ fn draw_widgets(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64)
 }
 
 /// The notice below the minimum size: the longest wording that fits, or nothing.
-fn too_small(frame: &mut Frame, area: Rect, app: &App) {
+fn too_small(frame: &mut Buffer, area: Rect, app: &App) {
     if area.width == 0 || area.height == 0 {
         return;
     }

@@ -238,6 +238,19 @@ fn a_replay_plays_pauses_steps_and_seeks_in_the_dashboard() {
     assert_eq!(t.exit_status(), Some(0));
 }
 
+/// The detail view's title range, `Alert details  A–B of N`, as (A, B, N).
+fn detail_lines(screen: &str) -> Option<(usize, usize, usize)> {
+    let after = screen.split("Alert details").nth(1)?;
+    let mut words = after.split_whitespace();
+    let (a, b) = words.next()?.split_once('–')?;
+    (words.next()? == "of").then_some(())?;
+    Some((
+        a.parse().ok()?,
+        b.parse().ok()?,
+        words.next()?.parse().ok()?,
+    ))
+}
+
 #[test]
 fn at_80x24_an_alert_opens_in_a_detail_view_that_scrolls() {
     if !tmux::available() {
@@ -262,11 +275,16 @@ fn at_80x24_an_alert_opens_in_a_detail_view_that_scrolls() {
     let detail = t.wait_for("the detail view", WAIT, |s| s.contains("Alert details"));
     assert!(detail.contains("What it has cost"), "{detail}");
     assert!(detail.contains("Next step"), "{detail}");
-    // Scrolled to its end it shows the evidence.
+    let (first, _, total) = detail_lines(&detail).expect("a line range in the title");
+    assert_eq!(first, 1, "{detail}");
+    // Scrolled to its end it shows the last of the evidence. (The end is waited for by its
+    // line range: the words on the first page may still be there, or already gone, when the
+    // screen is first read after the key, depending on how soon the dashboard redraws.)
     t.keys(&["End"]);
-    t.wait_for("the evidence", WAIT, |s| {
-        s.contains("Evidence") || s.contains("verdict")
+    let end = t.wait_for("the end of the details", WAIT, |s| {
+        detail_lines(s).is_some_and(|(a, b, n)| a > 1 && b == n && n == total)
     });
+    assert!(end.contains("GPU time wasted"), "{end}");
     t.keys(&["Escape"]);
     t.wait_for("the view to close", WAIT, |s| !s.contains("Alert details"));
     t.keys(&["q"]);

@@ -5,7 +5,7 @@
 //! recorded so far, growing to the whole window. The bottom row is the time axis, its ends
 //! written by the one time formatter (`clock::utc_text`).
 
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
@@ -15,6 +15,7 @@ use crate::engine::{Engine, GpuHistory};
 
 use super::braille;
 use crate::ui::app::App;
+use crate::ui::widgets::Canvas;
 use crate::ui::widgets::fmt::styled;
 
 /// The shortest span a chart zooms to (fewer points than this make no line).
@@ -76,14 +77,14 @@ pub fn metrics(engine: &Engine) -> Vec<Metric> {
 }
 
 /// Draws one chart per area, in [`metrics`] order.
-pub fn render(frame: &mut Frame, areas: &[Rect], app: &App, engine: &Engine, now_ms: i64) {
+pub fn render(frame: &mut Buffer, areas: &[Rect], app: &App, engine: &Engine, now_ms: i64) {
     for (area, metric) in areas.iter().zip(metrics(engine)) {
         render_one(frame, *area, metric, app, engine, now_ms);
     }
 }
 
 fn render_one(
-    frame: &mut Frame,
+    frame: &mut Buffer,
     area: Rect,
     metric: Metric,
     app: &App,

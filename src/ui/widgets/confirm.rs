@@ -2,7 +2,7 @@
 //! command, GPUs, the VRAM it frees), the whole-job switch and the keys. Long commands wrap;
 //! the box fits the screen.
 
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
@@ -10,6 +10,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 use crate::ui::layout::centered;
 use crate::ui::process_action::{Ask, Pending, vram_text};
 use crate::ui::theme::Theme;
+use crate::ui::widgets::Canvas;
 use crate::ui::widgets::fmt::styled;
 
 /// Widest the box grows.
@@ -18,7 +19,7 @@ const MAX_WIDTH: u16 = 90;
 const LISTED: usize = 6;
 
 /// Draws the dialog centred in `area`.
-pub fn render(frame: &mut Frame, area: Rect, pending: &Pending, theme: &Theme) {
+pub fn render(frame: &mut Buffer, area: Rect, pending: &Pending, theme: &Theme) {
     let subjects = pending.subjects();
     let gpus = pending.gpus();
     let gpu_text = if gpus.is_empty() {

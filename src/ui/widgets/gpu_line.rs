@@ -3,7 +3,7 @@
 //! from the right what does not fit. A lost GPU says so on its line.
 
 use gpumeter_model::{GpuReading, GpuState};
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
@@ -11,6 +11,7 @@ use ratatui::widgets::Paragraph;
 use crate::units::NA;
 
 use crate::ui::theme::Theme;
+use crate::ui::widgets::Canvas;
 use crate::ui::widgets::fmt::{self, styled};
 use crate::ui::widgets::gpu_panel::{short_name, state_problem, vram_text};
 
@@ -19,7 +20,7 @@ const MAX_BAR: usize = 30;
 
 /// Draws `gpu` on the first row of `area`; `hidden`: VRAM no process visible here holds.
 pub fn render(
-    frame: &mut Frame,
+    frame: &mut Buffer,
     area: Rect,
     gpu: &GpuReading,
     hidden: Option<u64>,

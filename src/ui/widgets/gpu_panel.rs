@@ -5,7 +5,7 @@
 //! reads `N/A`.
 
 use gpumeter_model::{GpuReading, GpuState};
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
@@ -13,12 +13,13 @@ use ratatui::widgets::{Block, Borders};
 use crate::units::{self, NA};
 
 use crate::ui::theme::Theme;
+use crate::ui::widgets::Canvas;
 use crate::ui::widgets::fmt::{self, styled};
 
 /// Draws `gpu` into `area` (a [`crate::ui::layout::PANEL_HEIGHT`]-row cell); `hidden`: VRAM no
 /// process visible here holds (another tenant), shown on the last line.
 pub fn render(
-    frame: &mut Frame,
+    frame: &mut Buffer,
     area: Rect,
     gpu: &GpuReading,
     hidden: Option<u64>,

@@ -4,7 +4,7 @@
 //! retry countdown.
 
 use gpumeter_model::Snapshot;
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
@@ -19,7 +19,7 @@ use crate::ui::widgets::fmt::{self, styled};
 const STALE_WARM_MS: i64 = 5_000;
 const STALE_HOT_MS: i64 = 30_000;
 
-pub fn render(frame: &mut Frame, area: Rect, app: &App, engine: &Engine, now_ms: i64) {
+pub fn render(frame: &mut Buffer, area: Rect, app: &App, engine: &Engine, now_ms: i64) {
     let theme = &app.theme;
     let width = usize::from(area.width);
     let mut lines = vec![identity_line(app, engine, now_ms, width)];

@@ -1,7 +1,7 @@
 //! The help overlay: every key (as the key map binds it) and mouse action, and how to read
 //! `N/A` and `-`. The replay's keys are listed only while a recording plays.
 
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, Paragraph};
@@ -9,6 +9,7 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 use crate::ui::app::App;
 use crate::ui::keys::{BINDINGS, Group, KeyAction};
 use crate::ui::layout::centered;
+use crate::ui::widgets::Canvas;
 use crate::ui::widgets::fmt::{pad_right, styled};
 
 /// Actions shown on one line, their keys joined by " / ", with the words for all of them.
@@ -91,7 +92,7 @@ pub fn rows(app: &App) -> Vec<(String, &'static str)> {
 }
 
 /// Draws the overlay centred in `area`.
-pub fn render(frame: &mut Frame, area: Rect, app: &App) {
+pub fn render(frame: &mut Buffer, area: Rect, app: &App) {
     let theme = &app.theme;
     let row = |k: &str, d: &str| {
         Line::from(vec![

@@ -4,7 +4,7 @@
 //! it), and the rows scrolled. Narrow terminals drop the least useful columns first.
 
 use gpumeter_model::ProcessReading;
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -16,6 +16,7 @@ use crate::ui::app::App;
 use crate::ui::rows::ProcRow;
 use crate::ui::sort::SortColumn;
 use crate::ui::theme::Theme;
+use crate::ui::widgets::Canvas;
 use crate::ui::widgets::fmt::{self, styled};
 
 /// The command column keeps at least this many cells; other columns go first.
@@ -156,7 +157,7 @@ pub fn any_container(rows: &[ProcRow<'_>]) -> bool {
 
 /// Draws the table into `area` (title line, column header, rows).
 pub fn render(
-    frame: &mut Frame,
+    frame: &mut Buffer,
     area: Rect,
     rows: &[ProcRow<'_>],
     app: &App,

@@ -2,7 +2,7 @@
 //! share, the budget and when its ceiling comes, the cost per busy GPU-hour — as much as fits,
 //! most important first, each part in its longest wording that fits. Renders a [`BillingView`].
 
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -12,6 +12,7 @@ use crate::billing::BillingView;
 use crate::units::NA;
 
 use crate::ui::theme::Theme;
+use crate::ui::widgets::Canvas;
 use crate::ui::widgets::fmt::{spans_width, styled};
 use crate::ui::widgets::spend_panel::{Tone, budget_tone, ceiling};
 
@@ -88,7 +89,7 @@ pub fn line(view: &BillingView, theme: &Theme, width: usize) -> Line<'static> {
 }
 
 /// Draws the summary into the first row of `area`.
-pub fn render(frame: &mut Frame, area: Rect, view: &BillingView, theme: &Theme) {
+pub fn render(frame: &mut Buffer, area: Rect, view: &BillingView, theme: &Theme) {
     if area.is_empty() {
         return;
     }

@@ -2,7 +2,7 @@
 //! channel warnings, a stopped collector; budget crossings are the alert panel's), else key
 //! hints (as many as fit), with the keys the key map binds: during a replay, its keys first.
 
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
 
@@ -93,7 +93,7 @@ fn hints(app: &App) -> Vec<(String, &'static str)> {
 }
 
 /// Draws the line; a running autostop `countdown` takes it over (only the filter input wins).
-pub fn render(frame: &mut Frame, area: Rect, app: &App, countdown: Option<&str>) {
+pub fn render(frame: &mut Buffer, area: Rect, app: &App, countdown: Option<&str>) {
     if area.width == 0 || area.height == 0 {
         return;
     }

@@ -5,7 +5,7 @@
 //! each are written a character a cell; any other span goes through ratatui's own
 //! `Buffer::set_stringn`. Reads only what it is given.
 
-use ratatui::Frame;
+use crate::ui::widgets::Canvas;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::style::Style;
@@ -14,7 +14,7 @@ use ratatui::widgets::Paragraph;
 
 /// Renders `lines` top-down into `area`, cut at its right and bottom edges; like
 /// `frame.render_widget(Paragraph::new(lines), area)`.
-pub fn render(frame: &mut Frame, area: Rect, lines: Vec<Line<'_>>) {
+pub fn render(frame: &mut Buffer, area: Rect, lines: Vec<Line<'_>>) {
     let aligned = lines
         .iter()
         .any(|l| l.alignment.is_some_and(|a| a != Alignment::Left));
@@ -92,7 +92,7 @@ mod tests {
             let area = Rect::new(1, 1, w - 2, h - 2);
             t.draw(|f| {
                 if fast {
-                    render(f, area, lines.clone());
+                    render(f.buffer_mut(), area, lines.clone());
                 } else {
                     f.render_widget(Paragraph::new(lines.clone()), area);
                 }

@@ -4,7 +4,7 @@
 //! wrapped to the overlay's width and scrolled, at any terminal size. The keys that act on it
 //! are in its bottom border, from the key map. Reads the engine through `&`; never mutates.
 
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
@@ -17,6 +17,7 @@ use crate::ui::alert_view::{Detail, DetailOf};
 use crate::ui::app::App;
 use crate::ui::keys::KeyAction;
 use crate::ui::theme::Theme;
+use crate::ui::widgets::Canvas;
 use crate::ui::widgets::alerts::panel::wrapped;
 use crate::ui::widgets::fmt::styled;
 
@@ -128,7 +129,7 @@ pub fn max_scroll(area: Rect, of: &DetailOf, engine: &Engine, now_unix_ms: i64) 
 
 /// Draws the view of `detail` over `area`.
 pub fn render(
-    frame: &mut Frame,
+    frame: &mut Buffer,
     area: Rect,
     detail: &Detail,
     engine: &Engine,

@@ -122,13 +122,19 @@ fn no_size_panics() {
     for w in 0..40 {
         for h in 0..12 {
             let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-            t.draw(|f| render(f, f.area(), &d, &engine, NOW, &app))
-                .unwrap();
+            t.draw(|f| {
+                let area = f.area();
+                render(f.buffer_mut(), area, &d, &engine, NOW, &app)
+            })
+            .unwrap();
         }
     }
     let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
-    t.draw(|f| render(f, f.area(), &d, &engine, NOW, &app))
-        .unwrap();
+    t.draw(|f| {
+        let area = f.area();
+        render(f.buffer_mut(), area, &d, &engine, NOW, &app)
+    })
+    .unwrap();
     assert!(buffer_to_string(t.backend().buffer()).contains("no longer kept"));
     assert_eq!(max_scroll(Rect::new(0, 0, 80, 24), &d.of, &engine, NOW), 0);
 }

@@ -3,7 +3,7 @@
 //! that open and act on it) and the alert history overlay (`H`). Reads the engine's alerts
 //! through `&`; never mutates.
 
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
 use ratatui::widgets::{Clear, Paragraph};
@@ -15,10 +15,11 @@ use crate::ui::app::App;
 use crate::ui::keys::KeyAction;
 use crate::ui::layout::centered;
 use crate::ui::theme::Theme;
+use crate::ui::widgets::Canvas;
 use crate::ui::widgets::fmt;
 
 /// Draws the strip for `visible` (most severe first) into `area`, showing alert `selected`.
-pub fn render(frame: &mut Frame, area: Rect, visible: &[Alert], selected: usize, app: &App) {
+pub fn render(frame: &mut Buffer, area: Rect, visible: &[Alert], selected: usize, app: &App) {
     let Some(shown) = visible.get(selected).or_else(|| visible.first()) else {
         return;
     };
@@ -56,7 +57,7 @@ pub fn render(frame: &mut Frame, area: Rect, visible: &[Alert], selected: usize,
 
 /// The history overlay, centred over `area`.
 pub fn render_history(
-    frame: &mut Frame,
+    frame: &mut Buffer,
     area: Rect,
     engine: &Engine,
     now: i64,
