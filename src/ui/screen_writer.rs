@@ -1,5 +1,5 @@
 //! The dashboard's terminal: one cell buffer the frame is rendered into, and a compact record of
-//! what the screen shows (20 bytes a cell against a ratatui cell's 48), instead of ratatui's
+//! what the screen shows (22 bytes a cell against a ratatui cell's 48), instead of ratatui's
 //! `Terminal` and its two whole buffers. Each frame the buffer is cleared and rendered, each
 //! cell is compared with its record — two small fixed-size values, where ratatui compares
 //! strings and measures every symbol's width — and the changed cells go to the
