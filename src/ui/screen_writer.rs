@@ -174,7 +174,9 @@ impl<W: Write> ScreenWriter<W> {
             // measured); a wide one's columns follow it.
             if cell.diff_option == CellDiffOption::None && old.matches(cell) {
                 let w = usize::from(old.width);
-                record(cells, shown, i + 1, (i + w).min(len));
+                if w > 1 {
+                    record(cells, shown, i + 1, (i + w).min(len));
+                }
                 i += w.max(1);
                 continue;
             }
