@@ -139,6 +139,7 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         },
         colour_depth: ui::fallback::ColourDepth::from_env(),
         ascii: settings.ascii,
+        focus: gpumeter::source::focus::ProcessFocus::new(),
     };
     // Open the source before touching the terminal, so a missing driver is a plain message. A
     // replay (not recorded again) is played by the dashboard itself: paused, sped up, sought.
@@ -161,7 +162,13 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
             // terminal is touched; a later one ends the dashboard with the same message.
             let (tx, rx) = tokio::sync::mpsc::channel(16);
             let (args, rec, at) = (g.clone(), cli.recording.clone(), clock.clone());
-            let open = move || source_for(&args, at, &rec);
+            let focus = options.focus.clone();
+            let open = move || {
+                source_for(&args, at, &rec).map(|mut source| {
+                    source.set_focus(focus);
+                    source
+                })
+            };
             let opening = collector::spawn_opening(open, g.interval(), tx.clone())
                 .context("starting the collector thread")?;
             options.source_label = match opening.wait(OPEN_WAIT) {

@@ -98,6 +98,11 @@ CPU_METHODS = {
 }
 
 
+def tree_ticks_s(pid):
+    """The old figure, kept beside the clock's in results.json: utime+stime+cutime+cstime ticks."""
+    return sum((proc_stat(p) or (0, 0))[0] for p in tree(pid)) / HZ
+
+
 def own_cpu_s(pid):
     """CPU seconds of pid alone (its threads, and its reaped children), or None once gone."""
     st = proc_stat(pid)
@@ -372,7 +377,7 @@ def run_once(name, argv, env, seconds, warmup, prefix):
     while time.monotonic() < start_wall:
         time.sleep(0.05)
     threads0, own0 = thread_cpu(pid), threads_cpu_s(pid)
-    cpu0 = tree_cpu_s(pid)
+    cpu0, ticks0 = tree_cpu_s(pid), tree_ticks_s(pid)
     w0 = time.monotonic()
     rss = []
     end = w0 + seconds
@@ -381,7 +386,7 @@ def run_once(name, argv, env, seconds, warmup, prefix):
         v = status_kib(pid, "VmRSS")
         if v is not None:
             rss.append(v)
-    cpu1 = tree_cpu_s(pid)
+    cpu1, ticks1 = tree_cpu_s(pid), tree_ticks_s(pid)
     window = time.monotonic() - w0
     threads1, own1 = thread_cpu(pid), threads_cpu_s(pid)
     hwm = status_kib(pid, "VmHWM")
@@ -395,6 +400,7 @@ def run_once(name, argv, env, seconds, warmup, prefix):
         "alive": alive,
         "cpu_s_per_min": (cpu1 - cpu0) * 60.0 / window if alive else None,
         "cpu_s_total": cpu1 if alive else None,
+        "cpu_s_per_min_ticks": (ticks1 - ticks0) * 60.0 / window if alive else None,
         "rss_steady_kib": statistics.median(rss[len(rss) // 2:]) if rss else None,
         "rss_end_kib": rss[-1] if rss else None,
         "rss_peak_kib": hwm,

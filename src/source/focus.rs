@@ -52,6 +52,13 @@ struct Shared {
 #[derive(Debug, Clone, Default)]
 pub struct ProcessFocus(Arc<Mutex<Shared>>);
 
+/// Two handles are equal when they are ends of the same hint.
+impl PartialEq for ProcessFocus {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 impl ProcessFocus {
     /// A focus on every GPU process (what a sampler without one does).
     pub fn new() -> ProcessFocus {

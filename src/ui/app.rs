@@ -95,6 +95,8 @@ pub struct App {
     page_rows: usize,
     /// Whether the table shows the container column (its header's columns depend on it).
     pub(crate) table_containers: bool,
+    /// Where the visible rows' pids go (the source reads those every tick).
+    focus: crate::source::focus::ProcessFocus,
 }
 
 impl App {
@@ -130,7 +132,17 @@ impl App {
             gpu_indices: Vec::new(),
             page_rows: 1,
             table_containers: false,
+            focus: options.focus.clone(),
         }
+    }
+
+    /// The pids of the table rows on screen now.
+    pub fn visible_pids(&self) -> &[u32] {
+        let start = self.scroll.min(self.row_pids.len());
+        let end = start
+            .saturating_add(self.page_rows.max(1))
+            .min(self.row_pids.len());
+        &self.row_pids[start..end]
     }
 
     /// Tells the state what the screen lists now: the PIDs of the table rows in display order,
@@ -152,6 +164,7 @@ impl App {
             }
         }
         self.keep_selection_visible();
+        self.focus.set_pids(self.visible_pids().iter().copied());
     }
 
     /// Records a whole-source failure reported at `now_unix_ms`.

@@ -393,3 +393,36 @@ fn h_opens_the_alert_history_and_any_key_closes_it() {
     assert!(app.alerts.history.is_none());
     assert_eq!(ch(&mut app, 'q'), Action::Quit);
 }
+
+/// The source is told the rows on screen at each sync (it reads those every tick, the other
+/// GPU processes every few): the first page, then the page scrolled to.
+#[test]
+fn the_rows_on_screen_are_the_sources_focus() {
+    use crate::source::focus::{ProcessFocus, Watched};
+    let focus = ProcessFocus::new();
+    let options = UiOptions {
+        focus: focus.clone(),
+        ..Default::default()
+    };
+    let mut app = App::new(&options);
+    let rows: Vec<u32> = (100..130).collect();
+    app.sync(rows.clone(), vec![0], 10);
+    let mut seen = None;
+    assert_eq!(
+        focus.changed_since(&mut seen),
+        Some(Watched::only(100..110))
+    );
+    assert_eq!(app.visible_pids(), (100..110).collect::<Vec<_>>());
+    // A page down scrolls; the next sync (before the frame) says so.
+    press(&mut app, KeyCode::PageDown);
+    press(&mut app, KeyCode::PageDown);
+    app.sync(rows, vec![0], 10);
+    let Some(Watched::Only(now)) = focus.changed_since(&mut seen) else {
+        panic!("the focus moves with the page");
+    };
+    assert_eq!(now, app.visible_pids());
+    assert!(now.contains(&app.row_pids[app.selected]) && !now.contains(&100));
+    // Fewer rows than the page: all of them.
+    app.sync(vec![7, 5], vec![0], 10);
+    assert_eq!(focus.changed_since(&mut seen), Some(Watched::only([5, 7])));
+}

@@ -72,6 +72,9 @@ pub struct UiOptions {
     pub colour_depth: fallback::ColourDepth,
     /// `--ascii`: every glyph of a frame reduced to ASCII.
     pub ascii: bool,
+    /// Told the table's visible rows at each sync, so the source reads the GPU processes on
+    /// screen every tick and the others every few (`source::focus`).
+    pub focus: crate::source::focus::ProcessFocus,
 }
 
 /// The billing session the dashboard runs beside the readings.

@@ -11,7 +11,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use foldhash::{HashMap, HashMapExt};
-
 use gpumeter_model::{GpuProcessKind, GpuState, ProcessReading, Snapshot};
 
 /// Which job holds a GPU.

@@ -11,10 +11,9 @@
 //! each tick, so exited processes leave no state behind.
 
 use std::collections::BTreeMap;
-
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::path::PathBuf;
 
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use gpumeter_model::{GpuUse, PidMatch, ProcessReading};
 
 use super::gpu_fds::{self, DevDir};
@@ -23,7 +22,6 @@ use super::scan::{ProcStat, Scanner};
 use super::statics::{Key, StaticsCache};
 use super::threads::ThreadTracker;
 use super::{Roots, Warnings, tree};
-use crate::sanitize::{MAX_NAME_CHARS, sanitize};
 use crate::source::focus::{ProcessFocus, Watched};
 
 /// Most descendants listed (a GPU process that is, say, a session's init would otherwise pull
@@ -377,7 +375,8 @@ impl ProcessTracker {
             start_ticks: stat.start_ticks,
             comm: &stat.comm,
         };
-        let statics = if read_statics {
+        // Borrowed: only the fields shown are copied out.
+        let (statics, name) = if read_statics {
             self.statics.all(key, now_ms)
         } else {
             self.statics.cached(key)
@@ -389,10 +388,10 @@ impl ProcessTracker {
             visible: true,
             ns_pid: status.and_then(|s| s.ns_pid(dir)),
             ppid: Some(stat.ppid).filter(|&p| p != 0),
-            user: statics.user,
-            container: statics.container.flatten(),
-            name: Some(sanitize(&stat.comm, MAX_NAME_CHARS)),
-            command: statics.command,
+            user: statics.user.clone(),
+            container: statics.container.clone().flatten(),
+            name: Some(name.to_string()),
+            command: statics.command.clone(),
             cpu_pct,
             rss_bytes: Some(stat.rss_pages.saturating_mul(self.page_size)),
             start_time_unix_s: boot_time_unix_s

@@ -33,12 +33,13 @@
 //! (the container cases need every process) or a kernel without children lists. The trees'
 //! files stay open between ticks (see [`Kept`]).
 
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::collections::hash_map::Entry;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::kept::{pread_into, pread_records, read_into};
 use crate::source::focus::Watched;

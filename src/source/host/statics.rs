@@ -9,10 +9,10 @@
 //! processes' files only and shows at once (a worker's command and user follow a tick later),
 //! and a burst of short-lived workers is not read at all.
 
-use foldhash::{HashMap, HashMapExt};
 use std::io;
 use std::path::{Path, PathBuf};
 
+use foldhash::{HashMap, HashMapExt};
 use procfs::ProcessCGroups;
 use procfs::prelude::*;
 
@@ -50,7 +50,20 @@ pub(super) struct Statics {
 struct Entry {
     start_ticks: u64,
     comm: String,
+    /// `comm` made safe to show (sanitized once per process, not every tick).
+    name: String,
     statics: Statics,
+}
+
+impl Entry {
+    fn new(key: Key<'_>) -> Entry {
+        Entry {
+            start_ticks: key.start_ticks,
+            comm: key.comm.to_string(),
+            name: sanitize(key.comm, MAX_NAME_CHARS),
+            statics: Statics::default(),
+        }
+    }
 }
 
 /// The per-process cache.
@@ -74,17 +87,12 @@ impl StaticsCache {
     }
 
     fn entry(&mut self, key: Key<'_>) -> &mut Entry {
-        let entry = self.entries.entry(key.pid).or_insert_with(|| Entry {
-            start_ticks: key.start_ticks,
-            comm: key.comm.to_string(),
-            statics: Statics::default(),
-        });
+        let entry = self
+            .entries
+            .entry(key.pid)
+            .or_insert_with(|| Entry::new(key));
         if entry.start_ticks != key.start_ticks || entry.comm != key.comm {
-            *entry = Entry {
-                start_ticks: key.start_ticks,
-                comm: key.comm.to_string(),
-                statics: Statics::default(),
-            };
+            *entry = Entry::new(key);
         }
         entry
     }
@@ -104,22 +112,29 @@ impl StaticsCache {
         Some(status)
     }
 
-    /// What is cached, reading nothing.
-    pub(super) fn cached(&mut self, key: Key<'_>) -> Statics {
-        self.entry(key).statics.clone()
+    /// What is cached, reading nothing, and the process's name (its comm, sanitized).
+    pub(super) fn cached(&mut self, key: Key<'_>) -> (&Statics, &str) {
+        let entry = self.entry(key);
+        (&entry.statics, &entry.name)
     }
 
-    /// Everything, reading what is not cached yet.
-    pub(super) fn all(&mut self, key: Key<'_>, now_ms: i64) -> Statics {
+    /// Everything, reading what is not cached yet, and the process's name.
+    pub(super) fn all(&mut self, key: Key<'_>, now_ms: i64) -> (&Statics, &str) {
         // Once a process's facts are all in (every tick after its first), one look-up.
         let statics = &self.entry(key).statics;
-        if statics.status.is_some()
+        let complete = statics.status.is_some()
             && statics.command.is_some()
             && statics.container.is_some()
-            && (statics.user.is_some() || statics.status.as_ref().is_some_and(|s| s.euid.is_none()))
-        {
-            return statics.clone();
+            && (statics.user.is_some()
+                || statics.status.as_ref().is_some_and(|s| s.euid.is_none()));
+        if !complete {
+            self.read_missing(key, now_ms);
         }
+        self.cached(key)
+    }
+
+    /// Reads what is not cached yet of `key`'s facts.
+    fn read_missing(&mut self, key: Key<'_>, now_ms: i64) {
         let status = self.status(key);
         let dir = self.dir(key.pid);
         if self.entry(key).statics.command.is_none()
@@ -141,7 +156,6 @@ impl StaticsCache {
             let name = self.users.name(uid, now_ms);
             self.entry(key).statics.user = Some(name);
         }
-        self.entry(key).statics.clone()
     }
 
     /// Reads a file of a process; a refusal is counted, a vanished process is not.

@@ -6,9 +6,9 @@
 //! at most [`MAX_THREADS`] threads each; a process with one thread is its own busiest thread,
 //! read from the process's stat the tick already has.
 
-use foldhash::{HashMap, HashMapExt};
 use std::path::Path;
 
+use foldhash::{HashMap, HashMapExt};
 use gpumeter_model::ThreadReading;
 use procfs::prelude::*;
 use procfs::process::Stat;
