@@ -118,14 +118,27 @@ pub(super) fn parse_stat(text: &[u8]) -> Option<ProcStat> {
     let close = text.iter().rposition(|&b| b == b')')?;
     let comm = Arc::from(&*String::from_utf8_lossy(text.get(open + 1..close)?));
     let rest = text.get(close + 1..)?;
-    // Fields 3 (state) to 24 (rss) of proc(5), picked in one pass (no list built per read).
+    // Fields 3 (state) to 24 (rss) of proc(5), picked in one pass over the bytes (no list
+    // built per read), stopping after the last one kept.
     let mut f: [&[u8]; 22] = [b""; 22];
     let mut seen = 0;
-    let fields = rest
-        .split(u8::is_ascii_whitespace)
-        .filter(|field| !field.is_empty());
-    for (slot, field) in f.iter_mut().zip(fields) {
-        *slot = field;
+    let mut start = None;
+    for (i, &b) in rest.iter().enumerate() {
+        match (b.is_ascii_whitespace(), start) {
+            (false, None) => start = Some(i),
+            (true, Some(s)) => {
+                f[seen] = &rest[s..i];
+                seen += 1;
+                start = None;
+                if seen == f.len() {
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    if let (Some(s), true) = (start, seen < f.len()) {
+        f[seen] = &rest[s..];
         seen += 1;
     }
     if seen < f.len() {
