@@ -1,5 +1,5 @@
 //! The dashboard's terminal: one cell buffer the frame is rendered into, and a compact record of
-//! what the screen shows (20 bytes a cell against a ratatui cell's 48), instead of ratatui's
+//! what the screen shows (22 bytes a cell against a ratatui cell's 48), instead of ratatui's
 //! `Terminal` and its two whole buffers. Each frame the buffer is cleared and rendered, each
 //! cell is compared with its record — two small fixed-size values, where ratatui compares
 //! strings and measures every symbol's width — and the changed cells go to the
@@ -164,20 +164,23 @@ impl<W: Write> ScreenWriter<W> {
         let mut i = 0;
         while i < len {
             let cell = &cells[i];
-            let old = shown[i];
-            let new = Shown::of(cell);
-            shown[i] = new;
-            if new.skip {
+            if is_skip(cell) {
+                shown[i] = Shown::of(cell);
                 i += 1;
                 continue;
             }
-            let w = usize::from(new.width);
-            let plain = cell.diff_option == CellDiffOption::None;
-            if plain && new.same(&old) {
+            let old = shown[i];
+            // Most cells are as they were: compared without building their record (no width
+            // measured); a wide one's columns follow it.
+            if cell.diff_option == CellDiffOption::None && old.matches(cell) {
+                let w = usize::from(old.width);
                 record(cells, shown, i + 1, (i + w).min(len));
                 i += w.max(1);
                 continue;
             }
+            let new = Shown::of(cell);
+            shown[i] = new;
+            let w = usize::from(new.width);
             emit(i, cell);
             let old_w = usize::from(old.width);
             if w > 1 && cell.symbol().contains('\u{FE0F}') {
@@ -239,7 +242,7 @@ fn trailing(
         shown[j] = new;
         let w = usize::from(new.width).max(1);
         record(cells, shown, j + 1, (j + w).min(len));
-        if !new.skip && (force || !new.same_symbol(&old)) {
+        if !is_skip(cell) && (force || !new.same_symbol(&old)) {
             emit(j, cell);
         }
         j += w;
@@ -248,31 +251,45 @@ fn trailing(
     end.max(from)
 }
 
-/// What one cell shows, small and fixed-size: its symbol when that is one character (`OTHER`
-/// for anything longer, which never compares equal and so is always rewritten), its style, its
-/// width, and whether the diff skips it.
+/// Whether ratatui's diff passes over `cell`.
+#[allow(deprecated)] // `skip` still counts in ratatui's diff.
+fn is_skip(cell: &Cell) -> bool {
+    cell.diff_option == CellDiffOption::Skip
+        || (cell.skip && cell.diff_option == CellDiffOption::None)
+}
+
+/// What one cell shows, small and fixed-size: its symbol's bytes when they are four or fewer
+/// (a longer grapheme cluster is not kept: it never compares equal, so it is always
+/// rewritten), its style, its width, and whether it was a plain cell (no diff option, not
+/// skipped).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Shown {
-    symbol: u32,
+    symbol: [u8; 4],
+    /// The symbol's length in bytes, or [`LONG`].
+    len: u8,
+    width: u8,
+    plain: bool,
     fg: Color,
     bg: Color,
     underline: Color,
     modifier: Modifier,
-    width: u8,
-    skip: bool,
 }
 
-/// A symbol of more than one character (a grapheme cluster): not kept.
-const OTHER: u32 = u32::MAX;
+/// A symbol of more than four bytes: not kept.
+const LONG: u8 = u8::MAX;
 
 impl Shown {
     #[allow(deprecated)] // `skip` still counts in ratatui's diff.
     fn of(cell: &Cell) -> Self {
         let sym = cell.symbol();
-        let mut chars = sym.chars();
-        let symbol = match (chars.next(), chars.next()) {
-            (Some(c), None) => u32::from(c),
-            _ => OTHER,
+        let bytes = sym.as_bytes();
+        let mut symbol = [0u8; 4];
+        let len = match symbol.get_mut(..bytes.len()) {
+            Some(head) => {
+                head.copy_from_slice(bytes);
+                u8::try_from(bytes.len()).unwrap_or(LONG)
+            }
+            None => LONG,
         };
         let width = match cell.diff_option {
             CellDiffOption::ForcedWidth(w) => w.get(),
@@ -280,23 +297,43 @@ impl Shown {
         };
         Self {
             symbol,
+            len,
+            width: u8::try_from(width).unwrap_or(u8::MAX),
+            plain: cell.diff_option == CellDiffOption::None && !cell.skip,
             fg: cell.fg,
             bg: cell.bg,
             underline: cell.underline_color,
             modifier: cell.modifier,
-            width: u8::try_from(width).unwrap_or(u8::MAX),
-            skip: cell.diff_option == CellDiffOption::Skip
-                || (cell.skip && cell.diff_option == CellDiffOption::None),
         }
     }
 
-    /// The same cell on screen (a long symbol never is).
-    fn same(&self, other: &Shown) -> bool {
-        self.symbol != OTHER && self == other
+    /// `cell` (a plain one) is what this record shows: ratatui's cell equality.
+    #[inline]
+    fn matches(&self, cell: &Cell) -> bool {
+        self.plain
+            && self.fg == cell.fg
+            && self.bg == cell.bg
+            && self.modifier == cell.modifier
+            && self.underline == cell.underline_color
+            && self.same_symbol_as(cell.symbol())
+    }
+
+    #[inline]
+    fn same_symbol_as(&self, sym: &str) -> bool {
+        // Byte by byte: no slice comparison call for one to four bytes.
+        let s = &self.symbol;
+        match *sym.as_bytes() {
+            [a] => self.len == 1 && s[0] == a,
+            [a, b, c] => self.len == 3 && s[0] == a && s[1] == b && s[2] == c,
+            [a, b] => self.len == 2 && s[0] == a && s[1] == b,
+            [a, b, c, d] => self.len == 4 && s[0] == a && s[1] == b && s[2] == c && s[3] == d,
+            [] => self.len == 0,
+            _ => false,
+        }
     }
 
     fn same_symbol(&self, other: &Shown) -> bool {
-        self.symbol != OTHER && self.symbol == other.symbol
+        self.len != LONG && self.len == other.len && self.symbol == other.symbol
     }
 }
 

@@ -218,3 +218,16 @@ fn one_write_per_frame_and_the_area_is_the_screen() {
         assert_eq!(*writes.0.borrow(), usize::try_from(seed + 1).unwrap());
     }
 }
+
+#[test]
+fn short_grapheme_clusters_are_kept_and_not_rewritten() {
+    // "e" and a combining acute: one cell, three bytes, kept in the record.
+    let mut trio = Trio::new(10, 1);
+    let mut frame = Buffer::empty(Rect::new(0, 0, 10, 1));
+    frame.set_string(2, 0, "e\u{301}x", Style::default().fg(Color::Green));
+    assert_eq!(frame[(2, 0)].symbol(), "e\u{301}");
+    trio.show(&frame, false);
+    assert!(trio.draw(&frame, true).is_empty());
+    frame.set_string(2, 0, "a", Style::default().fg(Color::Green));
+    trio.draw(&frame, true);
+}

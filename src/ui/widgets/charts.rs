@@ -8,7 +8,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph};
+use ratatui::widgets::Paragraph;
 
 use crate::engine::series::Series;
 use crate::engine::{Engine, GpuHistory};
@@ -145,12 +145,8 @@ fn render_one(
         }
         title.push(styled(" ", theme.dim));
     }
-    let block = Block::bordered()
-        .border_style(theme.border)
-        .title(Line::from(title));
-    let inner = block.inner(area);
+    let inner = super::frame_box::render(frame, area, theme.border, Line::from(title));
     if lines.is_empty() || inner.width < MIN_INNER_W || inner.height < MIN_INNER_H {
-        frame.render_widget(block, area);
         if inner.width > 0 && inner.height > 0 {
             let note = if lines.is_empty() {
                 "no history yet"
@@ -170,7 +166,6 @@ fn render_one(
         Metric::Power => format!("{y_max:.0}W"),
         _ => "100".to_string(),
     };
-    frame.render_widget(block, area);
     // The y axis: the top and "0" labels, a rule, then the plot (no x axis: the title says
     // the span).
     let label_w = top_label.chars().count().max(1) as u16;

@@ -8,12 +8,10 @@ use gpumeter_model::{GpuReading, GpuState};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders};
 
 use crate::units::{self, NA};
 
 use crate::ui::theme::Theme;
-use crate::ui::widgets::Canvas;
 use crate::ui::widgets::fmt::{self, styled};
 
 /// Draws `gpu` into `area` (a [`crate::ui::layout::PANEL_HEIGHT`]-row cell); `hidden`: VRAM no
@@ -43,12 +41,7 @@ pub fn render(
         // Where the activity figure comes from: GPM's SM activity (the SM gauge), not util.
         title.push(styled("· activity: GPM ", theme.dim));
     }
-    let block = Block::new()
-        .borders(Borders::ALL)
-        .border_style(border)
-        .title(Line::from(title));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
+    let inner = super::frame_box::render(frame, area, border, Line::from(title));
     if inner.width == 0 || inner.height == 0 {
         return;
     }

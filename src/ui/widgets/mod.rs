@@ -8,6 +8,7 @@ mod braille;
 pub mod charts;
 pub mod confirm;
 pub mod fmt;
+mod frame_box;
 pub mod gpu_line;
 pub mod gpu_panel;
 pub mod header;

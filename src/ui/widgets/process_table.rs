@@ -182,7 +182,9 @@ pub fn render(
         block = block.title_top(Line::from(styled(position, theme.dim)).right_aligned());
     }
     let inner = block.inner(area);
-    frame.render_widget(block, area);
+    // A top border and its titles are all of the block: drawn on its one row, not restyling
+    // the whole table's area with the (empty) block style first.
+    frame.render_widget(block, Rect { height: 1, ..area });
     if inner.height == 0 {
         return;
     }
