@@ -4,7 +4,8 @@
 The dashboard runs under valgrind's callgrind in a 200x60 tmux pane on the fake 8-GPU machine of
 bench/overhead (64 GPU processes, 1 s refresh); what it executes after a warm-up, over a window
 long enough to hold the slower cadences (settings every 10 s, the full /proc scan), is listed by
-the instructions it ran, most first. build.rs hands the list to lld, which puts those functions
+the instructions it ran, most first, then the start-up page drop's own functions (it runs again
+a minute in). build.rs hands the list to lld, which puts those functions
 side by side before .text (see README.md here). A name is written with its hashes as `*`
 (legacy `17h<hash>E`, v0 crate disambiguators, LLVM's `.llvm.<n>` suffixes) where that still
 names one function of the binary, so the list still matches after a dependency or profile change
@@ -133,9 +134,22 @@ def record(args):
     hot = collections.Counter()
     for name, n in cost.items():
         hot[entry(name, symbols)] += n
+    # The start-up page drop (src/residency.rs) runs again a minute in: its own functions,
+    # run by start-up only, would fault their windows back in after it.
+    for name, n in executed(f"{out}.{pid}.1", binary).items():
+        if "9residency" in name:
+            hot[entry(name, symbols)] += 0
     names = [name for name, _ in hot.most_common()]
     if not names:
         sys.exit("code-order: callgrind saw nothing of gpumeter run: is the binary the one started?")
+    if args.keep and os.path.exists(LIST):
+        # A recording on a loaded machine sees fewer ticks: keep what an earlier one listed.
+        names += [n for n in (line.strip() for line in open(LIST)) if n and n not in hot]
+    # After the loop's functions, each generic's path with its hash as `*`: a generic written
+    # in full no longer matches once a dependency change renames it, and then this line keeps
+    # its instances together (with their cold siblings, at the end, where nothing else is).
+    fallback = [pattern(n) for n in names if n.startswith("_ZN") and not n.endswith("17h*")]
+    names += [n for n in dict.fromkeys(fallback) if n not in names]
     with open(LIST, "w") as f:
         f.write("\n".join(names) + "\n")
     print(f"code-order: {len(names)} functions, {sum(hot.values())} instructions in "
@@ -174,6 +188,8 @@ def main():
     ap.add_argument("--warmup", type=float, default=25, help="seconds of start-up not listed")
     ap.add_argument("--seconds", type=float, default=70, help="seconds of the loop listed")
     ap.add_argument("--check", action="store_true", help="only report the list's coverage")
+    ap.add_argument("--keep", action="store_true",
+                    help="also keep the functions the list already has (after the new ones)")
     args = ap.parse_args()
     (check if args.check else record)(args)
 

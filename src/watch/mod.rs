@@ -242,12 +242,13 @@ pub fn run_watch_with(
     let began = std::time::Instant::now();
     // Start-up's pages go once it is over, as in the dashboard (see `residency`); a
     // fast-forwarded run has no steady state to keep small.
-    let mut startup_released = matches!(clock, WatchClock::Fast(_));
+    let mut released = 0;
+    let fast = matches!(clock, WatchClock::Fast(_));
     loop {
         let started = std::time::Instant::now();
-        if !startup_released && began.elapsed() >= crate::residency::AFTER_START {
+        if !fast && crate::residency::releases_due(began.elapsed()) > released {
             crate::residency::release_startup_pages();
-            startup_released = true;
+            released += 1;
         }
         let now = clock.now();
         if end.is_some_and(|e| now > e) {
