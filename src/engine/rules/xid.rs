@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use gpumeter_model::GpuState;
+use gpumeter_model::{GpuState, ProcessReading};
 
 use super::alert::{Alert, AlertKind};
 use super::config::XidConfig;
@@ -29,7 +29,32 @@ pub struct XidRule {
     cfg: XidConfig,
     seen: BTreeMap<(u32, u64), Seen>,
     /// The process last seen holding the most memory on each GPU (a lost GPU lists none).
-    last_job: BTreeMap<u32, String>,
+    last_job: BTreeMap<u32, LastJob>,
+}
+
+/// A GPU's last holder and its label, remade only when the process or its names change (it
+/// was a `format!` per GPU every tick).
+#[derive(Debug, Clone)]
+struct LastJob {
+    pid: u32,
+    command: Option<String>,
+    name: Option<String>,
+    label: String,
+}
+
+impl LastJob {
+    fn of(p: &ProcessReading) -> LastJob {
+        LastJob {
+            pid: p.pid,
+            command: p.command.clone(),
+            name: p.name.clone(),
+            label: process_label(p),
+        }
+    }
+
+    fn is(&self, p: &ProcessReading) -> bool {
+        self.pid == p.pid && self.command == p.command && self.name == p.name
+    }
 }
 
 impl XidRule {
@@ -54,8 +79,10 @@ impl XidRule {
                     Some((u.memory_bytes.unwrap_or(0), p))
                 })
                 .max_by_key(|(mem, p)| (*mem, std::cmp::Reverse(p.pid)));
-            if let Some((_, p)) = holder {
-                self.last_job.insert(g.index, process_label(p));
+            if let Some((_, p)) = holder
+                && !self.last_job.get(&g.index).is_some_and(|j| j.is(p))
+            {
+                self.last_job.insert(g.index, LastJob::of(p));
             }
         }
         for g in &snap.gpus {
@@ -85,8 +112,12 @@ impl XidRule {
             return out;
         }
         for (&key, s) in &self.seen {
-            out.alerts
-                .push(alert(ctx, key, *s, self.last_job.get(&key.0)));
+            out.alerts.push(alert(
+                ctx,
+                key,
+                *s,
+                self.last_job.get(&key.0).map(|j| &j.label),
+            ));
         }
         out
     }

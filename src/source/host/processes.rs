@@ -153,7 +153,7 @@ impl ProcessTracker {
                 Some((pid, self.cpu_read(prev, s, now_ms)))
             })
             .collect();
-        let members = visible
+        let mut members: Vec<_> = visible
             .iter()
             .map(|&(reported, dir, how)| {
                 let gpu = gpu_procs.get(&reported).cloned().unwrap_or_default();
@@ -165,8 +165,12 @@ impl ProcessTracker {
                     .pids
                     .iter()
                     .map(|&pid| (pid, None, None, Vec::new(), known.contains(&pid))),
-            );
-        let mut out: Vec<ProcessReading> = Vec::new();
+            )
+            .collect();
+        // In pid order before the readings are built (sorting the large readings after
+        // moved each several times); the sort below then finds them in order.
+        members.sort_by_key(|m| m.0);
+        let mut out: Vec<ProcessReading> = Vec::with_capacity(members.len() + missing.len());
         for (dir, host_pid, how, gpu, read_statics) in members {
             let Some(stat) = stats.get(&dir) else {
                 continue;

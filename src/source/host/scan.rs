@@ -38,6 +38,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
@@ -98,7 +99,8 @@ fn phase(pid: u32, period_ms: i64) -> i64 {
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct ProcStat {
     pub(super) ppid: u32,
-    pub(super) comm: String,
+    /// Shared: a member's stat is carried (cloned) every tick between its reads.
+    pub(super) comm: Arc<str>,
     pub(super) state: char,
     pub(super) threads: Option<u32>,
     pub(super) rss_pages: u64,
@@ -109,33 +111,67 @@ pub(super) struct ProcStat {
 }
 
 /// Parses one stat line: `pid (comm) state ppid …`, the comm possibly holding spaces and
-/// parentheses (hence the last `)`).
+/// parentheses (hence the last `)`). Byte-wise, stopping after field 24: this runs for every
+/// stat a tick reads.
 pub(super) fn parse_stat(text: &[u8]) -> Option<ProcStat> {
     let open = text.iter().position(|&b| b == b'(')?;
     let close = text.iter().rposition(|&b| b == b')')?;
-    let comm = String::from_utf8_lossy(text.get(open + 1..close)?).into_owned();
-    let rest = std::str::from_utf8(text.get(close + 1..)?).ok()?;
-    // Fields 3 (state) to 24 (rss) of proc(5), picked in one pass (no list built per read).
-    let mut f: [&str; 22] = [""; 22];
+    let comm = Arc::from(&*String::from_utf8_lossy(text.get(open + 1..close)?));
+    let rest = text.get(close + 1..)?;
+    // Fields 3 (state) to 24 (rss) of proc(5), picked in one pass over the bytes (no list
+    // built per read), stopping after the last one kept.
+    let mut f: [&[u8]; 22] = [b""; 22];
     let mut seen = 0;
-    for (slot, field) in f.iter_mut().zip(rest.split_ascii_whitespace()) {
-        *slot = field;
+    let mut start = None;
+    for (i, &b) in rest.iter().enumerate() {
+        match (b.is_ascii_whitespace(), start) {
+            (false, None) => start = Some(i),
+            (true, Some(s)) => {
+                f[seen] = &rest[s..i];
+                seen += 1;
+                start = None;
+                if seen == f.len() {
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    if let (Some(s), true) = (start, seen < f.len()) {
+        f[seen] = &rest[s..];
         seen += 1;
     }
     if seen < f.len() {
         return None;
     }
     let at = |n: usize| f[n - 3];
-    let num = |n: usize| at(n).parse::<u64>().ok();
-    let signed = |n: usize| at(n).parse::<i64>().ok();
+    let num = |n: usize| decimal(at(n));
+    let signed = |n: usize| match at(n) {
+        [b'-', digits @ ..] => decimal(digits)
+            .and_then(|v| i64::try_from(v).ok())
+            .map(|v| -v),
+        digits => decimal(digits).and_then(|v| i64::try_from(v).ok()),
+    };
+    let state = *at(3).first()?;
     Some(ProcStat {
         ppid: u32::try_from(signed(4)?).unwrap_or(0),
         comm,
-        state: at(3).chars().next()?,
+        state: state.is_ascii().then_some(char::from(state))?,
         threads: signed(20).and_then(|t| u32::try_from(t).ok()),
         rss_pages: u64::try_from(signed(24)?).unwrap_or(0),
         start_ticks: num(22)?,
         cpu_ticks: num(14)?.saturating_add(num(15)?),
+    })
+}
+
+/// An unsigned decimal (digits only; `None` for anything else or an overflow).
+fn decimal(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |acc, &b| {
+        let d = b.checked_sub(b'0').filter(|d| *d < 10)?;
+        acc.checked_mul(10)?.checked_add(u64::from(d))
     })
 }
 
