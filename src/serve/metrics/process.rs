@@ -71,7 +71,7 @@ pub fn render(out: &mut Out, snap: &Snapshot, limit: usize) {
     );
     out.gauge(
         "gpumeter_process_cpu_cores",
-        "CPU a GPU process used over the last interval, in cores.",
+        "CPU a GPU process used between its last two reads of /proc (up to 5 s apart), in cores.",
         cpu,
     );
     out.gauge(
