@@ -6,13 +6,20 @@ use std::process::{Child, Command, Stdio};
 
 use super::*;
 
-/// A child that sleeps until signalled.
+/// A child that sleeps until signalled, with INT and TERM at their defaults: a test binary
+/// started with them ignored (`nohup … &` ignores INT) would otherwise hand that on to it.
 fn sleeper() -> Child {
-    Command::new("sleep")
-        .arg("30")
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("spawn sleep")
+    let mut sleep = Command::new("sleep");
+    sleep.arg("30").stdin(Stdio::null());
+    // SAFETY: signal(2) is async-signal-safe, so it may run between fork and exec.
+    unsafe {
+        sleep.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    sleep.spawn().expect("spawn sleep")
 }
 
 /// Ends and reaps a child that a test left running.
