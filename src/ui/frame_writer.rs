@@ -141,13 +141,7 @@ impl<W: Write> Backend for FrameWriter<W> {
     }
 
     fn size(&self) -> io::Result<Size> {
-        match self.fixed_size {
-            Some(s) => Ok(s),
-            None => {
-                let (width, height) = crossterm::terminal::size()?;
-                Ok(Size { width, height })
-            }
-        }
+        terminal_size(self.fixed_size)
     }
 
     fn window_size(&mut self) -> io::Result<WindowSize> {
@@ -379,6 +373,17 @@ fn colour_param(sgr: &mut Sgr<'_>, base: u8, reset: u8, colour: Color) {
 }
 
 /// `CSI row;col H` (1-based), as crossterm's `MoveTo`.
+/// The fixed size where there is one (tests, benches), else the attached terminal's.
+pub(super) fn terminal_size(fixed: Option<Size>) -> io::Result<Size> {
+    match fixed {
+        Some(s) => Ok(s),
+        None => {
+            let (width, height) = crossterm::terminal::size()?;
+            Ok(Size { width, height })
+        }
+    }
+}
+
 fn move_to(out: &mut Vec<u8>, x: u16, y: u16) {
     out.extend_from_slice(b"\x1b[");
     push_decimal(out, y.saturating_add(1));

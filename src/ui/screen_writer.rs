@@ -19,7 +19,7 @@ use ratatui::buffer::{Buffer, Cell, CellDiffOption, CellWidth};
 use ratatui::layout::{Rect, Size};
 use ratatui::style::{Color, Modifier};
 
-use super::frame_writer::Encoder;
+use super::frame_writer::{Encoder, terminal_size};
 
 /// A whole 200×60 redraw is ~40 KiB; the buffer keeps its size between frames.
 const INITIAL_CAPACITY: usize = 64 * 1024;
@@ -113,13 +113,7 @@ impl<W: Write> ScreenWriter<W> {
     }
 
     fn size(&self) -> io::Result<Size> {
-        match self.fixed_size {
-            Some(s) => Ok(s),
-            None => {
-                let (width, height) = crossterm::terminal::size()?;
-                Ok(Size { width, height })
-            }
-        }
+        terminal_size(self.fixed_size)
     }
 
     /// Renders a frame with `render` and writes what changed on screen.
