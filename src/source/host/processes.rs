@@ -394,7 +394,7 @@ impl ProcessTracker {
             ppid: Some(stat.ppid).filter(|&p| p != 0),
             user: statics.user.clone(),
             container: statics.container.clone().flatten(),
-            name: Some(name.to_string()),
+            name: Some(name.clone()),
             command: statics.command.clone(),
             cpu_pct,
             rss_bytes: Some(stat.rss_pages.saturating_mul(self.page_size)),

@@ -114,9 +114,45 @@ pub(super) struct ProcStat {
 /// parentheses (hence the last `)`). Byte-wise, stopping after field 24: this runs for every
 /// stat a tick reads.
 pub(super) fn parse_stat(text: &[u8]) -> Option<ProcStat> {
+    parse_stat_reusing(text, None)
+}
+
+/// As [`parse_stat`], its comm the `known` one when that reads the same (a process's comm
+/// rarely changes: no string is made per read).
+pub(super) fn parse_stat_reusing(text: &[u8], known: Option<&Arc<str>>) -> Option<ProcStat> {
+    let f = parse_stat_fields(text)?;
+    let comm = match known {
+        Some(k) if k.as_bytes() == f.comm => Arc::clone(k),
+        _ => Arc::from(&*String::from_utf8_lossy(f.comm)),
+    };
+    Some(ProcStat {
+        ppid: f.ppid,
+        comm,
+        state: f.state,
+        threads: f.threads,
+        rss_pages: f.rss_pages,
+        start_ticks: f.start_ticks,
+        cpu_ticks: f.cpu_ticks,
+    })
+}
+
+/// A stat line's fields, its comm still the raw bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct StatFields<'a> {
+    pub(super) ppid: u32,
+    pub(super) comm: &'a [u8],
+    pub(super) state: char,
+    pub(super) threads: Option<u32>,
+    pub(super) rss_pages: u64,
+    pub(super) start_ticks: u64,
+    pub(super) cpu_ticks: u64,
+}
+
+/// The fields [`parse_stat`] keeps, allocating nothing.
+pub(super) fn parse_stat_fields(text: &[u8]) -> Option<StatFields<'_>> {
     let open = text.iter().position(|&b| b == b'(')?;
     let close = text.iter().rposition(|&b| b == b')')?;
-    let comm = Arc::from(&*String::from_utf8_lossy(text.get(open + 1..close)?));
+    let comm = text.get(open + 1..close)?;
     let rest = text.get(close + 1..)?;
     // Fields 3 (state) to 24 (rss) of proc(5), picked in one pass over the bytes (no list
     // built per read), stopping after the last one kept.
@@ -153,7 +189,7 @@ pub(super) fn parse_stat(text: &[u8]) -> Option<ProcStat> {
         digits => decimal(digits).and_then(|v| i64::try_from(v).ok()),
     };
     let state = *at(3).first()?;
-    Some(ProcStat {
+    Some(StatFields {
         ppid: u32::try_from(signed(4)?).unwrap_or(0),
         comm,
         state: state.is_ascii().then_some(char::from(state))?,
