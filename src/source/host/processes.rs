@@ -62,7 +62,6 @@ struct Buffers {
     missing: Vec<u32>,
     roots: Vec<u32>,
     walk: tree::TreeWalk,
-    found: tree::Descendants,
     rows: Vec<Row>,
 }
 
@@ -71,8 +70,6 @@ struct Buffers {
 struct Row {
     /// Its directory here.
     dir: u32,
-    /// Its place in the list before sorting (the sort keeps equal pids in that order).
-    order: u32,
     /// The driver's pid, when not `dir`.
     host_pid: Option<u32>,
     how: Option<PidMatch>,
@@ -170,9 +167,9 @@ impl ProcessTracker {
         );
         buf.roots.clear();
         buf.roots.extend(buf.visible.iter().map(|&(_, dir, _)| dir));
-        buf.walk
-            .descendants(&buf.roots, scan.links(), MAX_DESCENDANTS, &mut buf.found);
-        let found = &buf.found;
+        let found = buf
+            .walk
+            .descendants(&buf.roots, scan.links(), MAX_DESCENDANTS);
         let mut stats = scan.stats;
         // Members placed by a kept link (found by a listing) are read now.
         for &pid in &found.pids {
@@ -206,37 +203,53 @@ impl ProcessTracker {
             }
             cpu.insert(pid, self.cpu_read(prev, s, now_ms));
         }
+        // In pid order before the readings are built (sorting the large readings after
+        // moved each several times); the sort below then finds them in order. The GPU
+        // processes come first where a pid is both (as a stable sort of the two lists would
+        // leave them), and their list is usually in order already; the descendants are.
+        if !buf.visible.is_sorted_by_key(|&(_, dir, _)| dir) {
+            buf.visible.sort_by_key(|&(_, dir, _)| dir);
+        }
         let rows = &mut buf.rows;
         rows.clear();
-        for &(reported, dir, how) in &buf.visible {
-            rows.push(Row {
-                dir,
-                order: 0,
-                host_pid: (reported != dir).then_some(reported),
-                how,
-                gpu: gpu_procs
-                    .get_mut(&reported)
-                    .map(std::mem::take)
-                    .unwrap_or_default(),
-                read_statics: true,
-            });
+        let mut gpu_rows = buf.visible.iter().peekable();
+        let mut tree_rows = found.pids.iter().peekable();
+        loop {
+            let gpu_first = match (gpu_rows.peek(), tree_rows.peek()) {
+                (Some(&&(_, dir, _)), Some(&&pid)) => dir <= pid,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let row = if gpu_first {
+                let Some(&(reported, dir, how)) = gpu_rows.next() else {
+                    break;
+                };
+                Row {
+                    dir,
+                    host_pid: (reported != dir).then_some(reported),
+                    how,
+                    gpu: gpu_procs
+                        .get_mut(&reported)
+                        .map(std::mem::take)
+                        .unwrap_or_default(),
+                    read_statics: true,
+                }
+            } else {
+                let Some(&pid) = tree_rows.next() else {
+                    break;
+                };
+                // A descendant's statics wait for its second tick here (see `statics`).
+                Row {
+                    dir: pid,
+                    host_pid: None,
+                    how: None,
+                    gpu: Vec::new(),
+                    read_statics: known.contains(&pid),
+                }
+            };
+            rows.push(row);
         }
-        // A descendant's statics wait for its second tick here (see `statics`).
-        rows.extend(found.pids.iter().map(|&pid| Row {
-            dir: pid,
-            order: 0,
-            host_pid: None,
-            how: None,
-            gpu: Vec::new(),
-            read_statics: known.contains(&pid),
-        }));
-        // In pid order before the readings are built (sorting the large readings after
-        // moved each several times); the sort below then finds them in order. Equal pids
-        // keep their order (as a stable sort would, without its buffer).
-        for (i, row) in rows.iter_mut().enumerate() {
-            row.order = u32::try_from(i).unwrap_or(u32::MAX);
-        }
-        rows.sort_unstable_by_key(|r| (r.dir, r.order));
         let mut out: Vec<ProcessReading> = Vec::with_capacity(rows.len() + buf.missing.len());
         for row in rows.drain(..) {
             let Some(stat) = stats.get(&row.dir) else {
@@ -456,23 +469,18 @@ impl ProcessTracker {
             start_ticks: stat.start_ticks,
             comm: &stat.comm,
         };
-        // Borrowed: only the fields shown are copied out.
-        let (statics, name) = if read_statics {
-            self.statics.all(key, now_ms)
-        } else {
-            self.statics.cached(key)
-        };
+        // Shared strings: a reading clones pointers to the cached facts.
+        let shown = self.statics.shown(key, now_ms, read_statics);
         let tps = self.ticks_per_s;
-        let status = statics.status.as_ref();
         ProcessReading {
             pid: dir,
             visible: true,
-            ns_pid: status.and_then(|s| s.ns_pid(dir)),
+            ns_pid: shown.ns_pid,
             ppid: Some(stat.ppid).filter(|&p| p != 0),
-            user: statics.user.clone(),
-            container: statics.container.clone().flatten(),
-            name: Some(name.clone()),
-            command: statics.command.clone(),
+            user: shown.user,
+            container: shown.container,
+            name: Some(shown.name),
+            command: shown.command,
             cpu_pct,
             rss_bytes: Some(stat.rss_pages.saturating_mul(self.page_size)),
             start_time_unix_s: boot_time_unix_s
@@ -480,8 +488,8 @@ impl ProcessTracker {
             state: Some(stat.state),
             threads: stat.threads,
             gpu: Vec::new(),
-            cpus_allowed: status.and_then(|s| s.cpus_allowed),
-            cpus_allowed_list: status.and_then(|s| s.cpus_allowed_list.clone()),
+            cpus_allowed: shown.cpus_allowed,
+            cpus_allowed_list: shown.cpus_allowed_list,
             host_pid: None,
             pid_match: None,
             busiest_thread: None,
