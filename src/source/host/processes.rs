@@ -44,6 +44,8 @@ pub(super) struct ProcessTracker {
     members: HashSet<u32>,
     /// The tick before's, emptied and filled as the next `members`.
     spare_members: HashSet<u32>,
+    /// Whether `members` is the tree walk's last answer (else it is made again).
+    members_walked: bool,
     /// Buffers of each tick, kept for the next (a steady tick allocates none of them).
     buffers: Buffers,
     dev: DevDir,
@@ -103,6 +105,7 @@ impl ProcessTracker {
             scanner: Scanner::new(roots.proc.clone()),
             members: HashSet::new(),
             spare_members: HashSet::new(),
+            members_walked: false,
             buffers: Buffers::default(),
             dev: DevDir::open(&roots.dev),
             threads: ThreadTracker::default(),
@@ -131,6 +134,7 @@ impl ProcessTracker {
             // The next GPU process then starts without a CPU rate for one tick.
             self.prev_cpu.clear();
             self.members.clear();
+            self.members_walked = false;
             self.statics.end_tick(|_, _| false);
             return Vec::new();
         }
@@ -167,23 +171,35 @@ impl ProcessTracker {
         );
         buf.roots.clear();
         buf.roots.extend(buf.visible.iter().map(|&(_, dir, _)| dir));
-        let found = buf
-            .walk
+        buf.walk
             .descendants(&buf.roots, scan.links(), MAX_DESCENDANTS);
+        let found = buf.walk.answer();
         let mut stats = scan.stats;
-        // Members placed by a kept link (found by a listing) are read now.
-        for &pid in &found.pids {
-            if !stats.contains_key(&pid)
-                && let Some(stat) = self.scanner.read(pid)
-            {
-                stats.insert(pid, stat);
+        // Members placed by a kept link (found by a listing) are read now (without kept
+        // links, every member was reached through a stat read this tick).
+        if !scan.kept_links.is_empty() {
+            for &pid in &found.pids {
+                if !stats.contains_key(&pid)
+                    && let Some(stat) = self.scanner.read(pid)
+                {
+                    stats.insert(pid, stat);
+                }
             }
         }
-        // `known`: last tick's members; `self.members`: this tick's.
-        let mut known = std::mem::take(&mut self.spare_members);
-        std::mem::swap(&mut known, &mut self.members);
-        self.members.clear();
-        self.members.extend(found.pids.iter().copied());
+        // `known`: last tick's members; `self.members`: this tick's (the same set when the
+        // walk gave its last answer again and the members were made from it).
+        let same_members = buf.walk.reused() && self.members_walked;
+        if !same_members {
+            std::mem::swap(&mut self.spare_members, &mut self.members);
+            self.members.clear();
+            self.members.extend(found.pids.iter().copied());
+            self.members_walked = true;
+        }
+        let known = if same_members {
+            &self.members
+        } else {
+            &self.spare_members
+        };
         if found.truncated {
             warnings.push(format!(
                 "more than {MAX_DESCENDANTS} processes below the GPU processes: list cut"
@@ -307,7 +323,6 @@ impl ProcessTracker {
             ));
         }
         self.scanner.recycle(stats, carried);
-        self.spare_members = known;
         self.buffers = buf;
         out
     }

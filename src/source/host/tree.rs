@@ -41,8 +41,9 @@ struct Last {
     /// one walk is not the same links).
     parents: HashMap<u32, (u32, u64)>,
     walk: u64,
-    /// Walks answered with the last answer.
+    /// Walks answered with the last answer; whether the latest was.
     hits: u64,
+    reused: bool,
 }
 
 /// All processes below `roots` given `(pid, ppid)` links, at most `cap` of them. A pid reached
@@ -67,13 +68,24 @@ impl TreeWalk {
         self.current.clear();
         self.current
             .extend(links.into_iter().filter(|&(pid, ppid)| pid != ppid));
-        if self.same_as_last(roots, cap) {
+        self.last.reused = self.same_as_last(roots, cap);
+        if self.last.reused {
             self.last.hits += 1;
         } else {
             self.walk(roots, cap);
             self.remember(roots, cap);
         }
         &self.out
+    }
+
+    /// The latest walk's answer.
+    pub(super) fn answer(&self) -> &Descendants {
+        &self.out
+    }
+
+    /// Whether the latest walk gave the answer of the one before (the same object, unchanged).
+    pub(super) fn reused(&self) -> bool {
+        self.last.reused
     }
 
     /// Whether this walk's roots, cap and links are the last one's.
