@@ -35,9 +35,10 @@ pub(super) struct ProcessTracker {
     ticks_per_s: u64,
     page_size: u64,
     /// Each process's CPU counters at its last read, and the rate they gave.
+    /// Updated in place each tick (see `sample`), so no map is built per tick.
     prev_cpu: HashMap<u32, CpuRead>,
-    /// Last tick's `prev_cpu`, emptied and filled as this tick's (no map built per tick).
-    next_cpu: HashMap<u32, CpuRead>,
+    /// Ticks that read processes, to mark the `prev_cpu` entries a tick kept.
+    cpu_tick: u64,
     statics: StaticsCache,
     scanner: Scanner,
     /// Last tick's descendants of the GPU processes (the tree walk starts from them).
@@ -87,6 +88,8 @@ struct CpuRead {
     at_ms: i64,
     /// CPU % since the read before (`None`: no earlier read of this process).
     pct: Option<f64>,
+    /// The tick that last kept it.
+    seen: u64,
 }
 
 /// A GPU process found here: the driver's pid, its directory here, and how they were tied
@@ -100,7 +103,7 @@ impl ProcessTracker {
             ticks_per_s,
             page_size,
             prev_cpu: HashMap::new(),
-            next_cpu: HashMap::new(),
+            cpu_tick: 0,
             statics: StaticsCache::new(roots.proc.clone(), roots.etc.join("passwd")),
             scanner: Scanner::new(roots.proc.clone()),
             members: HashSet::new(),
@@ -207,18 +210,28 @@ impl ProcessTracker {
         }
 
         let carried = scan.carried;
-        let mut cpu = std::mem::take(&mut self.next_cpu);
-        cpu.clear();
+        // A read process's counters are replaced, a carried one's kept, the rest (no longer
+        // read) dropped: one look-up each, no map built.
+        self.cpu_tick = self.cpu_tick.wrapping_add(1);
+        let (tick, tps) = (self.cpu_tick, self.ticks_per_s);
         for (&pid, s) in &stats {
-            let prev = self.prev_cpu.get(&pid).copied();
             if carried.contains(&pid) {
-                if let Some(p) = prev {
-                    cpu.insert(pid, p);
+                if let Some(p) = self.prev_cpu.get_mut(&pid) {
+                    p.seen = tick;
                 }
                 continue;
             }
-            cpu.insert(pid, self.cpu_read(prev, s, now_ms));
+            match self.prev_cpu.entry(pid) {
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    let next = cpu_read(tps, Some(*e.get()), s, now_ms, tick);
+                    *e.get_mut() = next;
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(cpu_read(tps, None, s, now_ms, tick));
+                }
+            }
         }
+        self.prev_cpu.retain(|_, c| c.seen == tick);
         // In pid order before the readings are built (sorting the large readings after
         // moved each several times); the sort below then finds them in order. The GPU
         // processes come first where a pid is both (as a stable sort of the two lists would
@@ -272,7 +285,7 @@ impl ProcessTracker {
                 continue;
             };
             let dir = row.dir;
-            let cpu_pct = cpu.get(&dir).and_then(|c| c.pct);
+            let cpu_pct = self.prev_cpu.get(&dir).and_then(|c| c.pct);
             let when = Reading {
                 boot_time_unix_s,
                 now_ms,
@@ -313,7 +326,6 @@ impl ProcessTracker {
             out.sort_by_key(|r| r.pid);
         }
 
-        self.next_cpu = std::mem::replace(&mut self.prev_cpu, cpu);
         let denied = self
             .statics
             .end_tick(|pid, start| stats.get(&pid).is_some_and(|s| s.start_ticks == start));
@@ -448,29 +460,35 @@ impl ProcessTracker {
         }
         found
     }
+}
 
-    /// A fresh read's counters, with its CPU use since the previous read, in percent of one
-    /// core. Only the same pid with the same start time is the same process, whose tick
-    /// counters can be compared.
-    fn cpu_read(&self, prev: Option<CpuRead>, stat: &ProcStat, now_ms: i64) -> CpuRead {
-        let pct = prev.and_then(|p| {
-            if p.start_ticks != stat.start_ticks
-                || stat.cpu_ticks < p.cpu_ticks
-                || now_ms <= p.at_ms
-            {
-                return None;
-            }
-            let dt_s = (now_ms - p.at_ms) as f64 / 1000.0;
-            Some((stat.cpu_ticks - p.cpu_ticks) as f64 / self.ticks_per_s as f64 / dt_s * 100.0)
-        });
-        CpuRead {
-            start_ticks: stat.start_ticks,
-            cpu_ticks: stat.cpu_ticks,
-            at_ms: now_ms,
-            pct,
+/// A fresh read's counters, with its CPU use since the previous read, in percent of one core.
+/// Only the same pid with the same start time is the same process, whose tick counters can be
+/// compared.
+fn cpu_read(
+    ticks_per_s: u64,
+    prev: Option<CpuRead>,
+    stat: &ProcStat,
+    now_ms: i64,
+    seen: u64,
+) -> CpuRead {
+    let pct = prev.and_then(|p| {
+        if p.start_ticks != stat.start_ticks || stat.cpu_ticks < p.cpu_ticks || now_ms <= p.at_ms {
+            return None;
         }
+        let dt_s = (now_ms - p.at_ms) as f64 / 1000.0;
+        Some((stat.cpu_ticks - p.cpu_ticks) as f64 / ticks_per_s as f64 / dt_s * 100.0)
+    });
+    CpuRead {
+        start_ticks: stat.start_ticks,
+        cpu_ticks: stat.cpu_ticks,
+        at_ms: now_ms,
+        pct,
+        seen,
     }
+}
 
+impl ProcessTracker {
     /// One visible process's reading, without its GPU use (pid = its directory here).
     fn reading(&mut self, dir: u32, stat: &ProcStat, when: &Reading) -> ProcessReading {
         let Reading {
