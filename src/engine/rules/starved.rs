@@ -42,7 +42,7 @@ use std::collections::BTreeMap;
 
 use super::alert::Severity;
 use super::config::StarvedConfig;
-use super::job::{self, Job, JobKey, JobSample};
+use super::job::{Job, JobKey, JobSample};
 use super::starved_cause::{self, Activity, Classified};
 use super::starved_text;
 use super::window::{DEFAULT_MAX_GAP_MS, MeanWindow, Window};
@@ -266,8 +266,9 @@ impl StarvedRule {
         let (span, horizon) = (self.cfg.window_ms, self.cfg.severity_horizon_ms);
         let smooth = (span / 4).clamp(500, MAX_SMOOTH_MS);
         let (fire, clear) = (self.fire_share, self.clear_share);
+        let cache = ctx.job_cache();
         for g in &snap.gpus {
-            let held = job::held(snap, g.index);
+            let held = cache.held(g.index);
             let st = self.gpus.entry(g.index).or_insert_with(|| GpuState {
                 activity: MeanWindow::new(span),
                 util: MeanWindow::new(span),
@@ -306,18 +307,17 @@ impl StarvedRule {
         self.gpus.retain(|i, _| snap.gpu(*i).is_some());
 
         let jobs = ctx.jobs();
-        let by_pid = job::by_pid(snap);
         let rate_per_gpu = ctx
             .rate_micros_per_h()
             .map(|r| r / i64::try_from(snap.gpus.len().max(1)).unwrap_or(1));
         let mut out = RuleOutput::default();
         self.young.clear();
-        for j in jobs {
+        for (i, j) in jobs.iter().enumerate() {
             let js = self
                 .jobs
                 .entry(j.key)
                 .or_insert_with(|| JobState::new(span));
-            let sample = job::sample_in(snap, j, &by_pid);
+            let sample = cache.sample(snap, i).unwrap_or_default();
             js.push(now, &sample);
             let recent: Vec<f64> = j
                 .gpus
@@ -358,12 +358,8 @@ impl StarvedRule {
                 .filter(|g| self.gpus.get(g).is_some_and(|s| s.verdict.is_active()))
                 .collect();
             // The oldest GPU process's age, where /proc gives start times.
-            let age_ms = j
-                .roots
-                .iter()
-                .filter_map(|pid| snap.processes.iter().find(|p| p.pid == *pid))
-                .filter_map(|p| p.start_time_unix_s)
-                .min()
+            let age_ms = cache
+                .roots_started(snap, i)
                 .map(|s| now - s.saturating_mul(1000));
             let young = age_ms.is_some_and(|a| (0..self.cfg.warmup_ms).contains(&a));
             if young {
