@@ -135,6 +135,8 @@ struct Foreign {
 }
 
 impl Foreign {
+    /// Whether anything on the GPU is foreign ([`any_foreign`] says the same in one pass).
+    #[cfg(test)]
     fn any(&self) -> bool {
         self.hidden.is_some() || !self.others.is_empty() || self.mig
     }
