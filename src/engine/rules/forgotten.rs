@@ -11,6 +11,8 @@
 
 use std::collections::BTreeMap;
 
+use foldhash::{HashMap, HashMapExt};
+
 use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading, Snapshot};
 
 use super::alert::{Alert, AlertKind, Severity, minutes_text};
@@ -38,7 +40,8 @@ pub struct ForgottenRule {
     cfg: ForgottenConfig,
     fire_share: f64,
     clear_share: f64,
-    tracks: BTreeMap<Key, Track>,
+    /// Looked up once per GPU use a tick: a hash map; the few that fire are sorted by key.
+    tracks: HashMap<Key, Track>,
     /// Ticks evaluated (stamps `Track::seen`).
     tick: u64,
 }
@@ -49,7 +52,7 @@ impl ForgottenRule {
             cfg,
             fire_share,
             clear_share,
-            tracks: BTreeMap::new(),
+            tracks: HashMap::new(),
             tick: 0,
         }
     }
@@ -111,13 +114,17 @@ impl ForgottenRule {
         }
         // The GPUs each process has held quietly for long enough, with the earliest start.
         let mut by_pid: BTreeMap<u32, (i64, Vec<u32>)> = BTreeMap::new();
-        for (&key, t) in &self.tracks {
-            let (pid, _, gpu) = key;
-            let w = &t.window;
-            let Some(since) = w.active_since().filter(|_| w.is_active()) else {
-                continue;
-            };
-            let since = t.last_busy.map_or(since, |b| since.max(b));
+        let mut quiet: Vec<(Key, i64)> = self
+            .tracks
+            .iter()
+            .filter_map(|(&key, t)| {
+                let w = &t.window;
+                let since = w.active_since().filter(|_| w.is_active())?;
+                Some((key, t.last_busy.map_or(since, |b| since.max(b))))
+            })
+            .collect();
+        quiet.sort_unstable_by_key(|&(key, _)| key);
+        for ((pid, _, gpu), since) in quiet {
             if now - since >= self.cfg.after_ms {
                 let entry = by_pid.entry(pid).or_insert((since, Vec::new()));
                 entry.0 = entry.0.min(since);

@@ -255,7 +255,7 @@ fn affinity_cores(
         .iter()
         .map(|p| p.cpus_allowed_list.as_deref())
         .collect();
-    if let Some(n) = union_size(lists.unwrap_or_default()) {
+    if let Some(n) = union_size(lists.unwrap_or_default().into_iter()) {
         return Some(n);
     }
     let children = children_of(snap);
@@ -272,10 +272,10 @@ fn affinity_cores(
         .sum::<Option<f64>>()
 }
 
-/// The number of CPUs in the union of these CPU lists; `None` when there is none or one is
-/// malformed (the counts decide then).
-pub(super) fn union_size(lists: BTreeSet<&str>) -> Option<f64> {
-    let sets: Option<Vec<BTreeSet<u32>>> = lists.into_iter().map(parse_cpu_list).collect();
+/// The number of CPUs in the union of these (distinct) CPU lists; `None` when there is none or
+/// one is malformed (the counts decide then). Their order does not matter.
+pub(super) fn union_size<'a>(lists: impl Iterator<Item = &'a str>) -> Option<f64> {
+    let sets: Option<Vec<BTreeSet<u32>>> = lists.map(parse_cpu_list).collect();
     let sets = sets.filter(|s| !s.is_empty())?;
     let union: BTreeSet<u32> = sets.into_iter().flatten().collect();
     Some(union.len() as f64)

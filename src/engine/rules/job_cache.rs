@@ -11,10 +11,8 @@
 //! a scan of the snapshot per root: the same [`JobSample`] as [`job::sample_in`], which stays
 //! the reference (and the path for a snapshot that lists a pid twice).
 
-use std::cmp::Reverse;
-use std::collections::BTreeSet;
-
 use gpumeter_model::{GpuProcessKind, GpuState, ProcessReading, Snapshot};
+use std::cmp::Reverse;
 
 use super::job::{self, Job, JobSample};
 
@@ -275,14 +273,27 @@ fn planned(snap: &Snapshot, job: &Job, plan: &Plan) -> JobSample {
 /// [`job::sample_in`]'s cores allowed by affinity, over the plan's positions.
 fn affinity(snap: &Snapshot, plan: &Plan, online: Option<f64>) -> Option<f64> {
     let procs = &snap.processes;
-    let lists: Option<BTreeSet<&str>> = plan
-        .tree
-        .iter()
-        .filter_map(|at| procs.get(*at))
-        .filter(|p| p.visible)
-        .map(|p| p.cpus_allowed_list.as_deref())
-        .collect();
-    if let Some(n) = job::union_size(lists.unwrap_or_default()) {
+    // The distinct lists (ranks mostly share one, so a short list beats a set); none when a
+    // visible process has none.
+    let mut lists: Vec<&str> = Vec::new();
+    let mut all = true;
+    for p in plan.tree.iter().filter_map(|at| procs.get(*at)) {
+        if !p.visible {
+            continue;
+        }
+        match p.cpus_allowed_list.as_deref() {
+            Some(l) if !lists.contains(&l) => lists.push(l),
+            Some(_) => {}
+            None => {
+                all = false;
+                break;
+            }
+        }
+    }
+    if !all {
+        lists.clear();
+    }
+    if let Some(n) = job::union_size(lists.into_iter()) {
         return Some(n);
     }
     plan.subtrees

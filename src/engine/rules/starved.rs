@@ -71,8 +71,10 @@ struct GpuState {
     activity: MeanWindow,
     /// NVML's utilization, shown beside SM activity (a resident kernel reads 100 %).
     util: MeanWindow,
-    /// Activity over the short span each sample's condition looks at.
+    /// Activity over the short span each sample's condition looks at…
     recent: MeanWindow,
+    /// …and its mean after this tick's sample, worked out once for the GPU and its job.
+    recent_mean: Option<f64>,
     /// Whether the last sample's activity came from GPM…
     gpm: bool,
     /// …and the starved threshold it was judged against (percent).
@@ -273,6 +275,7 @@ impl StarvedRule {
                 activity: MeanWindow::new(span),
                 util: MeanWindow::new(span),
                 recent: MeanWindow::new(smooth),
+                recent_mean: None,
                 gpm: false,
                 below: self.cfg.util_below_pct,
                 verdict: Window::new(span, fire, clear),
@@ -292,11 +295,11 @@ impl StarvedRule {
             st.activity.push(now, activity);
             st.util.push(now, util);
             st.recent.push(now, activity);
+            st.recent_mean = st.recent.mean();
             let starved = if self.young.contains(&g.index) {
                 None
             } else if held {
-                st.recent
-                    .mean()
+                st.recent_mean
                     .map(|m| m > self.idle_util_pct && m < st.below)
             } else {
                 Some(false)
@@ -322,7 +325,7 @@ impl StarvedRule {
             let recent: Vec<f64> = j
                 .gpus
                 .iter()
-                .filter_map(|g| self.gpus.get(g).and_then(|s| s.recent.mean()))
+                .filter_map(|g| self.gpus.get(g).and_then(|s| s.recent_mean))
                 .collect();
             let job_util =
                 (!recent.is_empty()).then(|| recent.iter().sum::<f64>() / recent.len() as f64);
