@@ -68,7 +68,7 @@ fn machine(rng: &mut Rng, gpus: u32, procs: u32) -> Snapshot {
             ..GpuReading::default()
         })
         .collect();
-    s.host.cpu_count = (!rng.chance(10)).then(|| 16);
+    s.host.cpu_count = (!rng.chance(10)).then_some(16);
     s.host.cpu_quota_cores = rng.chance(3).then(|| 2.0 + rng.below(20) as f64);
     for i in 0..procs {
         let pid = 100 + i;
