@@ -36,7 +36,7 @@ fn process(rng: &mut Rng, pid: u32, ppid: Option<u32>, gpus: u32) -> ProcessRead
     p.state = (!rng.chance(10)).then(|| ['R', 'S', 'D', 'S'][rng.below(4) as usize]);
     p.start_time_unix_s = (!rng.chance(6)).then(|| 1_700_000_000 + rng.below(10_000) as i64);
     p.cpus_allowed = (!rng.chance(3)).then(|| 1 + rng.below(32) as u32);
-    p.cpus_allowed_list = (!rng.chance(4)).then(|| LISTS[rng.below(5) as usize].to_string());
+    p.cpus_allowed_list = (!rng.chance(4)).then(|| LISTS[rng.below(5) as usize].into());
     if rng.chance(2) {
         for _ in 0..1 + rng.below(2) {
             p.gpu.push(GpuUse {

@@ -44,7 +44,11 @@ fn main_user(snap: &Snapshot) -> Option<&str> {
     for p in &snap.processes {
         if let Some(u) = p.user.as_deref() {
             let mem = p.gpu_memory_bytes().unwrap_or(0);
-            match by_user.iter_mut().find(|(name, _)| *name == u) {
+            // Shared names are mostly one allocation: the address settles it before the bytes.
+            match by_user
+                .iter_mut()
+                .find(|(name, _)| std::ptr::eq(*name, u) || *name == u)
+            {
                 Some((_, total)) => *total += mem,
                 None => by_user.push((u, mem)),
             }

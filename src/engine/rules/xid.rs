@@ -9,7 +9,7 @@
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
-use gpumeter_model::{GpuState, ProcessReading, Snapshot};
+use gpumeter_model::{GpuState, ProcessReading, SharedStr, Snapshot};
 
 use super::alert::{Alert, AlertKind};
 use super::config::XidConfig;
@@ -38,8 +38,8 @@ pub struct XidRule {
 #[derive(Debug, Clone)]
 struct LastJob {
     pid: u32,
-    command: Option<String>,
-    name: Option<String>,
+    command: Option<SharedStr>,
+    name: Option<SharedStr>,
     label: String,
 }
 
@@ -300,7 +300,7 @@ mod tests {
             for i in 0..rnd(12) {
                 // Few pids, so equal pids (a hostile listing) and ties in memory occur.
                 let mut p = ProcessReading::invisible(100 + rnd(6) as u32);
-                p.command = Some(format!("job {i}"));
+                p.command = Some(format!("job {i}").into());
                 for _ in 0..rnd(3) {
                     p.gpu.push(GpuUse {
                         gpu_index: rnd(3) as u32,
