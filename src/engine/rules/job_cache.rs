@@ -27,6 +27,38 @@ struct Plan {
     roots_in_order: Vec<usize>,
     /// Each root's own subtree (the affinity fallback), in root order.
     subtrees: Vec<Vec<usize>>,
+    /// The distinct CPU lists of the tree's visible processes at the last update (empty when
+    /// one had none), and the size of their union: parsed again only when the lists change.
+    lists: Vec<String>,
+    union: Option<f64>,
+}
+
+impl Plan {
+    /// Brings `lists` and `union` up to `snap` (the snapshot the plan's positions are for).
+    fn refresh_affinity(&mut self, snap: &Snapshot) {
+        // Ranks mostly share one list, so a short list beats a set; none when a visible
+        // process has none.
+        let mut now: Vec<&str> = Vec::new();
+        for p in self.tree.iter().filter_map(|at| snap.processes.get(*at)) {
+            if !p.visible {
+                continue;
+            }
+            match p.cpus_allowed_list.as_deref() {
+                Some(l) if !now.contains(&l) => now.push(l),
+                Some(_) => {}
+                None => {
+                    now.clear();
+                    break;
+                }
+            }
+        }
+        let same =
+            now.len() == self.lists.len() && now.iter().zip(&self.lists).all(|(a, b)| a == b);
+        if !same || self.lists.is_empty() {
+            self.union = job::union_size(now.iter().copied());
+            self.lists = now.into_iter().map(str::to_string).collect();
+        }
+    }
 }
 
 /// The last tick's jobs and the shape they were built from.
@@ -56,6 +88,9 @@ impl JobCache {
             self.jobs = job::jobs(snap);
             self.plans = plans(snap, &self.jobs);
             self.rebuilds += 1;
+        }
+        for plan in self.plans.iter_mut().flatten() {
+            plan.refresh_affinity(snap);
         }
     }
 
@@ -199,6 +234,8 @@ fn plans(snap: &Snapshot, jobs: &[Job]) -> Option<Vec<Plan>> {
                         .collect(),
                     roots,
                     roots_in_order,
+                    lists: Vec::new(),
+                    union: None,
                 }
             })
             .collect(),
@@ -273,27 +310,7 @@ fn planned(snap: &Snapshot, job: &Job, plan: &Plan) -> JobSample {
 /// [`job::sample_in`]'s cores allowed by affinity, over the plan's positions.
 fn affinity(snap: &Snapshot, plan: &Plan, online: Option<f64>) -> Option<f64> {
     let procs = &snap.processes;
-    // The distinct lists (ranks mostly share one, so a short list beats a set); none when a
-    // visible process has none.
-    let mut lists: Vec<&str> = Vec::new();
-    let mut all = true;
-    for p in plan.tree.iter().filter_map(|at| procs.get(*at)) {
-        if !p.visible {
-            continue;
-        }
-        match p.cpus_allowed_list.as_deref() {
-            Some(l) if !lists.contains(&l) => lists.push(l),
-            Some(_) => {}
-            None => {
-                all = false;
-                break;
-            }
-        }
-    }
-    if !all {
-        lists.clear();
-    }
-    if let Some(n) = job::union_size(lists.into_iter()) {
+    if let Some(n) = plan.union {
         return Some(n);
     }
     plan.subtrees
