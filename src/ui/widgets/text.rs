@@ -30,6 +30,20 @@ pub fn render(frame: &mut Buffer, area: Rect, lines: Vec<Line<'_>>) {
     }
 }
 
+/// Whether `line` is drawn by [`put_plain_line`] as ratatui's `Line` widget draws it: no line
+/// style, left-aligned, every character one cell.
+pub(super) fn plain_left(line: &Line<'_>) -> bool {
+    line.style == Style::default()
+        && line.alignment.is_none_or(|a| a == Alignment::Left)
+        && line.spans.iter().all(|s| s.content.chars().all(one_cell))
+}
+
+/// A [`plain_left`] line at (x, y), at most `max_width` cells: the cells
+/// `line.render(Rect::new(x, y, max_width, 1), buf)` gives.
+pub(super) fn put_plain_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, max_width: u16) {
+    put_line(buf, x, y, line, max_width);
+}
+
 /// Writes one line at (x, y), at most `max_width` cells; returns the cells used.
 fn put_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, max_width: u16) -> u16 {
     let mut used = 0u16;
@@ -48,13 +62,41 @@ fn put_str(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: 
         let (end, _) = buf.set_stringn(x, y, text, usize::from(max_width), style);
         return end.saturating_sub(x);
     }
+    let area = buf.area;
+    if !(area.left() <= x && x < area.right() && area.top() <= y && y < area.bottom()) {
+        // Outside the buffer (never, from `render`): cell by cell, as before.
+        return put_cells(buf, x, y, text, max_width, style);
+    }
+    // The row's cells from x to the buffer's edge, walked beside the characters.
+    let start = usize::from(y - area.y) * usize::from(area.width) + usize::from(x - area.x);
+    let room = usize::from(area.right() - x);
+    let mut cells = buf
+        .content
+        .get_mut(start..start + room)
+        .unwrap_or_default()
+        .iter_mut();
     let mut used = 0u16;
     for c in text.chars() {
         if used >= max_width {
             break;
         }
-        if let Some(cell) = buf.cell_mut((x + used, y)) {
-            cell.set_char(c).set_style(style);
+        if let Some(cell) = cells.next() {
+            super::glyph::set_char(cell, c).set_style(style);
+        }
+        used += 1;
+    }
+    used
+}
+
+/// [`put_str`]'s one-cell characters, each cell looked up by position.
+fn put_cells(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: Style) -> u16 {
+    let mut used = 0u16;
+    for c in text.chars() {
+        if used >= max_width {
+            break;
+        }
+        if let Some(cell) = buf.cell_mut((x.saturating_add(used), y)) {
+            super::glyph::set_char(cell, c).set_style(style);
         }
         used += 1;
     }

@@ -1,0 +1,116 @@
+//! One character into a cell without building its string each time. ratatui's `Cell::set_char`
+//! makes a new `CompactString` per call (a length check and a `memcpy` call for one to four
+//! bytes) and a frame sets thousands of cells; the characters the dashboard draws most —
+//! printable ASCII, box drawing, braille — are made once here, and a cell takes a copy of one
+//! (a short string copies as plain bytes). The cell ends exactly as `set_char` leaves it.
+//! Touches only the cell it is given.
+
+use std::sync::LazyLock;
+
+use ratatui::buffer::Cell;
+
+/// The characters made ahead, as inclusive ranges of code points.
+const RANGES: [(u32, u32); 3] = [(0x20, 0x7E), (0x2500, 0x257F), (0x2800, 0x28FF)];
+
+/// One cell per character of [`RANGES`], in order, each with that character and no style.
+static MADE: LazyLock<Vec<Cell>> = LazyLock::new(|| {
+    RANGES
+        .iter()
+        .flat_map(|&(lo, hi)| lo..=hi)
+        .filter_map(char::from_u32)
+        .map(|c| {
+            let mut cell = Cell::EMPTY;
+            cell.set_char(c);
+            cell
+        })
+        .collect()
+});
+
+/// The made cell for `c`, if it is one of [`RANGES`].
+fn made(c: char) -> Option<&'static Cell> {
+    let u = c as u32;
+    let mut base = 0usize;
+    for (lo, hi) in RANGES {
+        if (lo..=hi).contains(&u) {
+            return MADE.get(base + (u - lo) as usize);
+        }
+        base += (hi - lo + 1) as usize;
+    }
+    None
+}
+
+/// `cell.set_char(c)`: the cell shows `c` and keeps its style and diff options.
+#[inline]
+#[allow(deprecated)] // `skip` is still a cell's field: kept as `set_char` keeps it.
+pub fn set_char(cell: &mut Cell, c: char) -> &mut Cell {
+    let Some(template) = made(c) else {
+        return cell.set_char(c);
+    };
+    let mut new = template.clone();
+    new.fg = cell.fg;
+    new.bg = cell.bg;
+    new.underline_color = cell.underline_color;
+    new.modifier = cell.modifier;
+    new.diff_option = cell.diff_option;
+    new.skip = cell.skip;
+    *cell = new;
+    cell
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::buffer::CellDiffOption;
+    use ratatui::style::{Color, Modifier};
+
+    /// Cells as a frame holds them: blank, styled, wide-symbolled, skipped, forced-width.
+    #[allow(deprecated)]
+    fn starts() -> Vec<Cell> {
+        let mut styled = Cell::new("x");
+        styled.fg = Color::Rgb(1, 2, 3);
+        styled.bg = Color::Indexed(7);
+        styled.underline_color = Color::Red;
+        styled.modifier = Modifier::BOLD | Modifier::UNDERLINED;
+        let mut long = Cell::EMPTY;
+        long.set_symbol("a grapheme longer than any inline buffer");
+        let mut skipped = Cell::new("s");
+        skipped.skip = true;
+        let mut forced = Cell::new("f");
+        forced.diff_option = CellDiffOption::ForcedWidth(std::num::NonZeroU16::MIN);
+        let mut skip_option = Cell::new("k");
+        skip_option.diff_option = CellDiffOption::Skip;
+        vec![
+            Cell::EMPTY,
+            styled,
+            long,
+            skipped,
+            forced,
+            skip_option,
+            Cell::new("漢"),
+        ]
+    }
+
+    #[test]
+    fn every_char_leaves_the_cell_as_set_char_does() {
+        let chars =
+            (0..0x3000u32)
+                .filter_map(char::from_u32)
+                .chain(['🚀', '\u{301}', '\u{10FFFF}']);
+        let mut made_ones = 0;
+        for c in chars {
+            made_ones += usize::from(made(c).is_some());
+            for start in starts() {
+                let mut want = start.clone();
+                want.set_char(c);
+                let mut got = start.clone();
+                set_char(&mut got, c);
+                assert_eq!(got, want, "{c:?} on {start:?}");
+                assert_eq!(got.symbol(), want.symbol());
+                assert_eq!(got.style(), want.style());
+                // Field for field, the symbol's representation included.
+                assert_eq!(format!("{got:?}"), format!("{want:?}"));
+            }
+        }
+        assert_eq!(made_ones, 95 + 128 + 256);
+    }
+}
