@@ -305,7 +305,7 @@ fn too_small(frame: &mut Buffer, area: Rect, app: &App) {
         .into_iter()
         .find(|t| fmt::width(t) <= w)
         .unwrap_or("");
-    let line = Line::from(fmt::styled(text, app.theme.warm));
+    let line = Line::from(fmt::styled(text.to_string(), app.theme.warm));
     frame.render_widget(
         Paragraph::new(line),
         Rect::new(area.x, area.y, area.width, 1),

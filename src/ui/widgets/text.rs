@@ -58,10 +58,6 @@ fn put_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, max_width: u16) -
 }
 
 fn put_str(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: Style) -> u16 {
-    if !text.chars().all(one_cell) {
-        let (end, _) = buf.set_stringn(x, y, text, usize::from(max_width), style);
-        return end.saturating_sub(x);
-    }
     let area = buf.area;
     if !(area.left() <= x && x < area.right() && area.top() <= y && y < area.bottom()) {
         // Outside the buffer (never, from `render`): cell by cell, as before.
@@ -77,6 +73,14 @@ fn put_str(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: 
         .iter_mut();
     let mut used = 0u16;
     for c in text.chars() {
+        // A character that is not one cell, even the first past the width (a combining mark
+        // would join the last cell's grapheme), leaves the span to ratatui's own writing: it
+        // rewrites every cell written so far (each of those characters is one grapheme of one
+        // cell, or begins the grapheme that takes its cell) with the same style.
+        if !one_cell(c) {
+            let (end, _) = buf.set_stringn(x, y, text, usize::from(max_width), style);
+            return end.saturating_sub(x);
+        }
         if used >= max_width {
             break;
         }
@@ -90,6 +94,10 @@ fn put_str(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: 
 
 /// [`put_str`]'s one-cell characters, each cell looked up by position.
 fn put_cells(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: Style) -> u16 {
+    if !text.chars().all(one_cell) {
+        let (end, _) = buf.set_stringn(x, y, text, usize::from(max_width), style);
+        return end.saturating_sub(x);
+    }
     let mut used = 0u16;
     for c in text.chars() {
         if used >= max_width {
@@ -161,6 +169,32 @@ mod tests {
         ];
         let (fast, slow) = both(lines, 30, 6);
         assert_eq!(fast, slow);
+    }
+
+    #[test]
+    fn same_cells_as_a_paragraph_cut_at_every_width() {
+        let dim = Style::new()
+            .fg(Color::Indexed(8))
+            .add_modifier(Modifier::DIM);
+        let lines = || {
+            vec![
+                // A combining mark right after each possible cut, and a wide one far past it.
+                Line::from("cut e\u{301} here e\u{301}e\u{301} and far on: 漢字 🚀"),
+                Line::from(vec![
+                    Span::styled("ab", dim),
+                    Span::raw("c\u{301}d"),
+                    Span::styled("──┤ 42% ⣿", dim),
+                ]),
+                Line::from(vec![
+                    Span::raw("plain ascii only "),
+                    Span::styled("and more", dim),
+                ]),
+            ]
+        };
+        for w in 3..48 {
+            let (fast, slow) = both(lines(), w, 5);
+            assert_eq!(fast, slow, "width {w}");
+        }
     }
 
     #[test]
