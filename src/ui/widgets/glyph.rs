@@ -27,9 +27,10 @@ static MADE: LazyLock<Vec<Cell>> = LazyLock::new(|| {
 });
 
 /// The made cell for `c`, if it is one of [`RANGES`] (their offsets in [`MADE`] spelled out:
-/// this runs for most cells of a frame).
-#[inline]
-fn made(c: char) -> Option<&'static Cell> {
+/// this runs for most cells of a frame). Every one of them is one cell wide and its own
+/// grapheme (`text::one_cell`).
+#[inline(always)]
+pub fn made(c: char) -> Option<&'static Cell> {
     let i = match c as u32 {
         u @ 0x20..=0x7E => u - 0x20,
         u @ 0x2500..=0x257F => u - 0x2500 + 95,
@@ -40,12 +41,18 @@ fn made(c: char) -> Option<&'static Cell> {
 }
 
 /// `cell.set_char(c)`: the cell shows `c` and keeps its style and diff options.
-#[inline]
-#[allow(deprecated)] // `skip` is still a cell's field: kept as `set_char` keeps it.
+#[inline(always)]
 pub fn set_char(cell: &mut Cell, c: char) -> &mut Cell {
-    let Some(template) = made(c) else {
-        return cell.set_char(c);
-    };
+    match made(c) {
+        Some(template) => set_made(cell, template),
+        None => cell.set_char(c),
+    }
+}
+
+/// The cell shows `template`'s symbol (a [`made`] one) and keeps its style and diff options.
+#[inline(always)]
+#[allow(deprecated)] // `skip` is still a cell's field: kept as `set_char` keeps it.
+pub fn set_made<'c>(cell: &'c mut Cell, template: &Cell) -> &'c mut Cell {
     let mut new = template.clone();
     new.fg = cell.fg;
     new.bg = cell.bg;
@@ -99,6 +106,10 @@ mod tests {
         let mut made_ones = 0;
         for c in chars {
             made_ones += usize::from(made(c).is_some());
+            assert!(
+                made(c).is_none() || crate::ui::widgets::text::one_cell(c),
+                "{c:?}"
+            );
             for start in starts() {
                 let mut want = start.clone();
                 want.set_char(c);

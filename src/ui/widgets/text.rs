@@ -5,7 +5,7 @@
 //! each are written a character a cell; any other span goes through ratatui's own
 //! `Buffer::set_stringn`. Reads only what it is given.
 
-use crate::ui::widgets::Canvas;
+use crate::ui::widgets::{Canvas, glyph};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::style::Style;
@@ -73,11 +73,13 @@ fn put_str(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: 
         .iter_mut();
     let mut used = 0u16;
     for c in text.chars() {
+        // Most characters are made glyphs (each one cell); the rest are looked at.
+        let made = glyph::made(c);
         // A character that is not one cell, even the first past the width (a combining mark
         // would join the last cell's grapheme), leaves the span to ratatui's own writing: it
         // rewrites every cell written so far (each of those characters is one grapheme of one
         // cell, or begins the grapheme that takes its cell) with the same style.
-        if !one_cell(c) {
+        if made.is_none() && !one_cell(c) {
             let (end, _) = buf.set_stringn(x, y, text, usize::from(max_width), style);
             return end.saturating_sub(x);
         }
@@ -85,7 +87,11 @@ fn put_str(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: 
             break;
         }
         if let Some(cell) = cells.next() {
-            super::glyph::set_char(cell, c).set_style(style);
+            match made {
+                Some(template) => glyph::set_made(cell, template),
+                None => cell.set_char(c),
+            }
+            .set_style(style);
         }
         used += 1;
     }
@@ -104,7 +110,7 @@ fn put_cells(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style
             break;
         }
         if let Some(cell) = buf.cell_mut((x.saturating_add(used), y)) {
-            super::glyph::set_char(cell, c).set_style(style);
+            glyph::set_char(cell, c).set_style(style);
         }
         used += 1;
     }
@@ -115,7 +121,7 @@ fn put_cells(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style
 /// ASCII, Latin-1 letters and signs, general punctuation, arrows, box drawing, block elements
 /// and braille (what the dashboard draws with). Combining marks, controls, wide and emoji
 /// characters are not among them.
-fn one_cell(c: char) -> bool {
+pub(super) fn one_cell(c: char) -> bool {
     matches!(c as u32,
         0x20..=0x7E
         | 0xA1..=0xAC
