@@ -21,6 +21,7 @@ pub mod idle;
 pub mod job;
 pub mod job_done;
 pub mod label;
+mod line_fit;
 pub mod shared;
 pub mod starved;
 mod starved_cause;

@@ -14,6 +14,8 @@ use gpumeter_model::{GpuReading, GpuState, Snapshot};
 use super::alert::{Alert, AlertKind, Severity, minutes_text};
 use super::config::VramConfig;
 use super::label::process_label;
+use super::line_fit::LineFit;
+pub use super::line_fit::Trend;
 use super::window::Window;
 use super::{Ctx, RuleOutput};
 
@@ -28,53 +30,11 @@ const MIN_FIT_R2: f64 = 0.6;
 /// A GPU's used VRAM over time, and its processes' at coarse checkpoints.
 #[derive(Debug, Clone)]
 struct Track {
-    samples: VecDeque<(i64, f64)>,
+    /// Used VRAM over the trend, with the running sums of its line.
+    samples: LineFit,
     procs: VecDeque<(i64, BTreeMap<u32, u64>)>,
     growing: Window,
     high: Window,
-}
-
-/// The fitted trend.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Trend {
-    pub bytes_per_min: f64,
-    pub r2: f64,
-    pub rise_bytes: f64,
-    pub covered_ms: i64,
-}
-
-/// The least-squares line through `(t_ms, bytes)`; `None` with fewer than 3 points.
-pub fn fit(samples: &VecDeque<(i64, f64)>) -> Option<Trend> {
-    if samples.len() < 3 {
-        return None;
-    }
-    let (t0, _) = *samples.front()?;
-    let (t1, _) = *samples.back()?;
-    let n = samples.len() as f64;
-    let xs = samples.iter().map(|(t, _)| (t - t0) as f64 / 60_000.0);
-    let mx = xs.clone().sum::<f64>() / n;
-    let my = samples.iter().map(|(_, y)| y).sum::<f64>() / n;
-    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
-    for (x, (_, y)) in xs.zip(samples) {
-        sxy += (x - mx) * (y - my);
-        sxx += (x - mx) * (x - mx);
-        syy += (y - my) * (y - my);
-    }
-    if sxx <= 0.0 {
-        return None;
-    }
-    let slope = sxy / sxx;
-    let r2 = if syy > 0.0 {
-        (sxy * sxy) / (sxx * syy)
-    } else {
-        0.0
-    };
-    Some(Trend {
-        bytes_per_min: slope,
-        r2,
-        rise_bytes: slope * (t1 - t0) as f64 / 60_000.0,
-        covered_ms: t1 - t0,
-    })
 }
 
 #[derive(Debug, Clone)]
@@ -124,32 +84,32 @@ impl VramRule {
         let mut judged = Vec::new();
         for g in &snap.gpus {
             let t = self.tracks.entry(g.index).or_insert_with(|| Track {
-                samples: VecDeque::new(),
+                samples: LineFit::default(),
                 procs: VecDeque::new(),
                 growing: Window::new(window, fire, clear),
                 high: Window::new(high_window, fire, clear),
             });
             let used = g.memory_used_bytes.filter(|_| g.state == GpuState::Ok);
             if let Some(u) = used {
-                if t.samples.back().is_some_and(|(last, _)| now < *last) {
+                if t.samples.last_t().is_some_and(|last| now < last) {
                     t.samples.clear();
                     t.procs.clear();
                 }
-                t.samples.push_back((now, u as f64));
+                t.samples.push(now, u);
                 let step = (trend_ms / CHECKPOINTS).max(1);
                 if t.procs.back().is_none_or(|(last, _)| now - last >= step) {
                     t.procs.push_back((now, holders(snap, g.index)));
                 }
             }
             while t.samples.len() > MAX_SAMPLES
-                || t.samples.front().is_some_and(|(s, _)| *s < now - trend_ms)
+                || t.samples.front_t().is_some_and(|s| s < now - trend_ms)
             {
                 t.samples.pop_front();
             }
             while t.procs.front().is_some_and(|(s, _)| *s < now - trend_ms) {
                 t.procs.pop_front();
             }
-            let trend = used.and(fit(&t.samples));
+            let trend = used.and(t.samples.trend());
             judged.push((g.index, trend, self.growing(trend, g)));
             let high = g.memory_used_pct().map(|p| p >= self.cfg.high_pct);
             if let Some(t) = self.tracks.get_mut(&g.index) {
@@ -273,7 +233,9 @@ impl VramRule {
         );
         let since = t.high.active_since().unwrap_or(ctx.now_ms);
         let pct = g.memory_used_pct().unwrap_or(0.0);
-        let trend = fit(&t.samples)
+        let trend = t
+            .samples
+            .trend()
             .map(|tr| format!("{:+.2} GiB/min", tr.bytes_per_min / GIB))
             .unwrap_or_else(|| crate::units::NA.into());
         Alert {

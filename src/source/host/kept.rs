@@ -78,14 +78,29 @@ pub(super) fn pread_into(file: &File, buf: &mut Vec<u8>) -> io::Result<()> {
     pread_until(file, buf, true)
 }
 
-/// As [`pread_into`] for files of many records (`children`, one per pid; `diskstats`): the
-/// kernel hands those out a page at most per read, so only a read of 0 is the end.
+/// As [`pread_into`] for files of many records (`children`, one per pid; `diskstats`,
+/// `net/dev`). The kernel's `seq_file` hands those out a page at most per read, and stops short
+/// of the page only at the end or where the next record would not fit in it; so a read that
+/// left room for the longest record was the last (the read that would return 0 is spared: at an
+/// offset past the start it makes the kernel generate the whole file again). A longer file
+/// takes one read per page, then the read of 0.
 pub(super) fn pread_records(file: &File, buf: &mut Vec<u8>) -> io::Result<()> {
     pread_until(file, buf, false)
 }
 
+/// What a `seq_file` fills per read at the least when more follows: a page (4 KiB; more on
+/// 64 KiB-page kernels), or what was asked if less.
+const SEQ_PAGE: usize = 4096;
+/// More than the longest record this room reads (a `diskstats` line is at most ~450 bytes, a
+/// `net/dev` one ~350, a `children` entry 11).
+const LONGEST_RECORD: usize = 1024;
+
 fn pread_until(file: &File, buf: &mut Vec<u8>, short_is_end: bool) -> io::Result<()> {
     buf.clear();
+    if !short_is_end && buf.capacity() < SEQ_PAGE {
+        // Room for a page in the first read, so a file of less than a page ends there.
+        buf.reserve(SEQ_PAGE);
+    }
     loop {
         if buf.capacity() - buf.len() < 512 {
             buf.reserve(1024);
@@ -96,7 +111,9 @@ fn pread_until(file: &File, buf: &mut Vec<u8>, short_is_end: bool) -> io::Result
         match file.read_at(&mut buf[len..], len as u64) {
             Ok(n) => {
                 buf.truncate(len + n);
-                if n == 0 || (short_is_end && n < want) {
+                // Room left for a whole record, in the page and in what was asked: the end.
+                let records_end = !short_is_end && n + LONGEST_RECORD <= want.min(SEQ_PAGE);
+                if n == 0 || (short_is_end && n < want) || records_end {
                     return Ok(());
                 }
             }
@@ -148,6 +165,54 @@ mod tests {
             Some("usage_usec 3\n"),
             "opened when it is back"
         );
+    }
+
+    #[test]
+    fn a_records_file_of_many_pages_is_read_whole_and_one_of_a_page_in_one_read() {
+        // kallsyms: a seq_file of megabytes that does not change while read (no module loads).
+        let path = Path::new("/proc/kallsyms");
+        let whole = std::fs::read(path).unwrap();
+        assert!(whole.len() > 64 * 1024, "{} bytes", whole.len());
+        let file = File::open(path).unwrap();
+        let mut buf = Vec::new();
+        pread_records(&file, &mut buf).unwrap();
+        assert_eq!(buf.len(), whole.len());
+        assert!(buf == whole, "the same bytes as a plain read to the end");
+        // A small one (this thread's children, three sleepers) ends at its first read; this
+        // thread's own count of read calls says how many it made.
+        let mut sleepers: Vec<_> = (0..3)
+            .map(|_| {
+                std::process::Command::new("sleep")
+                    .arg("30")
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let tid = rustix::thread::gettid().as_raw_nonzero();
+        let children = File::open(format!("/proc/self/task/{tid}/children")).unwrap();
+        let mut io = KeptFile::new(PathBuf::from("/proc/thread-self/io"));
+        let mut io_buf = Vec::new();
+        let mut reads = || -> u64 {
+            let text = io.text(&mut io_buf).unwrap();
+            let line = text.lines().find(|l| l.starts_with("syscr:")).unwrap();
+            line[6..].trim().parse().unwrap()
+        };
+        let (a, b) = (reads(), reads());
+        let own = b - a; // reading the count itself
+        let mut small = Vec::new();
+        pread_records(&children, &mut small).unwrap();
+        let c = reads();
+        let listed: Vec<u32> = std::str::from_utf8(&small)
+            .unwrap()
+            .split_whitespace()
+            .map(|p| p.parse().unwrap())
+            .collect();
+        for s in &mut sleepers {
+            s.kill().unwrap();
+            s.wait().unwrap();
+        }
+        assert_eq!(listed, sleepers.iter().map(|s| s.id()).collect::<Vec<_>>());
+        assert_eq!(c - b - own, 1, "one read for a file of less than a page");
     }
 
     #[test]
