@@ -44,6 +44,46 @@ pub fn render(buf: &mut Buffer, area: Rect, border: Style, title: Line<'_>) -> R
     inner
 }
 
+/// A rule along `row`'s top line with `left` at its start and `right` (right-aligned) at its
+/// end: the cells `Block::new().borders(Borders::TOP).border_style(border).title(left)
+/// .title_top(right)` gives on that line (the process table's title bar). Titles that are not
+/// plain one-cell text, or a right one longer than the row, are left to the block.
+pub fn top_rule(
+    buf: &mut Buffer,
+    row: Rect,
+    border: Style,
+    left: Line<'_>,
+    right: Option<Line<'_>>,
+) {
+    let row = Rect { height: 1, ..row }.intersection(buf.area);
+    if row.is_empty() {
+        return;
+    }
+    let fits = |r: &Line<'_>| {
+        r.alignment == Some(ratatui::layout::Alignment::Right)
+            && super::text::plain(r)
+            && r.width() <= usize::from(row.width)
+    };
+    if !super::text::plain_left(&left) || right.as_ref().is_some_and(|r| !fits(r)) {
+        let mut block = Block::new()
+            .borders(Borders::TOP)
+            .border_style(border)
+            .title(left);
+        if let Some(r) = right {
+            block = block.title_top(r);
+        }
+        block.render(row, buf);
+        return;
+    }
+    edge(buf, row, row.y, ('─', '─', '─'), border);
+    super::text::put_plain_line(buf, row.x, row.y, &left, row.width);
+    if let Some(r) = right {
+        // It fits (checked above): its width is its character count.
+        let w = u16::try_from(r.width()).unwrap_or(row.width).min(row.width);
+        super::text::put_plain_line(buf, row.right() - w, row.y, &r, w);
+    }
+}
+
 /// A top or bottom edge: its corners and the line between.
 fn edge(buf: &mut Buffer, area: Rect, y: u16, (first, mid, last): (char, char, char), s: Style) {
     let start = usize::from(y - buf.area.y) * usize::from(buf.area.width)
@@ -165,6 +205,45 @@ mod tests {
                 let mut got = Buffer::empty(Rect::new(0, 0, 30, 8));
                 render(&mut got, area, border, title.clone());
                 assert_eq!(got, want, "{area:?}, {title:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_top_rule_is_the_cells_of_a_top_bordered_block_with_two_titles() {
+        let border = Style::default().fg(Color::Red);
+        let dim = Style::default().add_modifier(Modifier::DIM);
+        let rights = [
+            None,
+            Some(Line::from(Span::styled(" 1–20 of 127 ", dim)).right_aligned()),
+            Some(Line::from(" 漢字 ").right_aligned()),
+            Some(Line::from(" left, not right ")),
+            Some(Line::from(" styled ").style(dim).right_aligned()),
+        ];
+        for left in titles() {
+            for right in &rights {
+                for w in 0..40 {
+                    for x in [0, 3] {
+                        let row = Rect::new(x, 1, w, 1);
+                        let base = || {
+                            let mut b = Buffer::empty(Rect::new(0, 0, 36, 3));
+                            b.set_string(0, 1, "y".repeat(36), Style::default().bg(Color::Blue));
+                            b
+                        };
+                        let mut want = base();
+                        let mut block = Block::new()
+                            .borders(Borders::TOP)
+                            .border_style(border)
+                            .title(left.clone());
+                        if let Some(r) = right {
+                            block = block.title_top(r.clone());
+                        }
+                        block.render(row, &mut want);
+                        let mut got = base();
+                        top_rule(&mut got, row, border, left.clone(), right.clone());
+                        assert_eq!(got, want, "{row:?} {left:?} {right:?}");
+                    }
+                }
             }
         }
     }

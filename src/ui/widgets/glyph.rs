@@ -31,13 +31,24 @@ static MADE: LazyLock<Vec<Cell>> = LazyLock::new(|| {
 /// grapheme (`text::one_cell`).
 #[inline(always)]
 pub fn made(c: char) -> Option<&'static Cell> {
+    made_in(table(), c)
+}
+
+/// The made cells, for a loop to look up with [`made_in`] (the lazy table checked once).
+pub fn table() -> &'static [Cell] {
+    &MADE
+}
+
+/// [`made`], in the [`table`].
+#[inline(always)]
+pub fn made_in(table: &[Cell], c: char) -> Option<&Cell> {
     let i = match c as u32 {
         u @ 0x20..=0x7E => u - 0x20,
         u @ 0x2500..=0x257F => u - 0x2500 + 95,
         u @ 0x2800..=0x28FF => u - 0x2800 + 95 + 128,
         _ => return None,
     };
-    MADE.get(i as usize)
+    table.get(i as usize)
 }
 
 /// `cell.set_char(c)`: the cell shows `c` and keeps its style and diff options.
@@ -53,14 +64,15 @@ pub fn set_char(cell: &mut Cell, c: char) -> &mut Cell {
 #[inline(always)]
 #[allow(deprecated)] // `skip` is still a cell's field: kept as `set_char` keeps it.
 pub fn set_made<'c>(cell: &'c mut Cell, template: &Cell) -> &'c mut Cell {
-    let mut new = template.clone();
-    new.fg = cell.fg;
-    new.bg = cell.bg;
-    new.underline_color = cell.underline_color;
-    new.modifier = cell.modifier;
-    new.diff_option = cell.diff_option;
-    new.skip = cell.skip;
-    *cell = new;
+    let (fg, bg, underline, modifier) = (cell.fg, cell.bg, cell.underline_color, cell.modifier);
+    let (diff_option, skip) = (cell.diff_option, cell.skip);
+    *cell = template.clone();
+    cell.fg = fg;
+    cell.bg = bg;
+    cell.underline_color = underline;
+    cell.modifier = modifier;
+    cell.diff_option = diff_option;
+    cell.skip = skip;
     cell
 }
 

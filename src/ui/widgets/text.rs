@@ -33,9 +33,12 @@ pub fn render(frame: &mut Buffer, area: Rect, lines: Vec<Line<'_>>) {
 /// Whether `line` is drawn by [`put_plain_line`] as ratatui's `Line` widget draws it: no line
 /// style, left-aligned, every character one cell.
 pub(super) fn plain_left(line: &Line<'_>) -> bool {
-    line.style == Style::default()
-        && line.alignment.is_none_or(|a| a == Alignment::Left)
-        && line.spans.iter().all(|s| s.content.chars().all(one_cell))
+    line.alignment.is_none_or(|a| a == Alignment::Left) && plain(line)
+}
+
+/// No line style, every character one cell (whatever the alignment).
+pub(super) fn plain(line: &Line<'_>) -> bool {
+    line.style == Style::default() && line.spans.iter().all(|s| s.content.chars().all(one_cell))
 }
 
 /// A [`plain_left`] line at (x, y), at most `max_width` cells: the cells
@@ -71,10 +74,11 @@ fn put_str(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: 
         .get_mut(start..start + room)
         .unwrap_or_default()
         .iter_mut();
+    let glyphs = glyph::table();
     let mut used = 0u16;
     for c in text.chars() {
         // Most characters are made glyphs (each one cell); the rest are looked at.
-        let made = glyph::made(c);
+        let made = glyph::made_in(glyphs, c);
         // A character that is not one cell, even the first past the width (a combining mark
         // would join the last cell's grapheme), leaves the span to ratatui's own writing: it
         // rewrites every cell written so far (each of those characters is one grapheme of one
