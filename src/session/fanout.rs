@@ -21,19 +21,23 @@ pub(super) fn pump(notifier: &mut Notifier, engine: &mut Engine, step: &mut Step
         }
         step.transitions.push(t);
     }
-    let host = engine
-        .latest()
-        .and_then(|s| s.system.hostname.clone())
-        .unwrap_or_else(|| "this machine".into());
-    let cfg = engine.autostop_config().clone();
-    for e in engine.drain_autostop_events() {
-        if let Err(err) = notifier.on_autostop(&e, &cfg, &host, &mut step.terminal) {
-            failed = Some(err);
+    let events = engine.drain_autostop_events();
+    // Most ticks have no autostop news: the host name and the config are copied only then.
+    if !events.is_empty() {
+        let host = engine
+            .latest()
+            .and_then(|s| s.system.hostname.clone())
+            .unwrap_or_else(|| "this machine".into());
+        let cfg = engine.autostop_config().clone();
+        for e in events {
+            if let Err(err) = notifier.on_autostop(&e, &cfg, &host, &mut step.terminal) {
+                failed = Some(err);
+            }
+            if matches!(e, AutostopEvent::Stop { .. }) {
+                step.stop = Some(cfg.command.clone());
+            }
+            step.autostop.push(e);
         }
-        if matches!(e, AutostopEvent::Stop { .. }) {
-            step.stop = Some(cfg.command.clone());
-        }
-        step.autostop.push(e);
     }
     // Writing to a Vec cannot fail today; should a channel's writer ever fail, say it once.
     if let Some(e) = failed {

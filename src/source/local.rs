@@ -52,8 +52,8 @@ impl LocalSource {
 impl Source for LocalSource {
     fn sample(&mut self) -> Result<Snapshot, SourceError> {
         let now = self.clock.now_unix_ms();
-        let gpus = self.nvml.try_sample(now)?;
-        let host = self.host.sample(now, &gpus.gpu_procs);
+        let mut gpus = self.nvml.try_sample(now)?;
+        let host = self.host.sample_taking(now, &mut gpus.gpu_procs);
         Ok(assemble(now, gpus, host))
     }
 

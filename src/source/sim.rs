@@ -8,7 +8,7 @@
 //!
 //! [`Clock`]: crate::clock::Clock
 
-use gpumeter_model::Snapshot;
+use gpumeter_model::{SharedStr, Snapshot};
 use gpumeter_sim::{Scenario, Simulator};
 
 use crate::clock::SharedClock;
@@ -71,13 +71,20 @@ fn sanitize_snapshot(snap: &mut Snapshot) {
             *v = sanitize(v, MAX_NAME_CHARS);
         }
     };
-    for p in &mut snap.processes {
-        short(&mut p.name);
-        short(&mut p.user);
-        short(&mut p.container);
-        if let Some(c) = &mut p.command {
-            *c = sanitize(c, MAX_COMMAND_CHARS);
+    // A shared string is replaced only when cleaning changes it (it stays shared otherwise).
+    let shared = |s: &mut Option<SharedStr>, max: usize| {
+        if let Some(v) = s {
+            let clean = sanitize(v, max);
+            if *clean != **v {
+                *v = clean.into();
+            }
         }
+    };
+    for p in &mut snap.processes {
+        shared(&mut p.name, MAX_NAME_CHARS);
+        shared(&mut p.user, MAX_NAME_CHARS);
+        shared(&mut p.container, MAX_NAME_CHARS);
+        shared(&mut p.command, MAX_COMMAND_CHARS);
     }
     for g in &mut snap.gpus {
         short(&mut g.name);

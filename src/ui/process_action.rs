@@ -197,7 +197,7 @@ pub fn open(
             .reduce(u64::saturating_add);
         Ok(Subject {
             target,
-            user: p.user.clone().unwrap_or_else(|| units::NA.to_string()),
+            user: p.user.as_deref().unwrap_or(units::NA).to_string(),
             command: sanitize(
                 p.command.as_deref().or(p.name.as_deref()).unwrap_or(""),
                 MAX_COMMAND_CHARS,

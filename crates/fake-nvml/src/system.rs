@@ -153,7 +153,7 @@ pub unsafe extern "C" fn nvmlSystemGetProcessName(
             .processes
             .iter()
             .find(|p| p.driver_pid() == pid)
-            .and_then(|p| p.name.clone())
+            .and_then(|p| p.name.as_deref().map(str::to_string))
             .ok_or(ERROR_NOT_FOUND)
     })
 }

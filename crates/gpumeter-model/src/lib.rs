@@ -10,6 +10,8 @@
 //!
 //! It holds plain data only: no I/O, no clocks, no terminal types.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 mod document;
@@ -17,6 +19,13 @@ mod throttle;
 
 pub use document::{AlertSummary, BillingSummary, BudgetSummary, Document, Evidence};
 pub use throttle::ThrottleReason;
+
+/// A string shared between readings: a process's name, command, user, container and CPU list
+/// are the same from one tick to the next, so a reading holds a pointer to the one copy the
+/// source keeps (cloning it is a count increment, not a copy of its bytes). It serializes as a
+/// plain JSON string and parses from one, so the schema is unchanged; `as_deref()` on an
+/// `Option<SharedStr>` gives `Option<&str>`.
+pub type SharedStr = Arc<str>;
 
 /// Version of the [`Snapshot`] schema. Bump on any change a reader would misread.
 ///
@@ -345,13 +354,13 @@ pub struct ProcessReading {
     /// PID inside the process's own namespace when it differs (containers), from `NSpid`.
     pub ns_pid: Option<u32>,
     pub ppid: Option<u32>,
-    pub user: Option<String>,
+    pub user: Option<SharedStr>,
     /// Short container id or name, from the cgroup path.
-    pub container: Option<String>,
+    pub container: Option<SharedStr>,
     /// Short name (comm), sanitized.
-    pub name: Option<String>,
+    pub name: Option<SharedStr>,
     /// Command line, sanitized and length-capped.
-    pub command: Option<String>,
+    pub command: Option<SharedStr>,
     /// CPU use over the sample interval, in percent of one core (may exceed 100).
     pub cpu_pct: Option<f64>,
     pub rss_bytes: Option<u64>,
@@ -366,7 +375,7 @@ pub struct ProcessReading {
     pub cpus_allowed: Option<u32>,
     /// The CPUs it may run on, as the kernel lists them (`0-7,16`): jobs take the union.
     #[serde(default)]
-    pub cpus_allowed_list: Option<String>,
+    pub cpus_allowed_list: Option<SharedStr>,
     /// The driver's (host) PID when it differs from `pid`: gpumeter runs in a container and
     /// `pid` is the PID here.
     #[serde(default)]
@@ -396,7 +405,7 @@ pub enum PidMatch {
 pub struct ThreadReading {
     pub tid: u32,
     /// Thread name (comm), sanitized.
-    pub name: Option<String>,
+    pub name: Option<SharedStr>,
     /// Percent of one core over the interval.
     pub cpu_pct: Option<f64>,
 }
@@ -522,6 +531,44 @@ mod tests {
         assert_eq!(back.system.runs_in, None);
         assert_eq!(back.processes[0].host_pid, None);
         assert_eq!(back.processes[0].driver_pid(), 7);
+    }
+
+    #[test]
+    fn shared_strings_serialize_as_plain_strings_and_parse_back() {
+        let mut p = ProcessReading::invisible(42);
+        p.visible = true;
+        p.user = Some("alice".into());
+        p.container = Some("3f2a9c1b7d0e".into());
+        p.name = Some("python".into());
+        p.command = Some("python train.py --lr \"3e-4\"".into());
+        p.cpus_allowed = Some(9);
+        p.cpus_allowed_list = Some("0-7,16".into());
+        p.busiest_thread = Some(ThreadReading {
+            tid: 43,
+            name: Some("pt_main_thread".into()),
+            cpu_pct: Some(99.5),
+        });
+        // The exact text the schema's `String` fields gave: a shared string is a JSON string.
+        let golden = concat!(
+            r#"{"pid":42,"visible":true,"ns_pid":null,"ppid":null,"user":"alice","#,
+            r#""container":"3f2a9c1b7d0e","name":"python","#,
+            r#""command":"python train.py --lr \"3e-4\"","cpu_pct":null,"rss_bytes":null,"#,
+            r#""start_time_unix_s":null,"state":null,"threads":null,"gpu":[],"#,
+            r#""cpus_allowed":9,"cpus_allowed_list":"0-7,16","host_pid":null,"#,
+            r#""pid_match":null,"busiest_thread":{"tid":43,"name":"pt_main_thread","#,
+            r#""cpu_pct":99.5}}"#
+        );
+        assert_eq!(serde_json::to_string(&p).unwrap(), golden);
+        let back: ProcessReading = serde_json::from_str(golden).unwrap();
+        assert_eq!(back, p);
+        assert_eq!(
+            back.command.as_deref(),
+            Some("python train.py --lr \"3e-4\"")
+        );
+        // Clones share the bytes rather than copy them.
+        let copy = p.clone();
+        let (a, b) = (p.name.unwrap(), copy.name.unwrap());
+        assert!(Arc::ptr_eq(&a, &b));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! readings at a given time. Strings are passed through raw: the fake NVML needs the exact
 //! names, and consumers sanitise before display.
 
-use gpumeter_model::{GpuProcessKind, GpuUse, PidMatch, ProcessReading, ThreadReading};
+use gpumeter_model::{GpuProcessKind, GpuUse, PidMatch, ProcessReading, SharedStr, ThreadReading};
 
 use crate::scenario::{ProcessKind, ProcessSpec, Scenario};
 use crate::signal::Range;
@@ -23,8 +23,13 @@ pub(crate) struct ProcInstance {
     gpus: Vec<u32>,
     /// The driver's pid when it differs (gpumeter in a container); ranks only.
     host_pid: Option<u32>,
-    name: Option<String>,
-    command: Option<String>,
+    name: Option<SharedStr>,
+    command: Option<SharedStr>,
+    /// The spec's strings, shared once here so that a reading clones pointers.
+    user: Option<SharedStr>,
+    container: Option<SharedStr>,
+    cpus_allowed_list: Option<SharedStr>,
+    thread_name: Option<SharedStr>,
 }
 
 /// Every concrete process in file order: each rank followed by its workers.
@@ -38,12 +43,17 @@ pub(crate) fn expand(scenario: &Scenario) -> Vec<ProcInstance> {
             let fill = |s: &Option<String>, worker: Option<u32>| {
                 s.as_ref().map(|s| {
                     let s = s.replace("{rank}", &rank.to_string());
-                    match worker {
+                    SharedStr::from(match worker {
                         Some(w) => s.replace("{worker}", &w.to_string()),
                         None => s,
-                    }
+                    })
                 })
             };
+            let shared = |s: &Option<String>| s.as_deref().map(SharedStr::from);
+            let user = shared(&spec.user);
+            let container = shared(&spec.container);
+            let cpus_allowed_list = shared(&spec.cpus_allowed_list);
+            let thread_name = spec.busiest_thread.as_ref().and_then(|t| shared(&t.name));
             out.push(ProcInstance {
                 spec: spec_idx,
                 pid,
@@ -56,6 +66,10 @@ pub(crate) fn expand(scenario: &Scenario) -> Vec<ProcInstance> {
                     .collect(),
                 name: fill(&spec.name, None),
                 command: fill(&spec.command, None),
+                user: user.clone(),
+                container: container.clone(),
+                cpus_allowed_list: cpus_allowed_list.clone(),
+                thread_name: thread_name.clone(),
                 host_pid: spec
                     .host_pid
                     .map(|h| h.saturating_add(rank.saturating_mul(stride))),
@@ -71,6 +85,10 @@ pub(crate) fn expand(scenario: &Scenario) -> Vec<ProcInstance> {
                         host_pid: None,
                         name: fill(&w.name, Some(n)).or_else(|| fill(&spec.name, Some(n))),
                         command: fill(&w.command, Some(n)).or_else(|| fill(&spec.command, Some(n))),
+                        user: user.clone(),
+                        container: container.clone(),
+                        cpus_allowed_list: cpus_allowed_list.clone(),
+                        thread_name: None,
                     });
                 }
             }
@@ -104,8 +122,8 @@ impl ProcInstance {
                 None
             },
             ppid: self.ppid,
-            user: spec.user.clone(),
-            container: spec.container.clone(),
+            user: self.user.clone(),
+            container: self.container.clone(),
             name: self.name.clone(),
             command: self.command.clone(),
             cpu_pct: cpu.map(|s| {
@@ -119,7 +137,7 @@ impl ProcInstance {
             cpus_allowed: spec
                 .cpus_allowed
                 .or_else(|| spec.cpus_allowed_list.as_deref().map(cpu_list_len)),
-            cpus_allowed_list: spec.cpus_allowed_list.clone(),
+            cpus_allowed_list: self.cpus_allowed_list.clone(),
             host_pid: self.host_pid,
             pid_match: self
                 .host_pid
@@ -135,7 +153,7 @@ impl ProcInstance {
         let t = spec.busiest_thread.as_ref()?;
         Some(ThreadReading {
             tid: self.pid.saturating_add(t.tid_offset),
-            name: t.name.clone(),
+            name: self.thread_name.clone(),
             cpu_pct: t.cpu_pct.as_ref().map(|s| {
                 round2(at.sample(s, 0.0, "thread", u64::from(self.pid), "cpu", Range::NonNeg))
             }),

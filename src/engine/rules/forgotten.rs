@@ -126,10 +126,10 @@ impl ForgottenRule {
             .collect::<Vec<_>>()
             .join(", ");
         let gpu_word = if gpus.len() == 1 { "GPU" } else { "GPUs" };
-        let name = p.name.clone().unwrap_or_else(|| "(not visible)".into());
+        let name = p.name.as_deref().unwrap_or("(not visible)");
         let who = match (&p.user, &p.container) {
             (Some(u), Some(c)) => format!("{u}, container {c}"),
-            (Some(u), None) => u.clone(),
+            (Some(u), None) => u.to_string(),
             (None, Some(c)) => format!("container {c}"),
             (None, None) => "user unknown".into(),
         };
@@ -147,11 +147,11 @@ impl ForgottenRule {
             ("process".to_string(), format!("{name} (pid {})", p.pid)),
             (
                 "user".to_string(),
-                p.user.clone().unwrap_or_else(|| units::NA.into()),
+                p.user.as_deref().unwrap_or(units::NA).to_string(),
             ),
             (
                 "container".to_string(),
-                p.container.clone().unwrap_or_else(|| "none (host)".into()),
+                p.container.as_deref().unwrap_or("none (host)").to_string(),
             ),
             (
                 "VRAM held".to_string(),

@@ -353,7 +353,7 @@ pub fn busiest(snap: &Snapshot, job: &Job, limit: usize) -> Vec<(u32, String, Op
         .map(|p| {
             (
                 p.pid,
-                p.name.clone().unwrap_or_else(|| "?".into()),
+                p.name.as_deref().unwrap_or("?").to_string(),
                 p.cpu_pct,
             )
         })

@@ -35,7 +35,7 @@ pub fn short_command(p: &ProcessReading) -> String {
         Some(out)
     });
     let text = from_cmd
-        .or_else(|| p.name.clone())
+        .or_else(|| p.name.as_deref().map(str::to_string))
         .unwrap_or_else(|| "(not visible)".into());
     text.chars().take(MAX_CHARS).collect()
 }

@@ -41,7 +41,7 @@ fn main_user(snap: &Snapshot) -> Option<&str> {
     let mut by_user: BTreeMap<&str, u64> = BTreeMap::new();
     for p in &snap.processes {
         if let Some(u) = &p.user {
-            *by_user.entry(u.as_str()).or_default() += p.gpu_memory_bytes().unwrap_or(0);
+            *by_user.entry(&**u).or_default() += p.gpu_memory_bytes().unwrap_or(0);
         }
     }
     by_user

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use gpumeter_model::{GpuState, ProcessReading};
+use gpumeter_model::{GpuState, ProcessReading, SharedStr};
 
 use super::alert::{Alert, AlertKind};
 use super::config::XidConfig;
@@ -37,8 +37,8 @@ pub struct XidRule {
 #[derive(Debug, Clone)]
 struct LastJob {
     pid: u32,
-    command: Option<String>,
-    name: Option<String>,
+    command: Option<SharedStr>,
+    name: Option<SharedStr>,
     label: String,
 }
 

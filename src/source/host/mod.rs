@@ -189,6 +189,16 @@ impl HostSampler {
         now_unix_ms: i64,
         gpu_procs: &BTreeMap<u32, Vec<GpuUse>>,
     ) -> HostSample {
+        self.sample_taking(now_unix_ms, &mut gpu_procs.clone())
+    }
+
+    /// As [`HostSampler::sample`], moving each GPU process's uses out of `gpu_procs` into its
+    /// reading (the map is left with empty lists) instead of copying them: the per-tick path.
+    pub fn sample_taking(
+        &mut self,
+        now_unix_ms: i64,
+        gpu_procs: &mut BTreeMap<u32, Vec<GpuUse>>,
+    ) -> HostSample {
         let mut warnings = Warnings::default();
         let stats = match self.cpu_files.kernel_stats() {
             Ok(stats) => Some(stats),

@@ -5,6 +5,8 @@
 //! Hand-parsed rather than through `procfs::process::Status`: that parser insists on some
 //! thirty other fields and builds a map of all of them, and this runs for many processes.
 
+use gpumeter_model::SharedStr;
+
 /// What `status` says about one process.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct StatusInfo {
@@ -14,7 +16,7 @@ pub(super) struct StatusInfo {
     /// CPUs in `Cpus_allowed_list`.
     pub(super) cpus_allowed: Option<u32>,
     /// `Cpus_allowed_list` itself (`0-7,16`), when well-formed.
-    pub(super) cpus_allowed_list: Option<String>,
+    pub(super) cpus_allowed_list: Option<SharedStr>,
 }
 
 impl StatusInfo {
@@ -43,7 +45,9 @@ pub(super) fn parse_status(text: &[u8]) -> StatusInfo {
         } else if let Some(rest) = line.strip_prefix("Cpus_allowed_list:") {
             let list = rest.trim();
             info.cpus_allowed = count_cpu_list(list);
-            info.cpus_allowed_list = info.cpus_allowed.map(|_| list.chars().take(1024).collect());
+            info.cpus_allowed_list = info
+                .cpus_allowed
+                .map(|_| SharedStr::from(list.chars().take(1024).collect::<String>()));
         }
     }
     info

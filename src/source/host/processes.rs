@@ -36,16 +36,48 @@ pub(super) struct ProcessTracker {
     page_size: u64,
     /// Each process's CPU counters at its last read, and the rate they gave.
     prev_cpu: HashMap<u32, CpuRead>,
+    /// Last tick's `prev_cpu`, emptied and filled as this tick's (no map built per tick).
+    next_cpu: HashMap<u32, CpuRead>,
     statics: StaticsCache,
     scanner: Scanner,
     /// Last tick's descendants of the GPU processes (the tree walk starts from them).
     members: HashSet<u32>,
+    /// The tick before's, emptied and filled as the next `members`.
+    spare_members: HashSet<u32>,
+    /// Buffers of each tick, kept for the next (a steady tick allocates none of them).
+    buffers: Buffers,
     dev: DevDir,
     threads: ThreadTracker,
     /// The front-end's hint, and what it said when last looked at.
     focus: ProcessFocus,
     focus_seen: Option<u64>,
     watched: Watched,
+}
+
+/// What a tick works with, kept between ticks.
+#[derive(Debug, Default)]
+struct Buffers {
+    gpu_pids: Vec<u32>,
+    visible: Vec<Located>,
+    missing: Vec<u32>,
+    roots: Vec<u32>,
+    walk: tree::TreeWalk,
+    found: tree::Descendants,
+    rows: Vec<Row>,
+}
+
+/// One process of this tick's reading, before its reading is built.
+#[derive(Debug)]
+struct Row {
+    /// Its directory here.
+    dir: u32,
+    /// Its place in the list before sorting (the sort keeps equal pids in that order).
+    order: u32,
+    /// The driver's pid, when not `dir`.
+    host_pid: Option<u32>,
+    how: Option<PidMatch>,
+    gpu: Vec<GpuUse>,
+    read_statics: bool,
 }
 
 /// A process's CPU counters when its stat was last read.
@@ -69,9 +101,12 @@ impl ProcessTracker {
             ticks_per_s,
             page_size,
             prev_cpu: HashMap::new(),
+            next_cpu: HashMap::new(),
             statics: StaticsCache::new(roots.proc.clone(), roots.etc.join("passwd")),
             scanner: Scanner::new(roots.proc.clone()),
             members: HashSet::new(),
+            spare_members: HashSet::new(),
+            buffers: Buffers::default(),
             dev: DevDir::open(&roots.dev),
             threads: ThreadTracker::default(),
             focus: ProcessFocus::new(),
@@ -85,11 +120,12 @@ impl ProcessTracker {
         self.focus_seen = None;
     }
 
-    /// The readings for this tick, sorted by pid.
+    /// The readings for this tick, sorted by pid. Each GPU process's uses are moved out of
+    /// `gpu_procs` into its reading (the map is left with empty lists).
     pub(super) fn sample(
         &mut self,
         now_ms: i64,
-        gpu_procs: &BTreeMap<u32, Vec<GpuUse>>,
+        gpu_procs: &mut BTreeMap<u32, Vec<GpuUse>>,
         boot_time_unix_s: Option<i64>,
         warnings: &mut Warnings,
     ) -> Vec<ProcessReading> {
@@ -104,10 +140,13 @@ impl ProcessTracker {
         if let Some(watched) = self.focus.changed_since(&mut self.focus_seen) {
             self.watched = watched;
         }
-        let gpu_pids: Vec<u32> = gpu_procs.keys().copied().collect();
+        let mut buf = std::mem::take(&mut self.buffers);
+        buf.gpu_pids.clear();
+        buf.gpu_pids.extend(gpu_procs.keys().copied());
+        let gpu_pids = &buf.gpu_pids;
         let mut scanned = self.scanner.scan(
             now_ms,
-            &gpu_pids,
+            gpu_pids,
             &self.members,
             &self.watched,
             MAX_DESCENDANTS,
@@ -123,9 +162,17 @@ impl ProcessTracker {
             super::scan::Scan::default()
         });
 
-        let (visible, missing) = self.locate(&scan.stats, gpu_procs, warnings);
-        let roots: Vec<u32> = visible.iter().map(|&(_, dir, _)| dir).collect();
-        let found = tree::descendants(&roots, scan.links(), MAX_DESCENDANTS);
+        self.locate(
+            &scan.stats,
+            gpu_procs,
+            warnings,
+            (&mut buf.visible, &mut buf.missing),
+        );
+        buf.roots.clear();
+        buf.roots.extend(buf.visible.iter().map(|&(_, dir, _)| dir));
+        buf.walk
+            .descendants(&buf.roots, scan.links(), MAX_DESCENDANTS, &mut buf.found);
+        let found = &buf.found;
         let mut stats = scan.stats;
         // Members placed by a kept link (found by a listing) are read now.
         for &pid in &found.pids {
@@ -135,7 +182,11 @@ impl ProcessTracker {
                 stats.insert(pid, stat);
             }
         }
-        let known = std::mem::replace(&mut self.members, found.pids.iter().copied().collect());
+        // `known`: last tick's members; `self.members`: this tick's.
+        let mut known = std::mem::take(&mut self.spare_members);
+        std::mem::swap(&mut known, &mut self.members);
+        self.members.clear();
+        self.members.extend(found.pids.iter().copied());
         if found.truncated {
             warnings.push(format!(
                 "more than {MAX_DESCENDANTS} processes below the GPU processes: list cut"
@@ -143,75 +194,97 @@ impl ProcessTracker {
         }
 
         let carried = scan.carried;
-        let cpu: HashMap<u32, CpuRead> = stats
-            .iter()
-            .filter_map(|(&pid, s)| {
-                let prev = self.prev_cpu.get(&pid).copied();
-                if carried.contains(&pid) {
-                    return prev.map(|p| (pid, p));
+        let mut cpu = std::mem::take(&mut self.next_cpu);
+        cpu.clear();
+        for (&pid, s) in &stats {
+            let prev = self.prev_cpu.get(&pid).copied();
+            if carried.contains(&pid) {
+                if let Some(p) = prev {
+                    cpu.insert(pid, p);
                 }
-                Some((pid, self.cpu_read(prev, s, now_ms)))
-            })
-            .collect();
-        let mut members: Vec<_> = visible
-            .iter()
-            .map(|&(reported, dir, how)| {
-                let gpu = gpu_procs.get(&reported).cloned().unwrap_or_default();
-                (dir, (reported != dir).then_some(reported), how, gpu, true)
-            })
-            // A descendant's statics wait for its second tick here (see `statics`).
-            .chain(
-                found
-                    .pids
-                    .iter()
-                    .map(|&pid| (pid, None, None, Vec::new(), known.contains(&pid))),
-            )
-            .collect();
+                continue;
+            }
+            cpu.insert(pid, self.cpu_read(prev, s, now_ms));
+        }
+        let rows = &mut buf.rows;
+        rows.clear();
+        for &(reported, dir, how) in &buf.visible {
+            rows.push(Row {
+                dir,
+                order: 0,
+                host_pid: (reported != dir).then_some(reported),
+                how,
+                gpu: gpu_procs
+                    .get_mut(&reported)
+                    .map(std::mem::take)
+                    .unwrap_or_default(),
+                read_statics: true,
+            });
+        }
+        // A descendant's statics wait for its second tick here (see `statics`).
+        rows.extend(found.pids.iter().map(|&pid| Row {
+            dir: pid,
+            order: 0,
+            host_pid: None,
+            how: None,
+            gpu: Vec::new(),
+            read_statics: known.contains(&pid),
+        }));
         // In pid order before the readings are built (sorting the large readings after
-        // moved each several times); the sort below then finds them in order.
-        members.sort_by_key(|m| m.0);
-        let mut out: Vec<ProcessReading> = Vec::with_capacity(members.len() + missing.len());
-        for (dir, host_pid, how, gpu, read_statics) in members {
-            let Some(stat) = stats.get(&dir) else {
+        // moved each several times); the sort below then finds them in order. Equal pids
+        // keep their order (as a stable sort would, without its buffer).
+        for (i, row) in rows.iter_mut().enumerate() {
+            row.order = u32::try_from(i).unwrap_or(u32::MAX);
+        }
+        rows.sort_unstable_by_key(|r| (r.dir, r.order));
+        let mut out: Vec<ProcessReading> = Vec::with_capacity(rows.len() + buf.missing.len());
+        for row in rows.drain(..) {
+            let Some(stat) = stats.get(&row.dir) else {
                 continue;
             };
+            let dir = row.dir;
             let cpu_pct = cpu.get(&dir).and_then(|c| c.pct);
             let when = Reading {
                 boot_time_unix_s,
                 now_ms,
                 cpu_pct,
-                read_statics,
+                read_statics: row.read_statics,
             };
             let mut reading = self.reading(dir, stat, &when);
-            if !gpu.is_empty() {
+            if !row.gpu.is_empty() {
                 let fresh = !carried.contains(&dir);
                 reading.busiest_thread =
                     self.threads
                         .busiest(&self.proc, dir, stat, now_ms, self.ticks_per_s, fresh);
             }
-            reading.host_pid = host_pid;
-            reading.pid_match = how;
-            reading.gpu = gpu;
+            reading.host_pid = row.host_pid;
+            reading.pid_match = row.how;
+            reading.gpu = row.gpu;
             out.push(reading);
         }
         self.threads.end_tick();
-        if !missing.is_empty() {
+        if !buf.missing.is_empty() {
             warnings.push(format!(
                 "{} GPU process(es) not visible in {} and held by no process here (exited, or \
                  outside this container: run gpumeter on the host or with --pid=host); shown by \
                  host PID only",
-                missing.len(),
+                buf.missing.len(),
                 self.proc.display()
             ));
         }
-        for pid in missing {
+        for &pid in &buf.missing {
             let mut reading = ProcessReading::invisible(pid);
-            reading.gpu = gpu_procs.get(&pid).cloned().unwrap_or_default();
+            reading.gpu = gpu_procs
+                .get_mut(&pid)
+                .map(std::mem::take)
+                .unwrap_or_default();
             out.push(reading);
         }
-        out.sort_by_key(|r| r.pid);
+        if !out.is_sorted_by_key(|r| r.pid) {
+            out.sort_by_key(|r| r.pid);
+        }
 
-        self.prev_cpu = cpu;
+        self.next_cpu = std::mem::replace(&mut self.prev_cpu, cpu);
         let denied = self
             .statics
             .end_tick(|pid, start| stats.get(&pid).is_some_and(|s| s.start_ticks == start));
@@ -220,19 +293,24 @@ impl ProcessTracker {
                 "{denied} process file(s) not readable (permission denied)"
             ));
         }
+        self.scanner.recycle(stats, carried);
+        self.spare_members = known;
+        self.buffers = buf;
         out
     }
 
-    /// Where each GPU process lives in this /proc, and the reported pids found nowhere. A pid
-    /// missing here is looked for through `NSpid` first, then among the processes holding a
-    /// GPU device open (see `pid_match`).
+    /// Where each GPU process lives in this /proc (into `visible`), and the reported pids
+    /// found nowhere (into `missing`). A pid missing here is looked for through `NSpid` first,
+    /// then among the processes holding a GPU device open (see `pid_match`).
     fn locate(
         &mut self,
         stats: &HashMap<u32, ProcStat>,
         gpu_procs: &BTreeMap<u32, Vec<GpuUse>>,
         warnings: &mut Warnings,
-    ) -> (Vec<Located>, Vec<u32>) {
-        let (mut visible, mut missing): (Vec<Located>, Vec<u32>) = (Vec::new(), Vec::new());
+        (visible, missing): (&mut Vec<Located>, &mut Vec<u32>),
+    ) {
+        visible.clear();
+        missing.clear();
         for &pid in gpu_procs.keys() {
             if stats.contains_key(&pid) {
                 visible.push((pid, pid, None));
@@ -241,7 +319,7 @@ impl ProcessTracker {
             }
         }
         if !missing.is_empty() {
-            let mapped = self.map_by_nspid(stats, &missing);
+            let mapped = self.map_by_nspid(stats, missing);
             missing.retain(|pid| !mapped.contains_key(pid));
             visible.extend(
                 mapped
@@ -251,11 +329,10 @@ impl ProcessTracker {
         }
         if !missing.is_empty() {
             let taken: HashSet<u32> = visible.iter().map(|&(_, dir, _)| dir).collect();
-            let mapped = self.map_by_device(stats, gpu_procs, &missing, &taken, warnings);
+            let mapped = self.map_by_device(stats, gpu_procs, missing, &taken, warnings);
             missing.retain(|pid| !mapped.iter().any(|&(r, _, _)| r == *pid));
             visible.extend(mapped);
         }
-        (visible, missing)
     }
 
     /// Missing driver pids paired with the processes here that hold their GPUs open.
@@ -394,7 +471,7 @@ impl ProcessTracker {
             ppid: Some(stat.ppid).filter(|&p| p != 0),
             user: statics.user.clone(),
             container: statics.container.clone().flatten(),
-            name: Some(name.to_string()),
+            name: Some(name.clone()),
             command: statics.command.clone(),
             cpu_pct,
             rss_bytes: Some(stat.rss_pages.saturating_mul(self.page_size)),

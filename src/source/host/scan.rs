@@ -114,9 +114,45 @@ pub(super) struct ProcStat {
 /// parentheses (hence the last `)`). Byte-wise, stopping after field 24: this runs for every
 /// stat a tick reads.
 pub(super) fn parse_stat(text: &[u8]) -> Option<ProcStat> {
+    parse_stat_reusing(text, None)
+}
+
+/// As [`parse_stat`], its comm the `known` one when that reads the same (a process's comm
+/// rarely changes: no string is made per read).
+pub(super) fn parse_stat_reusing(text: &[u8], known: Option<&Arc<str>>) -> Option<ProcStat> {
+    let f = parse_stat_fields(text)?;
+    let comm = match known {
+        Some(k) if k.as_bytes() == f.comm => Arc::clone(k),
+        _ => Arc::from(&*String::from_utf8_lossy(f.comm)),
+    };
+    Some(ProcStat {
+        ppid: f.ppid,
+        comm,
+        state: f.state,
+        threads: f.threads,
+        rss_pages: f.rss_pages,
+        start_ticks: f.start_ticks,
+        cpu_ticks: f.cpu_ticks,
+    })
+}
+
+/// A stat line's fields, its comm still the raw bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct StatFields<'a> {
+    pub(super) ppid: u32,
+    pub(super) comm: &'a [u8],
+    pub(super) state: char,
+    pub(super) threads: Option<u32>,
+    pub(super) rss_pages: u64,
+    pub(super) start_ticks: u64,
+    pub(super) cpu_ticks: u64,
+}
+
+/// The fields [`parse_stat`] keeps, allocating nothing.
+pub(super) fn parse_stat_fields(text: &[u8]) -> Option<StatFields<'_>> {
     let open = text.iter().position(|&b| b == b'(')?;
     let close = text.iter().rposition(|&b| b == b')')?;
-    let comm = Arc::from(&*String::from_utf8_lossy(text.get(open + 1..close)?));
+    let comm = text.get(open + 1..close)?;
     let rest = text.get(close + 1..)?;
     // Fields 3 (state) to 24 (rss) of proc(5), picked in one pass over the bytes (no list
     // built per read), stopping after the last one kept.
@@ -153,7 +189,7 @@ pub(super) fn parse_stat(text: &[u8]) -> Option<ProcStat> {
         digits => decimal(digits).and_then(|v| i64::try_from(v).ok()),
     };
     let state = *at(3).first()?;
-    Some(ProcStat {
+    Some(StatFields {
         ppid: u32::try_from(signed(4)?).unwrap_or(0),
         comm,
         state: state.is_ascii().then_some(char::from(state))?,
@@ -204,8 +240,29 @@ pub(super) struct Scanner {
     /// When each tree process's files were read, by pid.
     cadence: HashMap<u32, Cadence>,
     buf: Vec<u8>,
+    /// The walk's working sets and the maps a tick hands out, kept for the next tick (see
+    /// [`Scanner::recycle`]): a steady tick allocates none of them.
+    spare: Spare,
     /// Stat files read so far (what a listing saves shows here, in tests).
     reads: u64,
+}
+
+/// Buffers kept between ticks.
+#[derive(Debug, Default)]
+struct Spare {
+    stats: HashMap<u32, ProcStat>,
+    carried: HashSet<u32>,
+    walk: Walk,
+}
+
+/// A walk's working sets.
+#[derive(Debug, Default)]
+struct Walk {
+    roots: HashSet<u32>,
+    /// Every pid queued so far (the tree's processes once the walk is done).
+    queued: HashSet<u32>,
+    queue: Vec<u32>,
+    kids: Vec<u32>,
 }
 
 /// What a tick read.
@@ -243,6 +300,7 @@ impl Scanner {
             max_kept: MAX_KEPT,
             cadence: HashMap::new(),
             buf: Vec::with_capacity(1024),
+            spare: Spare::default(),
             reads: 0,
         }
     }
@@ -286,6 +344,18 @@ impl Scanner {
     /// The stat of one process (a process that exited gives `None`).
     pub(super) fn read(&mut self, pid: u32) -> Option<ProcStat> {
         self.stat(pid)
+    }
+
+    /// Takes back a tick's maps once they are used, emptied, for the next tick's walk.
+    pub(super) fn recycle(&mut self, mut stats: HashMap<u32, ProcStat>, mut carried: HashSet<u32>) {
+        stats.clear();
+        carried.clear();
+        if stats.capacity() >= self.spare.stats.capacity() {
+            self.spare.stats = stats;
+        }
+        if carried.capacity() >= self.spare.carried.capacity() {
+            self.spare.carried = carried;
+        }
     }
 
     /// Lists /proc: `stats` (read this tick) plus every process not seen before, or every
@@ -393,11 +463,48 @@ impl Scanner {
         watched: &Watched,
         cap: usize,
     ) -> Option<(HashMap<u32, ProcStat>, HashSet<u32>)> {
-        let mut stats = HashMap::with_capacity(roots.len() + members.len());
-        let mut carried = HashSet::new();
-        let root_set: HashSet<u32> = roots.iter().copied().collect();
-        let mut queued: HashSet<u32> = roots.iter().chain(members).copied().collect();
-        let mut queue: Vec<u32> = queued.iter().copied().collect();
+        let mut stats = std::mem::take(&mut self.spare.stats);
+        stats.clear();
+        stats.reserve(roots.len() + members.len());
+        let mut carried = std::mem::take(&mut self.spare.carried);
+        carried.clear();
+        let mut walk = std::mem::take(&mut self.spare.walk);
+        walk.roots.clear();
+        walk.roots.extend(roots.iter().copied());
+        walk.queued.clear();
+        walk.queued.extend(roots.iter().chain(members).copied());
+        walk.queue.clear();
+        walk.queue.extend(walk.queued.iter().copied());
+        let walked = self.walk_from(now_ms, watched, cap, &mut walk, &mut stats, &mut carried);
+        if walked {
+            self.open.retain(|pid, _| walk.queued.contains(pid));
+            self.cadence.retain(|pid, _| walk.queued.contains(pid));
+        }
+        self.spare.walk = walk;
+        if walked {
+            Some((stats, carried))
+        } else {
+            self.recycle(stats, carried);
+            None
+        }
+    }
+
+    /// The walk itself, over the queue (see [`Scanner::walk`]); false when it cannot answer.
+    fn walk_from(
+        &mut self,
+        now_ms: i64,
+        watched: &Watched,
+        cap: usize,
+        walk: &mut Walk,
+        stats: &mut HashMap<u32, ProcStat>,
+        carried: &mut HashSet<u32>,
+    ) -> bool {
+        let Walk {
+            roots: root_set,
+            queued,
+            queue,
+            kids,
+        } = walk;
         // New members up to one more than the cap, so that the tree shows it was cut.
         let limit = root_set.len().saturating_add(cap).saturating_add(1);
         let mut room = limit.saturating_sub(queued.len());
@@ -416,7 +523,7 @@ impl Scanner {
                 }
                 None => match self.stat(pid) {
                     Some(stat) => stat,
-                    None if root => return None,
+                    None if root => return false,
                     None => {
                         self.cadence.remove(&pid);
                         continue;
@@ -458,28 +565,25 @@ impl Scanner {
             if !read_children {
                 continue;
             }
-            match self.children(pid) {
-                Some(kids) => {
-                    self.children_seen = true;
-                    for kid in kids {
-                        if room == 0 {
-                            break;
-                        }
-                        if queued.insert(kid) {
-                            queue.push(kid);
-                            room -= 1;
-                        }
+            if self.children(pid, kids) {
+                self.children_seen = true;
+                for &kid in kids.iter() {
+                    if room == 0 {
+                        break;
+                    }
+                    if queued.insert(kid) {
+                        queue.push(kid);
+                        room -= 1;
                     }
                 }
+            } else if !self.children_seen {
                 // No list before any was read: this kernel (or fixture) may have none, so
                 // the tree cannot be walked (a full scan then tells). After one was read, a
                 // missing list is a process that just exited.
-                None if !self.children_seen => return None,
-                None => {}
+                return false;
             }
         }
-        self.keep_only(&queued);
-        Some((stats, carried))
+        true
     }
 
     /// A tree process's stat, through its kept file (opened and kept on the first read while
@@ -492,12 +596,14 @@ impl Scanner {
                 self.open.remove(&pid);
                 return None;
             }
-            return parse_stat(&self.buf);
+            let known = self.cadence.get(&pid).map(|c| &c.stat.comm);
+            return parse_stat_reusing(&self.buf, known);
         }
         let path = self.proc.join(pid.to_string()).join("stat");
         let file = File::open(path).ok()?;
         pread_into(&file, &mut self.buf).ok()?;
-        let stat = parse_stat(&self.buf)?;
+        let known = self.cadence.get(&pid).map(|c| &c.stat.comm);
+        let stat = parse_stat_reusing(&self.buf, known)?;
         if self.open.len() < self.max_kept {
             self.open.insert(
                 pid,
@@ -510,8 +616,19 @@ impl Scanner {
         Some(stat)
     }
 
+    /// The children of `pid`'s main thread into `kids` (false: a process that exited, or
+    /// none).
+    fn children(&mut self, pid: u32, kids: &mut Vec<u32>) -> bool {
+        kids.clear();
+        let Some(listed) = self.children_list(pid) else {
+            return false;
+        };
+        kids.extend(listed);
+        true
+    }
+
     /// The children of `pid`'s main thread (a process that exited gives `None`, or none).
-    fn children(&mut self, pid: u32) -> Option<Vec<u32>> {
+    fn children_list(&mut self, pid: u32) -> Option<impl Iterator<Item = u32> + '_> {
         let kept = self.open.get_mut(&pid);
         let read = match kept {
             Some(Kept {
@@ -533,17 +650,7 @@ impl Scanner {
         };
         read.ok()?;
         let text = std::str::from_utf8(&self.buf).ok()?;
-        Some(
-            text.split_ascii_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .collect(),
-        )
-    }
-
-    /// Closes the kept files of processes no longer in a tree.
-    fn keep_only(&mut self, pids: &HashSet<u32>) {
-        self.open.retain(|pid, _| pids.contains(pid));
-        self.cadence.retain(|pid, _| pids.contains(pid));
+        Some(text.split_ascii_whitespace().filter_map(|p| p.parse().ok()))
     }
 }
 

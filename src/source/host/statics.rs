@@ -13,6 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use foldhash::{HashMap, HashMapExt};
+use gpumeter_model::SharedStr;
 use procfs::ProcessCGroups;
 use procfs::prelude::*;
 
@@ -40,18 +41,19 @@ pub(super) struct Key<'a> {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Statics {
     pub(super) status: Option<StatusInfo>,
-    pub(super) command: Option<String>,
+    pub(super) command: Option<SharedStr>,
     /// `Some(None)`: read, and the process is on the host.
-    pub(super) container: Option<Option<String>>,
-    pub(super) user: Option<String>,
+    pub(super) container: Option<Option<SharedStr>>,
+    pub(super) user: Option<SharedStr>,
 }
 
 #[derive(Debug)]
 struct Entry {
     start_ticks: u64,
     comm: String,
-    /// `comm` made safe to show (sanitized once per process, not every tick).
-    name: String,
+    /// `comm` made safe to show (sanitized once per process, not every tick; shared with
+    /// every reading of it).
+    name: SharedStr,
     statics: Statics,
 }
 
@@ -60,7 +62,7 @@ impl Entry {
         Entry {
             start_ticks: key.start_ticks,
             comm: key.comm.to_string(),
-            name: sanitize(key.comm, MAX_NAME_CHARS),
+            name: sanitize(key.comm, MAX_NAME_CHARS).into(),
             statics: Statics::default(),
         }
     }
@@ -113,13 +115,13 @@ impl StaticsCache {
     }
 
     /// What is cached, reading nothing, and the process's name (its comm, sanitized).
-    pub(super) fn cached(&mut self, key: Key<'_>) -> (&Statics, &str) {
+    pub(super) fn cached(&mut self, key: Key<'_>) -> (&Statics, &SharedStr) {
         let entry = self.entry(key);
         (&entry.statics, &entry.name)
     }
 
     /// Everything, reading what is not cached yet, and the process's name.
-    pub(super) fn all(&mut self, key: Key<'_>, now_ms: i64) -> (&Statics, &str) {
+    pub(super) fn all(&mut self, key: Key<'_>, now_ms: i64) -> (&Statics, &SharedStr) {
         // Once a process's facts are all in (every tick after its first), one look-up.
         let statics = &self.entry(key).statics;
         let complete = statics.status.is_some()
@@ -140,14 +142,15 @@ impl StaticsCache {
         if self.entry(key).statics.command.is_none()
             && let Some(raw) = self.read(&dir.join("cmdline"), MAX_CMDLINE_BYTES)
         {
-            self.entry(key).statics.command = Some(command_line(&raw, key.comm));
+            self.entry(key).statics.command = Some(command_line(&raw, key.comm).into());
         }
         if self.entry(key).statics.container.is_none()
             && let Some(raw) = self.read(&dir.join("cgroup"), MAX_SMALL_FILE_BYTES)
         {
             let container = ProcessCGroups::from_read(raw.as_slice())
                 .ok()
-                .and_then(|groups| container_of(&groups));
+                .and_then(|groups| container_of(&groups))
+                .map(SharedStr::from);
             self.entry(key).statics.container = Some(container);
         }
         if self.entry(key).statics.user.is_none()

@@ -8,26 +8,31 @@
 
 use std::path::Path;
 
-use foldhash::{HashMap, HashMapExt};
-use gpumeter_model::ThreadReading;
-use procfs::prelude::*;
-use procfs::process::Stat;
+use foldhash::HashMap;
+use gpumeter_model::{SharedStr, ThreadReading};
 
-use super::scan::ProcStat;
+use super::kept::read_into;
+use super::scan::{ProcStat, parse_stat_fields};
 use crate::sanitize::{MAX_NAME_CHARS, sanitize};
 
 /// Threads read per process.
 const MAX_THREADS: usize = 1024;
+
+/// Per-thread counters at a read: tid → (start ticks, cpu ticks).
+type Counters = HashMap<u32, (u64, u64)>;
 
 /// What is kept of one GPU process between its reads.
 #[derive(Debug, Default)]
 struct Kept {
     /// When its threads were last read.
     at_ms: Option<i64>,
-    /// Per-thread counters then: tid → (start ticks, cpu ticks).
-    counters: HashMap<u32, (u64, u64)>,
+    /// Per-thread counters then.
+    counters: Counters,
     /// The answer then (given again while the process's stat is carried).
     best: Option<ThreadReading>,
+    /// The busiest thread's comm as read, beside its sanitized name in `best`: the same
+    /// thread under the same comm next time reuses that name (sanitized once, shared).
+    best_comm: String,
     /// The tick it was last looked at.
     seen: u64,
 }
@@ -37,6 +42,18 @@ struct Kept {
 pub(super) struct ThreadTracker {
     procs: HashMap<u32, Kept>,
     tick: u64,
+    /// The counters map a read gave up, cleared and filled by the next read (no map is built
+    /// per read).
+    spare: Counters,
+    /// The read buffer for the threads' stat files.
+    buf: Vec<u8>,
+}
+
+/// The busiest thread found so far in one read: its tid, raw comm and rate.
+struct Best<'a> {
+    tid: u32,
+    comm: &'a str,
+    cpu_pct: Option<f64>,
 }
 
 impl ThreadTracker {
@@ -61,8 +78,9 @@ impl ThreadTracker {
             .at_ms
             .filter(|&p| now_ms > p)
             .map(|p| (now_ms - p) as f64 / 1000.0);
-        let prev = std::mem::take(&mut kept.counters);
-        let mut next = HashMap::with_capacity(prev.len().max(1));
+        let mut next = std::mem::take(&mut self.spare);
+        next.clear();
+        let prev = &kept.counters;
         let mut rate = |tid: u32, start: u64, ticks: u64| {
             next.insert(tid, (start, ticks));
             match (prev.get(&tid), dt_s) {
@@ -72,18 +90,25 @@ impl ThreadTracker {
                 _ => None,
             }
         };
-        let best = if stat.threads == Some(1) {
+        let found = if stat.threads == Some(1) {
             let cpu_pct = rate(pid, stat.start_ticks, stat.cpu_ticks);
-            Some(ThreadReading {
+            let best = Best {
                 tid: pid,
-                name: Some(sanitize(&stat.comm, MAX_NAME_CHARS)),
+                comm: &stat.comm,
                 cpu_pct,
-            })
+            };
+            Some(kept.reading(&best))
         } else {
-            read_threads(proc, pid, &mut rate)
+            read_threads(proc, pid, &mut self.buf, &mut rate).map(|(tid, comm, cpu_pct)| {
+                kept.reading(&Best {
+                    tid,
+                    comm: &comm,
+                    cpu_pct,
+                })
+            })
         };
-        let best = best.filter(|b| b.cpu_pct.is_some() || dt_s.is_none());
-        kept.counters = next;
+        let best = found.filter(|b| b.cpu_pct.is_some() || dt_s.is_none());
+        self.spare = std::mem::replace(&mut kept.counters, next);
         kept.at_ms = Some(now_ms);
         kept.best = best.clone();
         best
@@ -97,37 +122,77 @@ impl ThreadTracker {
     }
 }
 
-/// The busiest of `pid`'s threads by `rate` (which notes each thread's counters).
+impl Kept {
+    /// The reading of this read's busiest thread, its name shared with the last answer's when
+    /// it is the same thread under the same comm.
+    fn reading(&mut self, best: &Best<'_>) -> ThreadReading {
+        let same = self
+            .best
+            .as_ref()
+            .is_some_and(|b| b.tid == best.tid && b.name.is_some())
+            && self.best_comm == best.comm;
+        let name = match self.best.as_ref().and_then(|b| b.name.clone()) {
+            Some(name) if same => name,
+            _ => {
+                self.best_comm.clear();
+                self.best_comm.push_str(best.comm);
+                SharedStr::from(sanitize(best.comm, MAX_NAME_CHARS))
+            }
+        };
+        ThreadReading {
+            tid: best.tid,
+            name: Some(name),
+            cpu_pct: best.cpu_pct,
+        }
+    }
+}
+
+/// The busiest of `pid`'s threads by `rate` (which notes each thread's counters): its tid,
+/// comm and rate.
 fn read_threads(
     proc: &Path,
     pid: u32,
+    buf: &mut Vec<u8>,
     rate: &mut impl FnMut(u32, u64, u64) -> Option<f64>,
-) -> Option<ThreadReading> {
-    let rd = std::fs::read_dir(proc.join(pid.to_string()).join("task")).ok()?;
-    let mut best: Option<ThreadReading> = None;
+) -> Option<(u32, String, Option<f64>)> {
+    let task = proc.join(pid.to_string()).join("task");
+    let rd = std::fs::read_dir(&task).ok()?;
+    let mut best: Option<(u32, String, Option<f64>)> = None;
+    let mut path = task.clone();
     for entry in rd.take(MAX_THREADS) {
-        let Some(tid) = entry
-            .ok()
-            .and_then(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        else {
+        let Ok(entry) = entry else { continue };
+        let name = entry.file_name();
+        let Some(tid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
             continue;
         };
-        let Ok(stat) = Stat::from_file(proc.join(format!("{pid}/task/{tid}/stat"))) else {
+        path.push(&name);
+        path.push("stat");
+        let read = read_into(&path, buf);
+        path.pop();
+        path.pop();
+        if read.is_err() {
+            continue;
+        }
+        let Some(stat) = parse_stat_fields(buf) else {
             continue;
         };
-        let ticks = stat.utime.saturating_add(stat.stime);
-        let cpu_pct = rate(tid, stat.starttime, ticks);
+        let cpu_pct = rate(tid, stat.start_ticks, stat.cpu_ticks);
         let better = match (&best, cpu_pct) {
             (None, _) => true,
-            (Some(b), Some(c)) => b.cpu_pct.is_none_or(|bc| c > bc),
+            (Some((_, _, b)), Some(c)) => b.is_none_or(|bc| c > bc),
             (Some(_), None) => false,
         };
         if better {
-            best = Some(ThreadReading {
-                tid,
-                name: Some(sanitize(&stat.comm, MAX_NAME_CHARS)),
-                cpu_pct,
-            });
+            let comm = String::from_utf8_lossy(stat.comm);
+            match &mut best {
+                Some((t, kept, c)) => {
+                    *t = tid;
+                    kept.clear();
+                    kept.push_str(&comm);
+                    *c = cpu_pct;
+                }
+                None => best = Some((tid, comm.into_owned(), cpu_pct)),
+            }
         }
     }
     best

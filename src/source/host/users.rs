@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use gpumeter_model::SharedStr;
+
 use super::system::read_capped;
 use crate::sanitize::{MAX_NAME_CHARS, sanitize};
 
@@ -16,7 +18,8 @@ const MAX_PASSWD_BYTES: u64 = 8 << 20;
 #[derive(Debug)]
 pub(super) struct UserNames {
     passwd: PathBuf,
-    names: HashMap<u32, String>,
+    /// Shared: every process of a user holds the same name.
+    names: HashMap<u32, SharedStr>,
     loaded_at_ms: Option<i64>,
 }
 
@@ -30,14 +33,14 @@ impl UserNames {
     }
 
     /// The (sanitized) name of `uid`, or the uid as text when passwd does not know it.
-    pub(super) fn name(&mut self, uid: u32, now_ms: i64) -> String {
+    pub(super) fn name(&mut self, uid: u32, now_ms: i64) -> SharedStr {
         if !self.names.contains_key(&uid) && self.may_reload(now_ms) {
             self.reload(now_ms);
         }
         self.names
             .get(&uid)
             .cloned()
-            .unwrap_or_else(|| uid.to_string())
+            .unwrap_or_else(|| uid.to_string().into())
     }
 
     fn may_reload(&self, now_ms: i64) -> bool {
@@ -57,7 +60,7 @@ impl UserNames {
 }
 
 /// `name:password:uid:gid:...` lines; the first entry for a uid wins, as with getpwuid.
-fn parse_passwd(text: &str) -> HashMap<u32, String> {
+fn parse_passwd(text: &str) -> HashMap<u32, SharedStr> {
     let mut names = HashMap::new();
     for line in text.lines() {
         let mut fields = line.split(':');
@@ -69,7 +72,7 @@ fn parse_passwd(text: &str) -> HashMap<u32, String> {
         };
         let name = sanitize(name, MAX_NAME_CHARS);
         if !name.is_empty() && !name.starts_with('#') {
-            names.entry(uid).or_insert(name);
+            names.entry(uid).or_insert_with(|| name.into());
         }
     }
     names
@@ -86,9 +89,9 @@ mod tests {
              alice:x:1000:1000::/home/alice:/bin/sh\nalias:x:1000:1000::/:/bin/sh\n\
              evil\u{1b}[31m:x:1001:1001::/:/bin/sh\n",
         );
-        assert_eq!(names.get(&0).map(String::as_str), Some("root"));
-        assert_eq!(names.get(&1000).map(String::as_str), Some("alice"));
-        assert_eq!(names.get(&1001).map(String::as_str), Some("evil"));
+        assert_eq!(names.get(&0).map(|n| &**n), Some("root"));
+        assert_eq!(names.get(&1000).map(|n| &**n), Some("alice"));
+        assert_eq!(names.get(&1001).map(|n| &**n), Some("evil"));
         assert_eq!(names.len(), 3);
     }
 
@@ -98,15 +101,15 @@ mod tests {
         let passwd = dir.path().join("passwd");
         std::fs::write(&passwd, "root:x:0:0::/:/bin/sh\n").unwrap();
         let mut users = UserNames::new(passwd.clone());
-        assert_eq!(users.name(0, 0), "root");
-        assert_eq!(users.name(1000, 1_000), "1000");
+        assert_eq!(&*users.name(0, 0), "root");
+        assert_eq!(&*users.name(1000, 1_000), "1000");
         std::fs::write(
             &passwd,
             "root:x:0:0::/:/bin/sh\nbob:x:1000:1000::/:/bin/sh\n",
         )
         .unwrap();
         // Within a minute of the last read the file is not read again.
-        assert_eq!(users.name(1000, 30_000), "1000");
-        assert_eq!(users.name(1000, 61_000), "bob");
+        assert_eq!(&*users.name(1000, 30_000), "1000");
+        assert_eq!(&*users.name(1000, 61_000), "bob");
     }
 }

@@ -103,8 +103,8 @@ pub fn process(pid: u32, ppid: u32, user: &str, command: &str) -> ProcessReading
         ppid: Some(ppid),
         user: Some(user.into()),
         container: None,
-        name: command.split_whitespace().next().map(str::to_string),
-        command: Some(sanitize(command, MAX_COMMAND_CHARS)),
+        name: command.split_whitespace().next().map(Into::into),
+        command: Some(sanitize(command, MAX_COMMAND_CHARS).into()),
         cpu_pct: Some(f64::from(pid % 97)),
         rss_bytes: Some(u64::from(pid % 13 + 1) * GIB / 4),
         start_time_unix_s: Some(T0 / 1000 - i64::from(pid % 50) * 600 - 3600),
@@ -156,8 +156,8 @@ pub fn processes(gpus: &[GpuReading]) -> Vec<ProcessReading> {
         out.push(ghost);
         let hostile = "evil\u{1b}[2J\u{1b}]0;pwned\u{7}\u{202e} --steal \u{9b}31m";
         let mut bad = process(3300, 1, "mallory\u{1b}[31m", hostile);
-        bad.user = Some(sanitize("mallory\u{1b}[31m", 64));
-        bad.name = Some(sanitize(hostile, 64));
+        bad.user = Some(sanitize("mallory\u{1b}[31m", 64).into());
+        bad.name = Some(sanitize(hostile, 64).into());
         bad.gpu.push(gpu_use(0, 1, 1));
         out.push(bad);
     }

@@ -128,7 +128,7 @@ fn clicking_a_column_header_sorts_by_it_and_again_reverses() {
 fn e_shows_the_selected_process_whole_command_line() {
     let mut snap = fixtures::snapshot(1);
     let long = format!("python train.py {} --the-end", "--flag value ".repeat(12));
-    snap.processes[0].command = Some(long.clone());
+    snap.processes[0].command = Some(long.clone().into());
     let engine = fixtures::engine_with(snap);
     let mut a = app();
     a.tree = false;

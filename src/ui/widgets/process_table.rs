@@ -387,9 +387,12 @@ fn cell(c: Col, p: &ProcessReading, theme: &Theme, now_ms: i64) -> (String, Styl
     let not_applicable = || (NOT_APPLICABLE.to_string(), theme.dim);
     match c {
         Col::Pid => (p.pid.to_string(), theme.text),
-        Col::User => p.user.clone().map_or_else(na, |u| (u, theme.text)),
+        Col::User => p
+            .user
+            .as_deref()
+            .map_or_else(na, |u| (u.to_string(), theme.text)),
         Col::Container => match &p.container {
-            Some(c) => (c.clone(), theme.text),
+            Some(c) => (c.to_string(), theme.text),
             None if p.visible => not_applicable(),
             None => na(),
         },
