@@ -328,6 +328,11 @@ def monitors(args, lib_dir):
         found["gpustat"] = [os.path.join(args.venv, "bin", "gpustat"), "-i", "1", "-a"]
     else:
         notes.append("nvitop, gpustat: skipped (no venv)")
+    if args.headless:
+        # Headless in the same rounds as the peers: their ratio to nvtop is then one run's.
+        found["gpumeter-watch"] = [args.gpumeter, "watch"] + found["gpumeter"][1:]
+        found["gpumeter-serve"] = ([args.gpumeter, "serve"] + found["gpumeter"][1:]
+                                   + ["--listen", "127.0.0.1:19959"])
     only = [m for m in args.only.split(",") if m] if args.only else None
     if only:
         found = {k: v for k, v in found.items() if k in only}
@@ -497,10 +502,15 @@ def spawn_baseline(env, rounds=5):
     return statistics.median(vals) if vals else 0.0
 
 
+# The side-by-side's headless gpumeter modes (`--headless`).
+HEADLESS = ("gpumeter-watch", "gpumeter-serve")
+
+
 def first_frames(found, env, runs, hosts, base_ms):
     """`runs` first-frame probes per monitor, interleaved (one of each in turn)."""
     rows = []
-    names = list(found)
+    # Headless modes draw nothing: no first frame to time.
+    names = [n for n in found if n not in HEADLESS]
     for k in range(runs):
         for name in names[k % len(names):] + names[:k % len(names)]:
             paint, data = first_frame(found[name], env)
@@ -562,11 +572,17 @@ def summarize(results, frames, order):
         if g:
             lines += ["", "gpumeter ÷ peer (below 1 = gpumeter cheaper):", ""]
             for m, s in stats.items():
-                if m == "gpumeter":
+                if m == "gpumeter" or m in HEADLESS:
                     continue
                 lines.append(f"- {m}: CPU {ratio(g['cpu_s_per_min'], s['cpu_s_per_min'])}, "
                              f"steady RSS {ratio(g['rss_steady_kib'], s['rss_steady_kib'])}, "
                              f"first data {ratio(g['first_data_ms'], s['first_data_ms'])}")
+        peer = stats.get("nvtop")
+        heads = [(m, stats[m]) for m in HEADLESS if m in stats]
+        if peer and heads:
+            lines += ["", "headless gpumeter ÷ nvtop's TUI (target: 0.5 or below):", ""]
+            for m, s in heads:
+                lines.append(f"- {m}: CPU {ratio(s['cpu_s_per_min'], peer['cpu_s_per_min'])}")
         lines.append("")
     return "\n".join(lines)
 
@@ -777,6 +793,8 @@ def main():
     ap.add_argument("--only", help="comma-separated monitors")
     ap.add_argument("--scale", action="store_true", help="also the gpumeter-alone scale curves")
     ap.add_argument("--no-peers", action="store_true", help="skip the side-by-side runs")
+    ap.add_argument("--headless", action="store_true",
+                    help="also gpumeter watch and serve in the side-by-side rounds (CPU and RSS only)")
     ap.add_argument("--frames", type=int, default=10,
                     help="first-frame probes per monitor and host count (a third of it per scale case)")
     ap.add_argument("--frames-only", action="store_true",

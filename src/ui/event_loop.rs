@@ -35,6 +35,10 @@ use super::{Action, App, UiError, UiOptions};
 const FRAME: Duration = Duration::from_millis(50);
 /// Redraw at least this often so the sample age and retry countdown move.
 const TICK: Duration = Duration::from_secs(1);
+/// How late a reading may come after a tick's worth of time and still be the frame that moves
+/// the age: a collector a few milliseconds late each second otherwise lost the race to the
+/// tick, and that second drew twice (a quarter of all frames, measured at 1 s readings).
+const READING_GRACE: Duration = Duration::from_millis(250);
 /// Longest source-failure message kept.
 const MAX_MESSAGE_CHARS: usize = 200;
 
@@ -306,6 +310,7 @@ where
     let mut collector_open = rx.is_some();
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
+    let mut last_reading: Option<Instant> = None;
     // The first reading is drawn the moment it arrives, whatever the frame cap says: the
     // screen before it only says what it is waiting for.
     let mut reading_drawn = false;
@@ -330,9 +335,14 @@ where
             reading_drawn |= first_reading;
         }
         let next_frame = last_draw.map_or_else(Instant::now, |t| t + FRAME);
-        // The age tick: a second after the last frame, so a reading each second (which draws)
-        // leaves nothing for it to do and it never wakes the loop.
-        let next_tick = last_draw.map_or_else(Instant::now, |t| t + TICK);
+        // The age tick: a second after the last frame, and a second and a grace after the last
+        // reading, so readings each second (which draw) leave it nothing to do even when they
+        // come a little late; it ticks each second only once they stop.
+        let next_tick = match (last_draw, last_reading) {
+            (None, _) => Instant::now(),
+            (Some(d), None) => d + TICK,
+            (Some(d), Some(r)) => (d + TICK).max(r + TICK + READING_GRACE),
+        };
         let due = state.player.as_ref().and_then(|p| p.due());
 
         tokio::select! {
@@ -348,7 +358,12 @@ where
             },
             msg = recv(&mut rx), if collector_open => {
                 match msg {
-                    Some(ev) => apply(ev, state, clock.now_unix_ms())?,
+                    Some(ev) => {
+                        if is_reading(&ev) {
+                            last_reading = Some(Instant::now());
+                        }
+                        apply(ev, state, clock.now_unix_ms())?;
+                    }
                     None => {
                         collector_open = false;
                         state.app.set_status("the collector stopped: readings are frozen");
@@ -376,6 +391,9 @@ where
         while collector_open && let Some(rx) = rx.as_mut() {
             match rx.try_recv() {
                 Ok(ev) => {
+                    if is_reading(&ev) {
+                        last_reading = Some(Instant::now());
+                    }
                     apply(ev, state, clock.now_unix_ms())?;
                     dirty = true;
                 }
@@ -405,6 +423,14 @@ where
             return Ok(EndReason::Autostop);
         }
     }
+}
+
+/// A reading, or a failed one: what comes each interval while the collector runs.
+fn is_reading(ev: &CollectorEvent) -> bool {
+    matches!(
+        ev,
+        CollectorEvent::Snapshot(_) | CollectorEvent::SourceFailed { .. }
+    )
 }
 
 /// The next collector event; never, without a collector.

@@ -470,3 +470,86 @@ async fn later_readings_keep_the_frame_cap() {
         "the second reading beat the frame cap:\n{screen}"
     );
 }
+
+/// Counts the frames shown.
+struct Counting {
+    inner: Terminal<TestBackend>,
+    frames: Vec<Instant>,
+}
+
+impl Surface for Counting {
+    fn area(&self) -> io::Result<Rect> {
+        self.inner.area()
+    }
+
+    fn show(&mut self, render: &mut dyn FnMut(&mut ratatui::buffer::Buffer)) -> io::Result<()> {
+        self.frames.push(Instant::now());
+        self.inner.show(render)
+    }
+}
+
+/// Frames drawn while a collector sends a reading every `period` (`count` of them from 100 ms
+/// on), then stays silent for `silent`.
+async fn frames_for(period: Duration, count: u32, silent: Duration) -> (Vec<Instant>, Instant) {
+    let (keys, events) = scripted();
+    let (tx, rx) = mpsc::channel(8);
+    let clock = FakeClock::new(testing::NOW);
+    let mut surface = Counting {
+        inner: Terminal::new(TestBackend::new(100, 30)).unwrap(),
+        frames: Vec::new(),
+    };
+    let start = Instant::now();
+    let script = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        for i in 0..count {
+            let gpus = 1 + i % 2;
+            tx.send(CollectorEvent::Snapshot(Box::new(testing::snapshot(gpus))))
+                .await
+                .unwrap();
+            tokio::time::sleep(period).await;
+        }
+        tokio::time::sleep(silent).await;
+        keys.send(key('q')).await.unwrap();
+    };
+    let options = testing::options();
+    let (end, ()) = tokio::join!(
+        drive(
+            &mut surface,
+            events,
+            rx,
+            &clock,
+            &options,
+            std::future::pending()
+        ),
+        script
+    );
+    assert_eq!(end.unwrap().reason, EndReason::Quit);
+    (surface.frames, start)
+}
+
+/// A collector a little late each second (as a real one is) draws once per reading: the age
+/// tick waits a grace after the last reading, so it never draws the second frame that a tick
+/// a bare second after the last frame drew whenever the reading was a millisecond late.
+#[tokio::test(start_paused = true)]
+async fn readings_a_little_late_each_second_draw_once_each() {
+    let late = Duration::from_millis(1_007);
+    let (frames, _) = frames_for(late, 10, Duration::ZERO).await;
+    // The waiting screen, then one frame per reading.
+    assert_eq!(frames.len(), 1 + 10, "{frames:?}");
+}
+
+/// Once readings stop, the age still moves: a frame each second after the grace.
+#[tokio::test(start_paused = true)]
+async fn the_age_still_moves_each_second_once_readings_stop() {
+    let (frames, start) = frames_for(Duration::from_secs(1), 3, Duration::from_millis(4_500)).await;
+    // Readings at 0.1, 1.1 and 2.1 s (3 frames after the waiting one); `q` at 7.6 s.
+    let after: Vec<u128> = frames
+        .iter()
+        .map(|f| f.duration_since(start).as_millis())
+        .filter(|&ms| ms > 2_200)
+        .collect();
+    // Ticks at 3.35 s (1 s + grace after the last reading), then each second to 7.35 s.
+    assert_eq!(after.len(), 5, "{after:?}");
+    assert!(after.windows(2).all(|w| w[1] - w[0] == 1_000), "{after:?}");
+    assert!((3_300..3_400).contains(&after[0]), "{after:?}");
+}

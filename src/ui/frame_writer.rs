@@ -378,6 +378,18 @@ pub(super) fn terminal_size(fixed: Option<Size>) -> io::Result<Size> {
     match fixed {
         Some(s) => Ok(s),
         None => {
+            // One ioctl on the terminal drawn to: crossterm's `size` opens, asks and closes
+            // /dev/tty each call (twice a frame). It is the fallback where stdout is not
+            // a terminal.
+            if let Ok(ws) = rustix::termios::tcgetwinsize(io::stdout())
+                && ws.ws_col > 0
+                && ws.ws_row > 0
+            {
+                return Ok(Size {
+                    width: ws.ws_col,
+                    height: ws.ws_row,
+                });
+            }
             let (width, height) = crossterm::terminal::size()?;
             Ok(Size { width, height })
         }

@@ -68,6 +68,34 @@ fn idle_demo_shows_money_growing() {
 }
 
 #[test]
+fn a_resized_terminal_is_redrawn_at_its_new_size() {
+    if !tmux::available() {
+        return;
+    }
+    // The key line is the last row, and says as much as its width allows.
+    let last_row = |s: &str, rows: usize| -> String {
+        let lines: Vec<&str> = s.lines().collect();
+        assert!(lines.len() >= rows, "{s}");
+        lines[rows - 1].to_string()
+    };
+    let t = demo("training", 120, 40);
+    let wide = t.wait_for("the key line at row 40", WAIT, |s| {
+        last_row(s, 40).starts_with("q quit") && last_row(s, 40).contains("Enter alert details")
+    });
+    assert!(wide.lines().all(|l| l.chars().count() <= 120), "{wide}");
+    t.resize(90, 28);
+    let narrow = t.wait_for("the key line at row 28, cut to 90 columns", WAIT, |s| {
+        s.lines().count() == 28
+            && last_row(s, 28).starts_with("q quit")
+            && !last_row(s, 28).contains("Enter alert details")
+    });
+    assert!(narrow.lines().all(|l| l.chars().count() <= 90), "{narrow}");
+    assert!(narrow.contains("GPU") && narrow.contains("PID"), "{narrow}");
+    t.keys(&["q"]);
+    t.wait_dead(WAIT);
+}
+
+#[test]
 fn q_quits_and_restores_the_terminal() {
     if !tmux::available() {
         return;

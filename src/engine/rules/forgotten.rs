@@ -9,7 +9,9 @@
 //! processes (display servers) are left alone. State is kept per (pid, start time, GPU) and
 //! dropped when the process goes, which clears its alert.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+
+use foldhash::{HashMap, HashMapExt};
 
 use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading, Snapshot};
 
@@ -22,15 +24,26 @@ use crate::units;
 /// (pid, start time, GPU index): a reused pid is another process.
 type Key = (u32, Option<i64>, u32);
 
+/// One process's use of one GPU, followed over time.
+#[derive(Debug, Clone)]
+struct Track {
+    window: Window,
+    /// When the process last ran kernels on the GPU: "no kernels for 15 minutes" counts from
+    /// there, so a server's rare burst (that the window's hysteresis rides over) restarts it.
+    last_busy: Option<i64>,
+    /// The tick that last saw this use (tracks not seen this tick are dropped).
+    seen: u64,
+}
+
 #[derive(Debug, Clone)]
 pub struct ForgottenRule {
     cfg: ForgottenConfig,
     fire_share: f64,
     clear_share: f64,
-    windows: BTreeMap<Key, Window>,
-    /// When each process last ran kernels on the GPU: "no kernels for 15 minutes" counts from
-    /// there, so a server's rare burst (that the window's hysteresis rides over) restarts it.
-    last_busy: BTreeMap<Key, i64>,
+    /// Looked up once per GPU use a tick: a hash map; the few that fire are sorted by key.
+    tracks: HashMap<Key, Track>,
+    /// Ticks evaluated (stamps `Track::seen`).
+    tick: u64,
 }
 
 impl ForgottenRule {
@@ -39,8 +52,8 @@ impl ForgottenRule {
             cfg,
             fire_share,
             clear_share,
-            windows: BTreeMap::new(),
-            last_busy: BTreeMap::new(),
+            tracks: HashMap::new(),
+            tick: 0,
         }
     }
 
@@ -60,15 +73,15 @@ impl ForgottenRule {
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;
-        let mut seen: BTreeSet<Key> = BTreeSet::new();
+        self.tick += 1;
+        let tick = self.tick;
+        // Distinct tracks seen this tick: when that is all of them, none went.
+        let mut seen = 0usize;
         for p in &snap.processes {
             for u in p.gpu.iter().filter(|u| u.kind != GpuProcessKind::Graphics) {
                 let key = (p.pid, p.start_time_unix_s, u.gpu_index);
-                seen.insert(key);
                 let value = self.quiet(snap, u);
-                if value == Some(false) && u.memory_bytes >= Some(self.cfg.min_vram_bytes) {
-                    self.last_busy.insert(key, now);
-                }
+                let busy = value == Some(false) && u.memory_bytes >= Some(self.cfg.min_vram_bytes);
                 // A process that ran kernels for even 1 % of the window is in use (an inference
                 // server between bursts), not forgotten.
                 let (span, fire, clear) = (
@@ -76,14 +89,24 @@ impl ForgottenRule {
                     self.fire_share.max(0.99),
                     self.clear_share,
                 );
-                self.windows
-                    .entry(key)
-                    .or_insert_with(|| Window::new(span, fire, clear))
-                    .push(now, value);
+                let track = self.tracks.entry(key).or_insert_with(|| Track {
+                    window: Window::new(span, fire, clear),
+                    last_busy: None,
+                    seen: 0,
+                });
+                if track.seen != tick {
+                    track.seen = tick;
+                    seen += 1;
+                }
+                if busy {
+                    track.last_busy = Some(now);
+                }
+                track.window.push(now, value);
             }
         }
-        self.windows.retain(|k, _| seen.contains(k));
-        self.last_busy.retain(|k, _| seen.contains(k));
+        if seen != self.tracks.len() {
+            self.tracks.retain(|_, t| t.seen == tick);
+        }
 
         let mut out = RuleOutput::default();
         if !self.cfg.enabled {
@@ -91,12 +114,17 @@ impl ForgottenRule {
         }
         // The GPUs each process has held quietly for long enough, with the earliest start.
         let mut by_pid: BTreeMap<u32, (i64, Vec<u32>)> = BTreeMap::new();
-        for (&key, w) in &self.windows {
-            let (pid, _, gpu) = key;
-            let Some(since) = w.active_since().filter(|_| w.is_active()) else {
-                continue;
-            };
-            let since = self.last_busy.get(&key).map_or(since, |&b| since.max(b));
+        let mut quiet: Vec<(Key, i64)> = self
+            .tracks
+            .iter()
+            .filter_map(|(&key, t)| {
+                let w = &t.window;
+                let since = w.active_since().filter(|_| w.is_active())?;
+                Some((key, t.last_busy.map_or(since, |b| since.max(b))))
+            })
+            .collect();
+        quiet.sort_unstable_by_key(|&(key, _)| key);
+        for ((pid, _, gpu), since) in quiet {
             if now - since >= self.cfg.after_ms {
                 let entry = by_pid.entry(pid).or_insert((since, Vec::new()));
                 entry.0 = entry.0.min(since);

@@ -145,7 +145,7 @@ pub fn jobs(snap: &Snapshot) -> Vec<Job> {
         .collect()
 }
 
-fn children_of(snap: &Snapshot) -> HashMap<u32, Vec<u32>> {
+pub(super) fn children_of(snap: &Snapshot) -> HashMap<u32, Vec<u32>> {
     let mut out: HashMap<u32, Vec<u32>> = HashMap::new();
     for p in &snap.processes {
         if let Some(pp) = p.ppid {
@@ -156,7 +156,7 @@ fn children_of(snap: &Snapshot) -> HashMap<u32, Vec<u32>> {
 }
 
 /// Roots first, then their descendants breadth-first, each pid once.
-fn tree(roots: &[u32], children: &HashMap<u32, Vec<u32>>) -> Vec<u32> {
+pub(super) fn tree(roots: &[u32], children: &HashMap<u32, Vec<u32>>) -> Vec<u32> {
     let mut seen: BTreeSet<u32> = roots.iter().copied().collect();
     let mut out: Vec<u32> = roots.to_vec();
     let mut i = 0;
@@ -255,14 +255,8 @@ fn affinity_cores(
         .iter()
         .map(|p| p.cpus_allowed_list.as_deref())
         .collect();
-    let sets: Option<Vec<BTreeSet<u32>>> = lists
-        .unwrap_or_default()
-        .into_iter()
-        .map(parse_cpu_list)
-        .collect();
-    if let Some(sets) = sets.filter(|s| !s.is_empty()) {
-        let union: BTreeSet<u32> = sets.into_iter().flatten().collect();
-        return Some(union.len() as f64);
+    if let Some(n) = union_size(lists.unwrap_or_default().into_iter()) {
+        return Some(n);
     }
     let children = children_of(snap);
     job.roots
@@ -276,6 +270,15 @@ fn affinity_cores(
                 .or(online)
         })
         .sum::<Option<f64>>()
+}
+
+/// The number of CPUs in the union of these (distinct) CPU lists; `None` when there is none or
+/// one is malformed (the counts decide then). Their order does not matter.
+pub(super) fn union_size<'a>(lists: impl Iterator<Item = &'a str>) -> Option<f64> {
+    let sets: Option<Vec<BTreeSet<u32>>> = lists.map(parse_cpu_list).collect();
+    let sets = sets.filter(|s| !s.is_empty())?;
+    let union: BTreeSet<u32> = sets.into_iter().flatten().collect();
+    Some(union.len() as f64)
 }
 
 /// A kernel CPU list (`0-3,8`) as a set; `None` when malformed or absurdly large.

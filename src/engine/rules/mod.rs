@@ -19,6 +19,7 @@ pub mod forgotten;
 pub mod hung;
 pub mod idle;
 pub mod job;
+mod job_cache;
 pub mod job_done;
 pub mod label;
 mod line_fit;
@@ -66,30 +67,36 @@ pub struct Ctx<'a> {
     pub rate_per_hour: Option<Money>,
     /// The currency the messages write money in.
     pub currency: Currency,
-    /// This tick's jobs, worked out once for the rules that ask (starved, job done, hung).
-    jobs: std::cell::OnceCell<Vec<job::Job>>,
+    /// This tick's jobs, kept across ticks for the rules that ask (starved, job done, hung).
+    jobs: &'a job_cache::JobCache,
 }
 
 impl<'a> Ctx<'a> {
-    /// The context of one tick.
-    pub fn new(
+    /// The context of one tick; `jobs` is up to date with `snap`.
+    fn new(
         snap: &'a Snapshot,
         now_ms: i64,
         rate_per_hour: Option<Money>,
         currency: Currency,
+        jobs: &'a job_cache::JobCache,
     ) -> Self {
         Self {
             snap,
             now_ms,
             rate_per_hour,
             currency,
-            jobs: std::cell::OnceCell::new(),
+            jobs,
         }
     }
 
-    /// The jobs holding GPUs this tick ([`job::jobs`]), computed at the first ask.
+    /// The jobs holding GPUs this tick ([`job::jobs`]).
     pub fn jobs(&self) -> &[job::Job] {
-        self.jobs.get_or_init(|| job::jobs(self.snap))
+        self.jobs.jobs()
+    }
+
+    /// This tick's jobs with their per-tick shortcuts (samples, start times, held GPUs).
+    pub(super) fn job_cache(&self) -> &job_cache::JobCache {
+        self.jobs
     }
 
     /// Micro-units as text in the session's currency ([`Currency::format`], the one formatter).
@@ -128,6 +135,8 @@ pub struct Rules {
     vram: vram::VramRule,
     job_done: job_done::JobDoneRule,
     shared: shared::SharedRule,
+    /// The jobs, rebuilt only when the processes' shape changes ([`job_cache`]).
+    jobs: job_cache::JobCache,
     active: BTreeMap<String, ActiveAlert>,
     /// Alerts handed in from outside (budget), standing until acknowledged.
     external: BTreeMap<String, Alert>,
@@ -173,6 +182,7 @@ impl Rules {
             vram: vram::VramRule::new(config.vram.clone(), fire, clear),
             job_done: job_done::JobDoneRule::new(config.job_done.clone(), config.idle.clone()),
             shared: shared::SharedRule::new(config.shared.clone(), fire, clear),
+            jobs: job_cache::JobCache::default(),
             config,
             currency: Currency::USD,
             active: BTreeMap::new(),
@@ -202,7 +212,8 @@ impl Rules {
         now_ms: i64,
         rate_per_hour: Option<Money>,
     ) -> Vec<Transition> {
-        let ctx = Ctx::new(snap, now_ms, rate_per_hour, self.currency);
+        self.jobs.update(snap);
+        let ctx = Ctx::new(snap, now_ms, rate_per_hour, self.currency, &self.jobs);
         let outputs = [
             self.idle.evaluate(&ctx),
             self.forgotten.evaluate(&ctx),

@@ -38,16 +38,76 @@ pub fn hidden_bytes(snap: &Snapshot, gpu: u32) -> Option<u64> {
 
 /// The user holding the most GPU memory machine-wide (the one renting, most likely).
 fn main_user(snap: &Snapshot) -> Option<&str> {
-    let mut by_user: BTreeMap<&str, u64> = BTreeMap::new();
+    // Few users: a list beats a map; the greatest (memory, reverse name) is one user whatever
+    // the order.
+    let mut by_user: Vec<(&str, u64)> = Vec::new();
     for p in &snap.processes {
-        if let Some(u) = &p.user {
-            *by_user.entry(&**u).or_default() += p.gpu_memory_bytes().unwrap_or(0);
+        if let Some(u) = p.user.as_deref() {
+            let mem = p.gpu_memory_bytes().unwrap_or(0);
+            // Shared names are mostly one allocation: the address settles it before the bytes.
+            match by_user
+                .iter_mut()
+                .find(|(name, _)| std::ptr::eq(*name, u) || *name == u)
+            {
+                Some((_, total)) => *total += mem,
+                None => by_user.push((u, mem)),
+            }
         }
     }
     by_user
         .into_iter()
         .max_by_key(|(u, mem)| (*mem, std::cmp::Reverse(*u)))
         .map(|(u, _)| u)
+}
+
+/// Per GPU of the snapshot (index, whether anything on it is foreign), as
+/// [`SharedRule::foreign`]`(..).any()` says, in one pass over the processes and without the
+/// words: the notice's text is built only for the GPUs it names.
+fn any_foreign(snap: &Snapshot, me: Option<&str>, min_hidden: u64) -> Vec<(u32, bool)> {
+    // Per GPU index: memory our processes account for (None: one of them is unknown) and
+    // whether another user's process is on it.
+    let mut acc: Vec<(u32, Option<u64>, bool)> = Vec::with_capacity(snap.gpus.len());
+    for g in &snap.gpus {
+        if !acc.iter().any(|a| a.0 == g.index) {
+            acc.push((g.index, Some(0), false));
+        }
+    }
+    for p in &snap.processes {
+        let mine = ours(p);
+        let other = p.user.as_deref().is_some_and(|u| Some(u) != me);
+        if !mine && !other {
+            continue;
+        }
+        for u in &p.gpu {
+            let Some(a) = acc.iter_mut().find(|a| a.0 == u.gpu_index) else {
+                continue;
+            };
+            if mine {
+                a.1 =
+                    a.1.and_then(|seen| Some(seen.saturating_add(u.memory_bytes?)));
+            }
+            a.2 |= other;
+        }
+    }
+    snap.gpus
+        .iter()
+        .map(|g| {
+            let (_, seen, other) = acc
+                .iter()
+                .find(|a| a.0 == g.index)
+                .copied()
+                .unwrap_or((g.index, None, false));
+            let first = snap.gpu(g.index);
+            let hidden = first
+                .filter(|f| f.state == GpuState::Ok)
+                .and_then(|f| f.memory_used_bytes)
+                .zip(seen)
+                .map(|(used, seen)| used.saturating_sub(seen))
+                .filter(|b| *b >= min_hidden);
+            let mig = first.and_then(|f| f.mig_enabled) == Some(true);
+            (g.index, hidden.is_some() || other || mig)
+        })
+        .collect()
 }
 
 /// Other users' processes on `gpu`: "bob (pid 5120, 3.0 GiB)".
@@ -79,6 +139,8 @@ struct Foreign {
 }
 
 impl Foreign {
+    /// Whether anything on the GPU is foreign ([`any_foreign`] says the same in one pass).
+    #[cfg(test)]
     fn any(&self) -> bool {
         self.hidden.is_some() || !self.others.is_empty() || self.mig
     }
@@ -114,16 +176,14 @@ impl SharedRule {
         let snap = ctx.snap;
         let now = ctx.now_ms;
         let me = main_user(snap);
-        let mut now_foreign: BTreeMap<u32, Foreign> = BTreeMap::new();
-        for g in &snap.gpus {
-            let f = self.foreign(snap, g.index, me);
+        let foreign = any_foreign(snap, me, self.cfg.min_hidden_bytes);
+        for (g, (_, any)) in snap.gpus.iter().zip(&foreign) {
             let known = g.state == GpuState::Ok && g.memory_used_bytes.is_some();
             let (span, fire, clear) = (self.cfg.window_ms, self.fire_share, self.clear_share);
             self.windows
                 .entry(g.index)
                 .or_insert_with(|| Window::new(span, fire, clear))
-                .push(now, known.then(|| f.any()));
-            now_foreign.insert(g.index, f);
+                .push(now, known.then_some(*any));
         }
         self.windows.retain(|gpu, _| snap.gpu(*gpu).is_some());
 
@@ -131,9 +191,10 @@ impl SharedRule {
         if !self.cfg.enabled {
             return out;
         }
-        let standing: BTreeMap<u32, Foreign> = now_foreign
-            .into_iter()
-            .filter(|(g, f)| f.any() && self.windows.get(g).is_some_and(Window::is_active))
+        let standing: BTreeMap<u32, Foreign> = foreign
+            .iter()
+            .filter(|(g, any)| *any && self.windows.get(g).is_some_and(Window::is_active))
+            .map(|&(g, _)| (g, self.foreign(snap, g, me)))
             .collect();
         if !standing.is_empty() {
             let since = standing

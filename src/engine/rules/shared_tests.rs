@@ -114,3 +114,75 @@ fn cards_that_are_all_ours_or_a_blip_say_nothing() {
     });
     assert!(shared(&ts).is_empty(), "{ts:#?}");
 }
+
+/// The one-pass check (`any_foreign`) against the full per-GPU reading it stands in for, on
+/// varied machines: hidden memory at the threshold, unknown memory, other users, MIG, failed
+/// GPUs, processes on GPUs the snapshot does not list and GPUs listed twice.
+#[test]
+fn the_one_pass_check_agrees_with_the_full_reading() {
+    use super::{SharedRule, any_foreign, main_user};
+    let cfg = crate::engine::rules::RulesConfig::default().shared;
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut rnd = |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    let min = cfg.min_hidden_bytes;
+    let rule = SharedRule::new(cfg, 0.8, 0.2);
+    for case in 0..3_000 {
+        let gpus = 1 + rnd(4) as usize;
+        let mut s = machine(T0, [50, 50]);
+        s.gpus.truncate(1);
+        while s.gpus.len() < gpus {
+            let mut g = s.gpus[0].clone();
+            g.index = s.gpus.len() as u32;
+            s.gpus.push(g);
+        }
+        for g in &mut s.gpus {
+            g.memory_used_bytes = (rnd(6) != 0).then(|| rnd(8) * GIB / 2 + rnd(3) * (min / 2));
+            g.mig_enabled = [None, Some(false), Some(true)][rnd(3) as usize];
+            if rnd(8) == 0 {
+                g.state = gpumeter_model::GpuState::Lost;
+            }
+        }
+        if case % 7 == 0 {
+            let twin = s.gpus[0].clone();
+            s.gpus.push(twin);
+        }
+        for pid in 0..rnd(6) as u32 {
+            let user = ["alice", "bob", "carol"][rnd(3) as usize];
+            let mut p = proc_on(
+                100 + pid,
+                user,
+                rnd(gpus as u64 + 1) as u32,
+                rnd(4),
+                rnd(4) != 0,
+            );
+            if rnd(5) == 0 {
+                p.gpu[0].memory_bytes = None;
+            }
+            if rnd(3) == 0 {
+                let mut again = p.gpu[0].clone();
+                again.gpu_index = rnd(gpus as u64) as u32;
+                p.gpu.push(again);
+            }
+            if rnd(6) == 0 {
+                p.pid_match = Some(gpumeter_model::PidMatch::Device);
+            }
+            s.processes.push(p);
+        }
+        let me = main_user(&s);
+        let fast = any_foreign(&s, me, min);
+        assert_eq!(fast.len(), s.gpus.len());
+        for (g, (index, any)) in s.gpus.iter().zip(&fast) {
+            assert_eq!(*index, g.index);
+            assert_eq!(
+                *any,
+                rule.foreign(&s, g.index, me).any(),
+                "case {case}: {s:#?}"
+            );
+        }
+    }
+}

@@ -42,7 +42,7 @@ use std::collections::BTreeMap;
 
 use super::alert::Severity;
 use super::config::StarvedConfig;
-use super::job::{self, Job, JobKey, JobSample};
+use super::job::{Job, JobKey, JobSample};
 use super::starved_cause::{self, Activity, Classified};
 use super::starved_text;
 use super::window::{DEFAULT_MAX_GAP_MS, MeanWindow, Window};
@@ -71,8 +71,10 @@ struct GpuState {
     activity: MeanWindow,
     /// NVML's utilization, shown beside SM activity (a resident kernel reads 100 %).
     util: MeanWindow,
-    /// Activity over the short span each sample's condition looks at.
+    /// Activity over the short span each sample's condition looks at…
     recent: MeanWindow,
+    /// …and its mean after this tick's sample, worked out once for the GPU and its job.
+    recent_mean: Option<f64>,
     /// Whether the last sample's activity came from GPM…
     gpm: bool,
     /// …and the starved threshold it was judged against (percent).
@@ -266,12 +268,14 @@ impl StarvedRule {
         let (span, horizon) = (self.cfg.window_ms, self.cfg.severity_horizon_ms);
         let smooth = (span / 4).clamp(500, MAX_SMOOTH_MS);
         let (fire, clear) = (self.fire_share, self.clear_share);
+        let cache = ctx.job_cache();
         for g in &snap.gpus {
-            let held = job::held(snap, g.index);
+            let held = cache.held(g.index);
             let st = self.gpus.entry(g.index).or_insert_with(|| GpuState {
                 activity: MeanWindow::new(span),
                 util: MeanWindow::new(span),
                 recent: MeanWindow::new(smooth),
+                recent_mean: None,
                 gpm: false,
                 below: self.cfg.util_below_pct,
                 verdict: Window::new(span, fire, clear),
@@ -291,11 +295,11 @@ impl StarvedRule {
             st.activity.push(now, activity);
             st.util.push(now, util);
             st.recent.push(now, activity);
+            st.recent_mean = st.recent.mean();
             let starved = if self.young.contains(&g.index) {
                 None
             } else if held {
-                st.recent
-                    .mean()
+                st.recent_mean
                     .map(|m| m > self.idle_util_pct && m < st.below)
             } else {
                 Some(false)
@@ -306,23 +310,22 @@ impl StarvedRule {
         self.gpus.retain(|i, _| snap.gpu(*i).is_some());
 
         let jobs = ctx.jobs();
-        let by_pid = job::by_pid(snap);
         let rate_per_gpu = ctx
             .rate_micros_per_h()
             .map(|r| r / i64::try_from(snap.gpus.len().max(1)).unwrap_or(1));
         let mut out = RuleOutput::default();
         self.young.clear();
-        for j in jobs {
+        for (i, j) in jobs.iter().enumerate() {
             let js = self
                 .jobs
                 .entry(j.key)
                 .or_insert_with(|| JobState::new(span));
-            let sample = job::sample_in(snap, j, &by_pid);
+            let sample = cache.sample(snap, i).unwrap_or_default();
             js.push(now, &sample);
             let recent: Vec<f64> = j
                 .gpus
                 .iter()
-                .filter_map(|g| self.gpus.get(g).and_then(|s| s.recent.mean()))
+                .filter_map(|g| self.gpus.get(g).and_then(|s| s.recent_mean))
                 .collect();
             let job_util =
                 (!recent.is_empty()).then(|| recent.iter().sum::<f64>() / recent.len() as f64);
@@ -358,12 +361,8 @@ impl StarvedRule {
                 .filter(|g| self.gpus.get(g).is_some_and(|s| s.verdict.is_active()))
                 .collect();
             // The oldest GPU process's age, where /proc gives start times.
-            let age_ms = j
-                .roots
-                .iter()
-                .filter_map(|pid| snap.processes.iter().find(|p| p.pid == *pid))
-                .filter_map(|p| p.start_time_unix_s)
-                .min()
+            let age_ms = cache
+                .roots_started(snap, i)
                 .map(|s| now - s.saturating_mul(1000));
             let young = age_ms.is_some_and(|a| (0..self.cfg.warmup_ms).contains(&a));
             if young {

@@ -19,7 +19,8 @@ pub struct ThrottleRule {
     cfg: ThrottleConfig,
     fire_share: f64,
     clear_share: f64,
-    windows: BTreeMap<(u32, ThrottleReasonKey), Window>,
+    /// Per GPU, a window per slowdown reason (in [`ThrottleReason::ALL`]'s order).
+    windows: BTreeMap<u32, Vec<(ThrottleReasonKey, Window)>>,
 }
 
 /// `ThrottleReason` ordered by its NVML bit (the model type is not `Ord`).
@@ -84,23 +85,35 @@ impl ThrottleRule {
         let snap = ctx.snap;
         let now = ctx.now_ms;
         let (span, fire, clear) = (self.cfg.window_ms, self.fire_share, self.clear_share);
+        let slowdowns = || {
+            ThrottleReason::ALL
+                .iter()
+                .filter(|(r, _)| r.is_slowdown())
+                .map(|(r, _)| *r)
+        };
         for g in &snap.gpus {
-            for (r, _) in ThrottleReason::ALL.iter().filter(|(r, _)| r.is_slowdown()) {
-                let value = g.throttle_reasons.as_ref().map(|rs| rs.contains(r));
-                self.windows
-                    .entry((g.index, key(*r)))
-                    .or_insert_with(|| Window::new(span, fire, clear))
-                    .push(now, value);
+            let windows = self.windows.entry(g.index).or_insert_with(|| {
+                slowdowns()
+                    .map(|r| (key(r), Window::new(span, fire, clear)))
+                    .collect()
+            });
+            for (r, (_, w)) in slowdowns().zip(windows.iter_mut()) {
+                let value = g.throttle_reasons.as_ref().map(|rs| rs.contains(&r));
+                w.push(now, value);
             }
         }
-        self.windows.retain(|(gpu, _), _| snap.gpu(*gpu).is_some());
+        self.windows.retain(|gpu, _| snap.gpu(*gpu).is_some());
 
         let mut out = RuleOutput::default();
         if !self.cfg.enabled {
             return out;
         }
         let mut by_reason: BTreeMap<ThrottleReasonKey, (i64, Vec<u32>)> = BTreeMap::new();
-        for (&(gpu, k), w) in &self.windows {
+        for (&gpu, k, w) in self
+            .windows
+            .iter()
+            .flat_map(|(gpu, ws)| ws.iter().map(move |(k, w)| (gpu, *k, w)))
+        {
             if let (true, Some(since)) = (w.is_active(), w.active_since()) {
                 let e = by_reason.entry(k).or_insert((since, Vec::new()));
                 e.0 = e.0.min(since);

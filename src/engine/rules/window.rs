@@ -168,6 +168,8 @@ pub struct MeanWindow {
     max_gap_ms: i64,
     /// (end time, weight in ms, value)
     samples: VecDeque<(i64, i64, f64)>,
+    /// The weights of `samples`, summed (exact: integers).
+    weight_ms: i64,
     last_t: Option<i64>,
 }
 
@@ -177,6 +179,7 @@ impl MeanWindow {
             span_ms: span_ms.max(1),
             max_gap_ms: DEFAULT_MAX_GAP_MS,
             samples: VecDeque::new(),
+            weight_ms: 0,
             last_t: None,
         }
     }
@@ -185,15 +188,19 @@ impl MeanWindow {
     pub fn push(&mut self, t_ms: i64, value: Option<f64>) {
         let last = self.last_t.replace(t_ms);
         match last {
-            Some(last) if t_ms < last => self.samples.clear(),
+            Some(last) if t_ms < last => {
+                self.samples.clear();
+                self.weight_ms = 0;
+            }
             Some(last) => {
                 if let Some(v) = value.filter(|v| v.is_finite()) {
                     let weight = (t_ms - last).min(self.max_gap_ms);
                     if weight > 0 {
                         if self.samples.len() == MAX_MEAN_SAMPLES {
-                            self.samples.pop_front();
+                            self.pop_front();
                         }
                         self.samples.push_back((t_ms, weight, v));
+                        self.weight_ms += weight;
                     }
                 }
             }
@@ -201,13 +208,36 @@ impl MeanWindow {
         }
         let from = t_ms - self.span_ms;
         while self.samples.front().is_some_and(|&(end, _, _)| end <= from) {
-            self.samples.pop_front();
+            self.pop_front();
+        }
+    }
+
+    fn pop_front(&mut self) {
+        if let Some((_, w, _)) = self.samples.pop_front() {
+            self.weight_ms -= w;
         }
     }
 
     /// The mean over the window, weighting each sample by the time it stands for (clipped at
     /// the window's start); `None` when nothing known lies in the window.
     pub fn mean(&self) -> Option<f64> {
+        let now = self.last_t?;
+        let from = now - self.span_ms;
+        // Only the oldest sample can reach past the window's start (see `covered_ms`): it is
+        // clipped, the rest count whole. The same products, summed in the same order, as a
+        // clip of every sample would give.
+        let mut samples = self.samples.iter();
+        let &(end, w, v) = samples.next()?;
+        let first = (end - (end - w).max(from)).max(0);
+        // `0.0 +` as the fold from 0.0 had it: it turns a first product of -0.0 into 0.0.
+        let sum = samples.fold(0.0 + v * first as f64, |sum, &(_, w, v)| sum + v * w as f64);
+        let weight = self.weight_ms - (w - first);
+        (weight > 0).then(|| sum / weight as f64)
+    }
+
+    /// [`MeanWindow::mean`] with every sample clipped to the window (the tests' reference).
+    #[cfg(test)]
+    fn mean_by_sample(&self) -> Option<f64> {
         let now = self.last_t?;
         let from = now - self.span_ms;
         let (sum, weight) = self
@@ -225,8 +255,22 @@ impl MeanWindow {
         self.samples.iter().map(|&(_, _, v)| v).reduce(f64::max)
     }
 
-    /// Milliseconds of known values in the window.
+    /// Milliseconds of known values in the window. Samples stand for disjoint intervals in
+    /// time order and those wholly before the window are gone, so only the oldest can reach
+    /// past its start: the kept sum of weights less that overhang.
     pub fn covered_ms(&self) -> i64 {
+        let Some(now) = self.last_t else { return 0 };
+        let from = now - self.span_ms;
+        let overhang = self
+            .samples
+            .front()
+            .map_or(0, |&(end, w, _)| w - (end - (end - w).max(from)).max(0));
+        self.weight_ms - overhang
+    }
+
+    /// [`MeanWindow::covered_ms`] summed sample by sample (the tests' reference).
+    #[cfg(test)]
+    fn covered_ms_by_sample(&self) -> i64 {
         let Some(now) = self.last_t else { return 0 };
         let from = now - self.span_ms;
         self.samples
@@ -306,6 +350,54 @@ mod tests {
         run(&mut w, 0, 61, |s| Some(s > 30));
         assert!((w.observed_share().unwrap() - 0.5).abs() < 0.02);
         assert!(w.held_share() < 0.01);
+    }
+
+    /// The kept sum of weights and the mean with only the oldest sample clipped, against the
+    /// sums sample by sample: irregular ticks, gaps past `max_gap`, unknown values, fractions
+    /// and -0.0, the sample cap, a clock stepping back, spans of all sizes.
+    #[test]
+    fn covered_time_and_mean_equal_the_sums_by_sample() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for case in 0..200 {
+            // Every 50th case: a span so long that the sample cap evicts first.
+            let span = if case % 50 == 0 {
+                1 << 40
+            } else {
+                1 + rnd(120_000) as i64
+            };
+            let mut m = MeanWindow::new(span);
+            if case % 3 == 0 {
+                m.max_gap_ms = 1 + rnd(5_000) as i64;
+            }
+            let mut t = 1_780_000_000_000i64;
+            for _ in 0..(if case % 50 == 0 { 6_000 } else { 600 }) {
+                t += match rnd(40) {
+                    0 if case % 50 != 0 => -(rnd(10_000) as i64),
+                    1 => rnd(200_000) as i64,
+                    _ => rnd(1_500) as i64,
+                };
+                let v = (rnd(6) != 0).then(|| match rnd(4) {
+                    0 => rnd(100) as f64,
+                    1 => rnd(1 << 30) as f64 / 7.0,
+                    2 => -0.0,
+                    _ => (rnd(2_000) as f64 - 1_000.0) * 0.013,
+                });
+                m.push(t, v);
+                assert_eq!(m.covered_ms(), m.covered_ms_by_sample());
+                let (a, b) = (m.mean(), m.mean_by_sample());
+                // Bit for bit: the same sums in the same order.
+                assert_eq!(a.map(f64::to_bits), b.map(f64::to_bits), "{a:?} {b:?}");
+            }
+            if case % 50 == 0 {
+                assert_eq!(m.samples.len(), MAX_MEAN_SAMPLES, "the cap was reached");
+            }
+        }
     }
 
     #[test]

@@ -6,9 +6,10 @@
 //! does no work from then on). A GPU whose events are unsupported (`None`) is no evidence; the
 //! source says so once in the snapshot's warnings.
 
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
-use gpumeter_model::{GpuState, ProcessReading, SharedStr};
+use gpumeter_model::{GpuState, ProcessReading, SharedStr, Snapshot};
 
 use super::alert::{Alert, AlertKind};
 use super::config::XidConfig;
@@ -70,15 +71,9 @@ impl XidRule {
         let snap = ctx.snap;
         let now = ctx.now_ms;
         let mut out = RuleOutput::default();
+        let holders = holders(snap);
         for g in &snap.gpus {
-            let holder = snap
-                .processes
-                .iter()
-                .filter_map(|p| {
-                    let u = p.gpu.iter().find(|u| u.gpu_index == g.index)?;
-                    Some((u.memory_bytes.unwrap_or(0), p))
-                })
-                .max_by_key(|(mem, p)| (*mem, std::cmp::Reverse(p.pid)));
+            let holder = holders.iter().find(|h| h.0 == g.index).map(|h| (h.1, h.2));
             if let Some((_, p)) = holder
                 && !self.last_job.get(&g.index).is_some_and(|j| j.is(p))
             {
@@ -121,6 +116,29 @@ impl XidRule {
         }
         out
     }
+}
+
+/// Per GPU index, the process holding the most memory there (by its first use of the GPU; of
+/// equals the lowest pid, then the last listed): one pass over the processes, not one per GPU.
+fn holders(snap: &Snapshot) -> Vec<(u32, u64, &ProcessReading)> {
+    let mut out: Vec<(u32, u64, &ProcessReading)> = Vec::with_capacity(snap.gpus.len());
+    for p in &snap.processes {
+        for (k, u) in p.gpu.iter().enumerate() {
+            if p.gpu[..k].iter().any(|v| v.gpu_index == u.gpu_index) {
+                continue;
+            }
+            let mem = u.memory_bytes.unwrap_or(0);
+            match out.iter_mut().find(|h| h.0 == u.gpu_index) {
+                Some(h) => {
+                    if (mem, Reverse(p.pid)) >= (h.1, Reverse(h.2.pid)) {
+                        (h.1, h.2) = (mem, p);
+                    }
+                }
+                None => out.push((u.gpu_index, mem, p)),
+            }
+        }
+    }
+    out
 }
 
 fn id((gpu, xid): (u32, u64)) -> String {
@@ -263,5 +281,53 @@ mod tests {
             s
         });
         assert!(ts.is_empty(), "{ts:#?}");
+    }
+
+    /// The one-pass holders against a scan of the processes per GPU (first use of the GPU,
+    /// most memory, then the lowest pid, the last listed of equals), on varied processes.
+    #[test]
+    fn one_pass_holders_match_a_scan_per_gpu() {
+        use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading};
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..2_000 {
+            let mut s = machine(T0, [50, 50]);
+            for i in 0..rnd(12) {
+                // Few pids, so equal pids (a hostile listing) and ties in memory occur.
+                let mut p = ProcessReading::invisible(100 + rnd(6) as u32);
+                p.command = Some(format!("job {i}").into());
+                for _ in 0..rnd(3) {
+                    p.gpu.push(GpuUse {
+                        gpu_index: rnd(3) as u32,
+                        kind: GpuProcessKind::Compute,
+                        memory_bytes: (rnd(4) != 0).then(|| rnd(3) << 30),
+                        sm_util_pct: None,
+                        memory_util_pct: None,
+                    });
+                }
+                s.processes.push(p);
+            }
+            let fast = super::holders(&s);
+            for g in 0..3u32 {
+                let scan = s
+                    .processes
+                    .iter()
+                    .filter_map(|p| {
+                        let u = p.gpu.iter().find(|u| u.gpu_index == g)?;
+                        Some((u.memory_bytes.unwrap_or(0), p))
+                    })
+                    .max_by_key(|(mem, p)| (*mem, std::cmp::Reverse(p.pid)));
+                let got = fast.iter().find(|h| h.0 == g).map(|h| (h.1, h.2));
+                assert_eq!(
+                    got.map(|(m, p)| (m, std::ptr::from_ref(p))),
+                    scan.map(|(m, p)| (m, std::ptr::from_ref(p)))
+                );
+            }
+        }
     }
 }

@@ -102,6 +102,17 @@ impl Tmux {
         self.tmux(&args);
     }
 
+    /// Resizes the window (the program sees SIGWINCH and its terminal's new size).
+    pub fn resize(&self, width: u16, height: u16) {
+        let (w, h) = (width.to_string(), height.to_string());
+        let out = self.tmux(&["resize-window", "-t", "main", "-x", &w, "-y", &h]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     pub fn literal(&self, text: &str) {
         self.tmux(&["send-keys", "-t", "main", "-l", text]);
     }
