@@ -85,8 +85,9 @@ fn tick(c: &mut Criterion) {
             t += 1;
             let now = t as i64 * 1000;
             engine.ingest(sim.snapshot_at(t * 1000, now));
-            ui::sync(&mut app, &engine, area, now);
-            or_exit(screen.draw(|buf| ui::render(buf, &app, &engine, now)));
+            // As the event loop draws: the rows built once, by the sync.
+            let rows = ui::sync_rows(&mut app, &engine, area, now);
+            or_exit(screen.draw(|buf| ui::render_with_rows(buf, &app, &engine, now, &rows)));
         })
     });
     let mut crossterm = or_exit(Terminal::with_options(

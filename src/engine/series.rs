@@ -163,31 +163,48 @@ impl Tier {
 
     /// Closed points plus the open bucket, oldest first, from `since_ms` on.
     fn points_since(&self, since_ms: i64, codec: Codec) -> Vec<Point> {
+        let closed = self.closed_buckets(since_ms);
+        let room = match self.newest {
+            Some(_) => (closed.end - closed.start + 1).clamp(0, 4096) as usize,
+            None => 0,
+        };
+        let mut out = Vec::with_capacity(room);
+        out.extend(self.points_iter(since_ms, codec));
+        out
+    }
+
+    /// The closed buckets from `since_ms` on that the ring still holds (an empty range when
+    /// none).
+    fn closed_buckets(&self, since_ms: i64) -> std::ops::Range<i64> {
         let res = self.res();
-        let mut out = Vec::new();
-        if let Some(newest) = self.newest {
-            let oldest = newest - self.spec.capacity as i64 + 1;
-            let first = oldest.max(since_ms.div_euclid(res) + i64::from(since_ms % res != 0));
-            out.reserve((newest - first + 2).clamp(0, 4096) as usize);
-            for b in first..=newest {
-                let mean = self.slots[self.slot(b)];
-                if mean != GAP {
-                    out.push(Point {
-                        t_ms: b * res,
-                        mean: codec.decode(mean),
-                    });
-                }
+        match self.newest {
+            Some(newest) => {
+                let oldest = newest - self.spec.capacity as i64 + 1;
+                let first = oldest.max(since_ms.div_euclid(res) + i64::from(since_ms % res != 0));
+                first..newest + 1
             }
+            None => 0..0,
         }
-        if let Some(open) = self.open
-            && open.bucket * res >= since_ms
-        {
-            out.push(Point {
+    }
+
+    /// [`Tier::points_since`]'s points, one at a time.
+    fn points_iter(&self, since_ms: i64, codec: Codec) -> impl Iterator<Item = Point> + '_ {
+        let res = self.res();
+        let closed = self.closed_buckets(since_ms).filter_map(move |b| {
+            let mean = *self.slots.get(self.slot(b))?;
+            (mean != GAP).then(|| Point {
+                t_ms: b * res,
+                mean: codec.decode(mean),
+            })
+        });
+        let open = self
+            .open
+            .filter(|open| open.bucket * res >= since_ms)
+            .map(|open| Point {
                 t_ms: open.bucket * res,
                 mean: open.mean(),
             });
-        }
-        out
+        closed.chain(open)
     }
 
     fn stored(&self) -> usize {
@@ -260,6 +277,19 @@ impl Series {
             .unwrap_or_default()
     }
 
+    /// [`Series::window`]'s points, oldest first, one at a time (the charts map each into
+    /// their own list; no list of points is built for them).
+    pub fn window_iter(&self, now_ms: i64, span_ms: i64) -> impl Iterator<Item = Point> + '_ {
+        let since = now_ms - span_ms;
+        let tier = self
+            .tiers
+            .iter()
+            .find(|t| t.span_ms() >= span_ms)
+            .or_else(|| self.tiers.last());
+        tier.into_iter()
+            .flat_map(move |t| t.points_iter(since, self.codec))
+    }
+
     /// Mean of the samples in the last `span_ms` (by the finest covering tier).
     pub fn mean_over(&self, now_ms: i64, span_ms: i64) -> Option<f64> {
         let pts = self.window(now_ms, span_ms);
@@ -297,6 +327,64 @@ mod tests {
             capacity: 3,
         },
     ];
+
+    /// The points as `points_since` first collected them, bucket by bucket.
+    fn points_since_by_loop(t: &Tier, since_ms: i64, codec: Codec) -> Vec<Point> {
+        let res = t.res();
+        let mut out = Vec::new();
+        if let Some(newest) = t.newest {
+            let oldest = newest - t.spec.capacity as i64 + 1;
+            let first = oldest.max(since_ms.div_euclid(res) + i64::from(since_ms % res != 0));
+            for b in first..=newest {
+                let mean = t.slots[t.slot(b)];
+                if mean != GAP {
+                    out.push(Point {
+                        t_ms: b * res,
+                        mean: codec.decode(mean),
+                    });
+                }
+            }
+        }
+        if let Some(open) = t.open
+            && open.bucket * res >= since_ms
+        {
+            out.push(Point {
+                t_ms: open.bucket * res,
+                mean: open.mean(),
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn window_iter_gives_the_window_s_points() {
+        let mut seed = 11u64;
+        let mut next = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for tiers in [&SMALL[..], &DEFAULT_TIERS[..]] {
+            let mut s = Series::with_tiers(tiers);
+            let mut t = 0i64;
+            for step in 0..3_000 {
+                t += 300 + next(2_500) as i64;
+                let v = (next(10) > 1).then(|| next(10_000) as f64 / 7.0);
+                s.push(t, v);
+                if step % 7 == 0 {
+                    for span in [1_000, 4_500, 30_000, 60_000, 300_000, 3_600_000, 86_400_000] {
+                        let now = t + next(3_000) as i64;
+                        let iter: Vec<Point> = s.window_iter(now, span).collect();
+                        assert_eq!(iter, s.window(now, span), "{step} {span}");
+                        let tier = s.tiers.iter().find(|x| x.span_ms() >= span);
+                        let tier = tier.or_else(|| s.tiers.last()).unwrap();
+                        assert_eq!(iter, points_since_by_loop(tier, now - span, s.codec));
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn memory_stays_bounded_however_long_it_runs() {

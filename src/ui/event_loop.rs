@@ -328,8 +328,8 @@ where
             } = state;
             app.replay = player.as_ref().map(|p| p.status());
             let engine = session.engine();
-            super::sync(app, engine, area, now);
-            terminal.show(&mut |buf| super::render(buf, app, engine, now))?;
+            let rows = super::sync_rows(app, engine, area, now);
+            terminal.show(&mut |buf| super::render_with_rows(buf, app, engine, now, &rows))?;
             dirty = false;
             last_draw = Some(Instant::now());
             reading_drawn |= first_reading;

@@ -143,18 +143,28 @@ fn hidden_vram(engine: &Engine, gpu: u32) -> Option<u64> {
 /// Tells `app` what the screen will list (rows, GPUs, visible rows) so keys and mouse act on
 /// what is shown. The event loop calls it before each frame.
 pub fn sync(app: &mut App, engine: &Engine, area: Rect, now_unix_ms: i64) {
+    sync_rows(app, engine, area, now_unix_ms);
+}
+
+/// [`sync`], handing back the process rows it built: the rows [`render_with_rows`] draws in the
+/// frame right after (syncing leaves the view fields the rows are built from — filter, GPU
+/// filter, tree, sort — as they were), so a frame builds them once.
+pub fn sync_rows<'a>(
+    app: &mut App,
+    engine: &'a Engine,
+    area: Rect,
+    now_unix_ms: i64,
+) -> Vec<ProcRow<'a>> {
     let screen = screen_for(area, engine, now_unix_ms);
-    let (pids, gpus) = match engine.latest() {
+    let (rows, gpus) = match engine.latest() {
         Some(s) => {
             let rows = build_rows(s, app, now_unix_ms);
             app.table_containers = process_table::any_container(&rows);
-            (
-                rows.iter().map(|r| r.proc.pid).collect(),
-                s.gpus.iter().map(|g| g.index).collect(),
-            )
+            (rows, s.gpus.iter().map(|g| g.index).collect())
         }
         None => (Vec::new(), Vec::new()),
     };
+    let pids = rows.iter().map(|r| r.proc.pid).collect();
     app.sync(pids, gpus, screen.page_rows());
     let visible = engine.rules().visible(now_unix_ms);
     let history: Vec<(i64, String)> = engine
@@ -170,6 +180,7 @@ pub fn sync(app: &mut App, engine: &Engine, area: Rect, now_unix_ms: i64) {
     };
     app.alerts
         .sync(visible.iter().map(|a| a.id.clone()).collect(), history);
+    rows
 }
 
 /// Renders one frame from borrowed state into a ratatui `Frame` (tests, benches, the fleet
@@ -181,14 +192,42 @@ pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
 /// Renders one frame from borrowed state into `buf` (the whole screen), reduced to what the
 /// terminal shows.
 pub fn render(buf: &mut Buffer, app: &App, engine: &Engine, now_unix_ms: i64) {
-    draw_widgets(buf, app, engine, now_unix_ms);
+    draw_frame(buf, app, engine, now_unix_ms, None);
+}
+
+/// [`render`] with the process rows [`sync_rows`] built for this frame (the same `app`,
+/// `engine` and time), instead of building them again.
+pub fn render_with_rows(
+    buf: &mut Buffer,
+    app: &App,
+    engine: &Engine,
+    now_unix_ms: i64,
+    rows: &[ProcRow<'_>],
+) {
+    draw_frame(buf, app, engine, now_unix_ms, Some(rows));
+}
+
+fn draw_frame(
+    buf: &mut Buffer,
+    app: &App,
+    engine: &Engine,
+    now_unix_ms: i64,
+    rows: Option<&[ProcRow<'_>]>,
+) {
+    draw_widgets(buf, app, engine, now_unix_ms, rows);
     fallback::reduce_colours(buf, app.colour_depth);
     if app.ascii {
         fallback::to_ascii(buf);
     }
 }
 
-fn draw_widgets(frame: &mut Buffer, app: &App, engine: &Engine, now_unix_ms: i64) {
+fn draw_widgets(
+    frame: &mut Buffer,
+    app: &App,
+    engine: &Engine,
+    now_unix_ms: i64,
+    synced: Option<&[ProcRow<'_>]>,
+) {
     let area = frame.area;
     let theme = &app.theme;
     let layout = match screen_for(area, engine, now_unix_ms) {
@@ -249,10 +288,17 @@ fn draw_widgets(frame: &mut Buffer, app: &App, engine: &Engine, now_unix_ms: i64
             Spend::Line(r) => spend_line::render(frame, r, view, theme),
         }
     }
-    let rows = snap
-        .map(|s| build_rows(s, app, now_unix_ms))
-        .unwrap_or_default();
-    process_table::render(frame, layout.table, &rows, app, snap.is_some(), now_unix_ms);
+    let built;
+    let rows = match synced {
+        Some(rows) => rows,
+        None => {
+            built = snap
+                .map(|s| build_rows(s, app, now_unix_ms))
+                .unwrap_or_default();
+            &built[..]
+        }
+    };
+    process_table::render(frame, layout.table, rows, app, snap.is_some(), now_unix_ms);
     if let Some(place) = layout.alerts {
         let visible = engine.rules().visible(now_unix_ms);
         match place {
@@ -305,7 +351,7 @@ fn too_small(frame: &mut Buffer, area: Rect, app: &App) {
         .into_iter()
         .find(|t| fmt::width(t) <= w)
         .unwrap_or("");
-    let line = Line::from(fmt::styled(text, app.theme.warm));
+    let line = Line::from(fmt::styled(text.to_string(), app.theme.warm));
     frame.render_widget(
         Paragraph::new(line),
         Rect::new(area.x, area.y, area.width, 1),

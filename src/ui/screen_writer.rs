@@ -155,9 +155,20 @@ impl<W: Write> ScreenWriter<W> {
             let y = u16::try_from(i / width).unwrap_or(u16::MAX);
             enc.cell(out, x, y, cell);
         };
+        let (cells, shown) = (&cells[..len], &mut shown[..len]);
         let mut i = 0;
         while i < len {
-            let cell = &cells[i];
+            // The common case in a tight loop: a plain one-column cell as it was (most of a
+            // frame), with nothing copied out of the record.
+            while let (Some(cell), Some(old)) = (cells.get(i), shown.get(i)) {
+                if !old.unchanged_narrow(cell) {
+                    break;
+                }
+                i += 1;
+            }
+            let Some(cell) = cells.get(i) else {
+                break;
+            };
             if is_skip(cell) {
                 shown[i] = Shown::of(cell);
                 i += 1;
@@ -301,6 +312,22 @@ impl Shown {
             underline: cell.underline_color,
             modifier: cell.modifier,
         }
+    }
+
+    /// `cell` is plain, one column wide in this record, and what this record shows: the
+    /// diff's fast path (`is_skip` false, no diff option, `matches`, width 1), in one test.
+    #[inline]
+    #[allow(deprecated)] // `skip` still counts in ratatui's diff.
+    fn unchanged_narrow(&self, cell: &Cell) -> bool {
+        self.width == 1
+            && self.plain
+            && cell.diff_option == CellDiffOption::None
+            && !cell.skip
+            && self.modifier == cell.modifier
+            && self.fg == cell.fg
+            && self.bg == cell.bg
+            && self.underline == cell.underline_color
+            && self.same_symbol_as(cell.symbol())
     }
 
     /// `cell` (a plain one) is what this record shows: ratatui's cell equality.

@@ -103,8 +103,7 @@ fn render_one(
         .filter_map(|&g| {
             let pts: Vec<(f64, f64)> = metric
                 .series(history.gpu(g)?)
-                .window(now_ms, window_ms)
-                .iter()
+                .window_iter(now_ms, window_ms)
                 .filter(|p| p.t_ms >= now_ms - window_ms)
                 .map(|p| ((p.t_ms - now_ms) as f64 / 1000.0, p.mean))
                 .collect();

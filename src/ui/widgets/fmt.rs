@@ -1,6 +1,8 @@
 //! Small text pieces the widgets share: bars, percentages, watts, energy, clocks, sample age, and
 //! fitting text into a width. Absent readings come out as `N/A`, never 0.
 
+use std::borrow::Cow;
+
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
@@ -98,11 +100,17 @@ pub fn spans_width(spans: &[Span<'_>]) -> usize {
 
 /// `s` cut to `max` display cells, with `…` marking a cut.
 pub fn truncate(s: &str, max: usize) -> String {
-    if width(s) <= max {
-        return s.to_string();
+    cut(s, max).0.into_owned()
+}
+
+/// [`truncate`] without a copy when `s` fits, and the cut text's width.
+fn cut(s: &str, max: usize) -> (Cow<'_, str>, usize) {
+    let full = width(s);
+    if full <= max {
+        return (Cow::Borrowed(s), full);
     }
     if max == 0 {
-        return String::new();
+        return (Cow::Borrowed(""), 0);
     }
     let mut out = String::new();
     let mut used = 0;
@@ -115,22 +123,26 @@ pub fn truncate(s: &str, max: usize) -> String {
         used += w;
     }
     out.push('…');
-    out
+    // Measured as a whole, as the callers measured the cut text before.
+    let w = width(&out);
+    (Cow::Owned(out), w)
 }
 
 /// `s` padded with spaces (or cut) to exactly `w` cells.
 pub fn pad_right(s: &str, w: usize) -> String {
     // One allocation: the table pads ~200 cells a frame.
-    let mut t = truncate(s, w);
-    let fill = w.saturating_sub(width(&t));
-    t.extend(std::iter::repeat_n(' ', fill));
-    t
+    let (t, used) = cut(s, w);
+    let fill = w.saturating_sub(used);
+    let mut out = String::with_capacity(t.len() + fill);
+    out.push_str(&t);
+    out.extend(std::iter::repeat_n(' ', fill));
+    out
 }
 
 /// `s` right-aligned in `w` cells (cut when longer).
 pub fn pad_left(s: &str, w: usize) -> String {
-    let t = truncate(s, w);
-    let fill = w.saturating_sub(width(&t));
+    let (t, used) = cut(s, w);
+    let fill = w.saturating_sub(used);
     let mut out = String::with_capacity(fill + t.len());
     out.extend(std::iter::repeat_n(' ', fill));
     out.push_str(&t);
@@ -156,9 +168,10 @@ pub fn fit(
     Line::from(spans)
 }
 
-/// A styled span.
-pub fn styled(s: impl Into<String>, style: Style) -> Span<'static> {
-    Span::styled(s.into(), style)
+/// A styled span: a `&'static str` is borrowed, not copied (a frame has hundreds of fixed
+/// separators and labels).
+pub fn styled(s: impl Into<Cow<'static, str>>, style: Style) -> Span<'static> {
+    Span::styled(s, style)
 }
 
 #[cfg(test)]
@@ -179,6 +192,23 @@ mod tests {
         assert_eq!(pad_right("python3", 5), "pyth…");
         assert_eq!(pad_left("", 0), "");
         assert_eq!(width(&pad_right("ü", 3)), 3);
+        for s in [
+            "",
+            "a",
+            "日本語テキスト",
+            "e\u{301}e\u{301}xyz",
+            "👩‍🔬 lab",
+            "tab\there",
+            "x…y",
+        ] {
+            for w in 0..12 {
+                // As truncate-then-pad gave them.
+                let t = truncate(s, w);
+                let fill = " ".repeat(w.saturating_sub(width(&t)));
+                assert_eq!(pad_right(s, w), format!("{t}{fill}"), "{s:?} {w}");
+                assert_eq!(pad_left(s, w), format!("{fill}{t}"), "{s:?} {w}");
+            }
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod charts;
 pub mod confirm;
 pub mod fmt;
 mod frame_box;
+mod glyph;
 pub mod gpu_line;
 pub mod gpu_panel;
 pub mod header;

@@ -172,19 +172,16 @@ pub fn render(
     // Title line and column header take two rows; the rest are process rows.
     let body_h = usize::from(area.height.saturating_sub(2));
     let scroll = app.scroll.min(rows.len().saturating_sub(body_h));
-    let mut block = Block::new()
-        .borders(Borders::TOP)
-        .border_style(theme.border)
-        .title(title(rows.len(), app));
-    if rows.len() > body_h && body_h > 0 {
+    let position = (rows.len() > body_h && body_h > 0).then(|| {
         let last = (scroll + body_h).min(rows.len());
         let position = format!(" {}–{last} of {} ", scroll + 1, rows.len());
-        block = block.title_top(Line::from(styled(position, theme.dim)).right_aligned());
-    }
-    let inner = block.inner(area);
+        Line::from(styled(position, theme.dim)).right_aligned()
+    });
+    let inner = Block::new().borders(Borders::TOP).inner(area);
     // A top border and its titles are all of the block: drawn on its one row, not restyling
     // the whole table's area with the (empty) block style first.
-    frame.render_widget(block, Rect { height: 1, ..area });
+    let title = title(rows.len(), app);
+    super::frame_box::top_rule(frame.buffer_mut(), area, theme.border, title, position);
     if inner.height == 0 {
         return;
     }

@@ -5,7 +5,7 @@
 //! each are written a character a cell; any other span goes through ratatui's own
 //! `Buffer::set_stringn`. Reads only what it is given.
 
-use crate::ui::widgets::Canvas;
+use crate::ui::widgets::{Canvas, glyph};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::style::Style;
@@ -30,6 +30,23 @@ pub fn render(frame: &mut Buffer, area: Rect, lines: Vec<Line<'_>>) {
     }
 }
 
+/// Whether `line` is drawn by [`put_plain_line`] as ratatui's `Line` widget draws it: no line
+/// style, left-aligned, every character one cell.
+pub(super) fn plain_left(line: &Line<'_>) -> bool {
+    line.alignment.is_none_or(|a| a == Alignment::Left) && plain(line)
+}
+
+/// No line style, every character one cell (whatever the alignment).
+pub(super) fn plain(line: &Line<'_>) -> bool {
+    line.style == Style::default() && line.spans.iter().all(|s| s.content.chars().all(one_cell))
+}
+
+/// A [`plain_left`] line at (x, y), at most `max_width` cells: the cells
+/// `line.render(Rect::new(x, y, max_width, 1), buf)` gives.
+pub(super) fn put_plain_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, max_width: u16) {
+    put_line(buf, x, y, line, max_width);
+}
+
 /// Writes one line at (x, y), at most `max_width` cells; returns the cells used.
 fn put_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, max_width: u16) -> u16 {
     let mut used = 0u16;
@@ -44,6 +61,49 @@ fn put_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, max_width: u16) -
 }
 
 fn put_str(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: Style) -> u16 {
+    let area = buf.area;
+    if !(area.left() <= x && x < area.right() && area.top() <= y && y < area.bottom()) {
+        // Outside the buffer (never, from `render`): cell by cell, as before.
+        return put_cells(buf, x, y, text, max_width, style);
+    }
+    // The row's cells from x to the buffer's edge, walked beside the characters.
+    let start = usize::from(y - area.y) * usize::from(area.width) + usize::from(x - area.x);
+    let room = usize::from(area.right() - x);
+    let mut cells = buf
+        .content
+        .get_mut(start..start + room)
+        .unwrap_or_default()
+        .iter_mut();
+    let glyphs = glyph::table();
+    let mut used = 0u16;
+    for c in text.chars() {
+        // Most characters are made glyphs (each one cell); the rest are looked at.
+        let made = glyph::made_in(glyphs, c);
+        // A character that is not one cell, even the first past the width (a combining mark
+        // would join the last cell's grapheme), leaves the span to ratatui's own writing: it
+        // rewrites every cell written so far (each of those characters is one grapheme of one
+        // cell, or begins the grapheme that takes its cell) with the same style.
+        if made.is_none() && !one_cell(c) {
+            let (end, _) = buf.set_stringn(x, y, text, usize::from(max_width), style);
+            return end.saturating_sub(x);
+        }
+        if used >= max_width {
+            break;
+        }
+        if let Some(cell) = cells.next() {
+            match made {
+                Some(template) => glyph::set_made(cell, template),
+                None => cell.set_char(c),
+            }
+            .set_style(style);
+        }
+        used += 1;
+    }
+    used
+}
+
+/// [`put_str`]'s one-cell characters, each cell looked up by position.
+fn put_cells(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: Style) -> u16 {
     if !text.chars().all(one_cell) {
         let (end, _) = buf.set_stringn(x, y, text, usize::from(max_width), style);
         return end.saturating_sub(x);
@@ -53,8 +113,8 @@ fn put_str(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: 
         if used >= max_width {
             break;
         }
-        if let Some(cell) = buf.cell_mut((x + used, y)) {
-            cell.set_char(c).set_style(style);
+        if let Some(cell) = buf.cell_mut((x.saturating_add(used), y)) {
+            glyph::set_char(cell, c).set_style(style);
         }
         used += 1;
     }
@@ -65,7 +125,7 @@ fn put_str(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: 
 /// ASCII, Latin-1 letters and signs, general punctuation, arrows, box drawing, block elements
 /// and braille (what the dashboard draws with). Combining marks, controls, wide and emoji
 /// characters are not among them.
-fn one_cell(c: char) -> bool {
+pub(super) fn one_cell(c: char) -> bool {
     matches!(c as u32,
         0x20..=0x7E
         | 0xA1..=0xAC
@@ -119,6 +179,32 @@ mod tests {
         ];
         let (fast, slow) = both(lines, 30, 6);
         assert_eq!(fast, slow);
+    }
+
+    #[test]
+    fn same_cells_as_a_paragraph_cut_at_every_width() {
+        let dim = Style::new()
+            .fg(Color::Indexed(8))
+            .add_modifier(Modifier::DIM);
+        let lines = || {
+            vec![
+                // A combining mark right after each possible cut, and a wide one far past it.
+                Line::from("cut e\u{301} here e\u{301}e\u{301} and far on: 漢字 🚀"),
+                Line::from(vec![
+                    Span::styled("ab", dim),
+                    Span::raw("c\u{301}d"),
+                    Span::styled("──┤ 42% ⣿", dim),
+                ]),
+                Line::from(vec![
+                    Span::raw("plain ascii only "),
+                    Span::styled("and more", dim),
+                ]),
+            ]
+        };
+        for w in 3..48 {
+            let (fast, slow) = both(lines(), w, 5);
+            assert_eq!(fast, slow, "width {w}");
+        }
     }
 
     #[test]
