@@ -4,8 +4,9 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+
+use rustix::buffer::spare_capacity;
 
 /// A file under /proc or /sys read every tick.
 #[derive(Debug)]
@@ -106,22 +107,19 @@ fn pread_until(file: &File, buf: &mut Vec<u8>, short_is_end: bool) -> io::Result
             buf.reserve(1024);
         }
         let len = buf.len();
-        buf.resize(buf.capacity(), 0);
-        let want = buf.len() - len;
-        match file.read_at(&mut buf[len..], len as u64) {
+        let want = buf.capacity() - len;
+        // Into the spare capacity as it is: zeroing it first (a `&mut [u8]` to read into) cost
+        // a page's worth of writes for every short read.
+        match rustix::io::pread(file, spare_capacity(buf), len as u64) {
             Ok(n) => {
-                buf.truncate(len + n);
                 // Room left for a whole record, in the page and in what was asked: the end.
                 let records_end = !short_is_end && n + LONGEST_RECORD <= want.min(SEQ_PAGE);
                 if n == 0 || (short_is_end && n < want) || records_end {
                     return Ok(());
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(len),
-            Err(e) => {
-                buf.truncate(len);
-                return Err(e);
-            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     }
 }
