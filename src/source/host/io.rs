@@ -14,10 +14,6 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use procfs::DiskStats;
-use procfs::net::InterfaceDeviceStatus;
-use procfs::prelude::*;
-
 use super::kept::KeptFile;
 use super::{Roots, Warnings};
 
@@ -37,44 +33,103 @@ pub(super) struct IoRates {
     pub(super) disk_queue_depth: Option<f64>,
 }
 
-/// Per-device byte counters (in, out) at one instant.
-type Counters = HashMap<String, (u64, u64)>;
-/// Per-disk milliseconds busy (io_ticks) and weighted by requests in flight, at one instant.
-type Ticks = HashMap<String, (u64, u64)>;
-
-/// Remembers the previous counters of one file.
+/// Two counters of each device (bytes in and out; or ms busy and ms weighted by requests in
+/// flight) at this sample and the one before, by name. A device's name is stored when it is
+/// first seen and its values updated in place: a sample of the same devices allocates nothing.
 #[derive(Debug, Default)]
-struct CounterRates {
-    prev: Option<(i64, Counters)>,
+struct PerDevice {
+    /// When the last sample was taken (`None`: none, or it failed).
+    at_ms: Option<i64>,
+    devices: HashMap<String, Device>,
+    /// The sample being taken (devices not seen in it are dropped at its end).
+    sample: u64,
 }
 
-impl CounterRates {
-    /// Rates of the summed per-device deltas since the previous call. Devices that appeared
-    /// or whose counters went backwards (reset, wrap) add nothing this time.
-    fn update(&mut self, now_ms: i64, cur: Option<Counters>) -> (Option<f64>, Option<f64>) {
-        let Some(cur) = cur else {
-            self.prev = None;
+#[derive(Debug, Clone, Copy)]
+struct Device {
+    /// Its counters at the sample before (`None`: it was not in it).
+    prev: Option<(u64, u64)>,
+    cur: (u64, u64),
+    seen: u64,
+}
+
+impl PerDevice {
+    fn begin(&mut self) {
+        self.sample = self.sample.wrapping_add(1);
+    }
+
+    /// A device's counters in this sample (a name listed twice: the last line counts).
+    fn add(&mut self, name: &str, cur: (u64, u64)) {
+        let sample = self.sample;
+        match self.devices.get_mut(name) {
+            Some(d) if d.seen == sample => d.cur = cur,
+            Some(d) => {
+                d.prev = Some(d.cur);
+                d.cur = cur;
+                d.seen = sample;
+            }
+            None => {
+                self.devices.insert(
+                    name.to_string(),
+                    Device {
+                        prev: None,
+                        cur,
+                        seen: sample,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Ends the sample taken at `now_ms`: the milliseconds since the one before, when there
+    /// was one and the clock moved forward. Devices gone since are forgotten.
+    fn finish(&mut self, now_ms: i64) -> Option<f64> {
+        let sample = self.sample;
+        self.devices.retain(|_, d| d.seen == sample);
+        let prev = self.at_ms.replace(now_ms)?;
+        (now_ms > prev).then(|| (now_ms - prev) as f64)
+    }
+
+    /// The sample could not be read: the next one has nothing to compare with.
+    fn forget(&mut self) {
+        self.at_ms = None;
+        self.devices.clear();
+    }
+
+    /// `(before, now)` of each device in both samples whose counters did not go back (reset,
+    /// wrap): a device new since adds nothing.
+    fn deltas(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.devices.values().filter_map(|d| {
+            let (a0, b0) = d.prev?;
+            let (a, b) = d.cur;
+            (a >= a0 && b >= b0).then(|| (a - a0, b - b0))
+        })
+    }
+
+    /// Rates of the summed per-device deltas over `dt_ms`.
+    fn sum_rates(&self, dt_ms: Option<f64>) -> (Option<f64>, Option<f64>) {
+        let Some(dt_ms) = dt_ms else {
             return (None, None);
         };
-        let rates = match &self.prev {
-            Some((prev_ms, prev)) if now_ms > *prev_ms => {
-                let secs = (now_ms - prev_ms) as f64 / 1000.0;
-                let (mut a, mut b) = (0u64, 0u64);
-                for (name, (cur_a, cur_b)) in &cur {
-                    if let Some((prev_a, prev_b)) = prev.get(name)
-                        && cur_a >= prev_a
-                        && cur_b >= prev_b
-                    {
-                        a = a.saturating_add(cur_a - prev_a);
-                        b = b.saturating_add(cur_b - prev_b);
-                    }
-                }
-                (Some(a as f64 / secs), Some(b as f64 / secs))
-            }
-            _ => (None, None),
-        };
-        self.prev = Some((now_ms, cur));
-        rates
+        let secs = dt_ms / 1000.0;
+        let (a, b) = self.deltas().fold((0u64, 0u64), |(a, b), (da, db)| {
+            (a.saturating_add(da), b.saturating_add(db))
+        });
+        (Some(a as f64 / secs), Some(b as f64 / secs))
+    }
+
+    /// Busy percent and mean queue of the busiest disk over `dt_ms` (these counters being
+    /// ms busy and ms weighted by requests in flight).
+    fn busiest(&self, dt_ms: Option<f64>) -> Option<(f64, f64)> {
+        let dt_ms = dt_ms?;
+        self.deltas()
+            .map(|(ticks, weighted)| {
+                (
+                    (ticks as f64 / dt_ms * 100.0).min(100.0),
+                    weighted as f64 / dt_ms,
+                )
+            })
+            .reduce(|a, b| if b > a { b } else { a })
     }
 }
 
@@ -89,14 +144,18 @@ pub(super) struct IoTracker {
     /// Whether `sys/block` and `sys/class/net` exist: decided once.
     sys_block: bool,
     sys_net: bool,
-    disks: CounterRates,
-    net: CounterRates,
+    /// Whole disks' sectors read and written.
+    disks: PerDevice,
+    /// Whole disks' ms busy and weighted ms.
+    busy: PerDevice,
+    /// The chosen interfaces' bytes received and sent.
+    net: PerDevice,
     /// Whether a block device is a whole physical disk: decided once per name.
     whole_disk: HashMap<String, bool>,
     /// Whether an interface is a physical NIC (sysfs `device`): decided once per name.
     physical_nic: HashMap<String, bool>,
-    /// Each whole disk's [`Ticks`] at the previous sample.
-    busy_prev: Option<(i64, Ticks)>,
+    /// This sample's interfaces: where each name lies in `buf`, and its two counters.
+    interfaces: Vec<(std::ops::Range<usize>, u64, u64)>,
 }
 
 impl IoTracker {
@@ -108,146 +167,191 @@ impl IoTracker {
             buf: Vec::with_capacity(4096),
             sys_block: roots.sys.join("block").is_dir(),
             sys_net: roots.sys.join("class/net").is_dir(),
-            disks: CounterRates::default(),
-            net: CounterRates::default(),
+            disks: PerDevice::default(),
+            busy: PerDevice::default(),
+            net: PerDevice::default(),
             whole_disk: HashMap::new(),
             physical_nic: HashMap::new(),
-            busy_prev: None,
+            interfaces: Vec::new(),
         }
     }
 
     pub(super) fn update(&mut self, now_ms: i64, warnings: &mut Warnings) -> IoRates {
-        let mut busy = None;
-        let read = self.diskstats.read_into(&mut self.buf);
-        let disks = match read
-            .map_err(procfs::ProcError::from)
-            .and_then(|()| DiskStats::from_read(self.buf.as_slice()))
-        {
-            Ok(stats) => {
-                let (counters, ticks) = self.disk_counters(stats);
-                busy = Some(ticks);
-                Some(counters)
+        let (disk_read, disk_write, busiest) = match self.read_disks() {
+            Ok(()) => {
+                let dt = self.disks.finish(now_ms);
+                let busy_dt = self.busy.finish(now_ms);
+                let (r, w) = self.disks.sum_rates(dt);
+                (r, w, self.busy.busiest(busy_dt))
             }
             Err(e) => {
                 warnings.push(format!("cannot read disk statistics: {e}"));
-                None
+                self.disks.forget();
+                self.busy.forget();
+                (None, None, None)
             }
         };
-        let read = self.net_dev.read_into(&mut self.buf);
-        let net = match read
-            .map_err(procfs::ProcError::from)
-            .and_then(|()| InterfaceDeviceStatus::from_read(self.buf.as_slice()))
-        {
-            Ok(status) => Some(self.net_counters(status)),
+        let (rx, tx) = match self.read_net() {
+            Ok(()) => {
+                let dt = self.net.finish(now_ms);
+                self.net.sum_rates(dt)
+            }
             Err(e) => {
                 warnings.push(format!("cannot read network statistics: {e}"));
-                None
+                self.net.forget();
+                (None, None)
             }
         };
-        let (disk_read, disk_write) = self.disks.update(now_ms, disks);
-        let (disk_busy_pct, disk_queue_depth) = self
-            .busy_pct(now_ms, busy)
-            .map_or((None, None), |(b, q)| (Some(b), Some(q)));
-        let (rx, tx) = self.net.update(now_ms, net);
         IoRates {
             disk_read_bytes_per_s: disk_read,
             disk_write_bytes_per_s: disk_write,
             net_rx_bytes_per_s: rx,
             net_tx_bytes_per_s: tx,
-            disk_busy_pct,
-            disk_queue_depth,
+            disk_busy_pct: busiest.map(|(b, _)| b),
+            disk_queue_depth: busiest.map(|(_, q)| q),
         }
     }
 
-    /// The busiest disk's share of the interval with I/O in flight, and its mean requests in
-    /// flight: near 100 % busy a disk that serves one request at a time is saturated; NVMe and
-    /// RAID serve many at once, so only a queue well above one says that requests wait.
-    fn busy_pct(&mut self, now_ms: i64, cur: Option<Ticks>) -> Option<(f64, f64)> {
-        let prev = std::mem::replace(&mut self.busy_prev, cur.clone().map(|c| (now_ms, c)));
-        let (prev_ms, prev) = prev?;
-        let cur = cur?;
-        if now_ms <= prev_ms {
-            return None;
-        }
-        busiest_disk(&prev, &cur, (now_ms - prev_ms) as f64)
-    }
-
-    fn disk_counters(&mut self, stats: DiskStats) -> (Counters, Ticks) {
-        let mut busy = HashMap::new();
-        let sys_block = self.sys.join("block");
-        let has_sysfs = self.sys_block;
-        let mut counters = Counters::new();
-        for d in stats.0 {
-            let whole = *self.whole_disk.entry(d.name.clone()).or_insert_with(|| {
-                if has_sysfs {
-                    // sysfs spells a `/` in a device name (cciss/c0d0) as `!`.
-                    sys_block
-                        .join(d.name.replace('/', "!"))
-                        .join("device")
-                        .exists()
-                } else {
-                    is_whole_disk_by_name(&d.name)
+    /// This sample's whole disks from `/proc/diskstats`, into `disks` and `busy`.
+    fn read_disks(&mut self) -> Result<(), String> {
+        self.diskstats
+            .read_into(&mut self.buf)
+            .map_err(|e| e.to_string())?;
+        let text = std::str::from_utf8(&self.buf).map_err(|e| e.to_string())?;
+        self.disks.begin();
+        self.busy.begin();
+        let sys_block = self.sys_block.then(|| self.sys.join("block"));
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let d = parse_diskstats_line(line)
+                .ok_or_else(|| format!("line {} is not a diskstats line", n + 1))?;
+            let whole = match self.whole_disk.get(d.name) {
+                Some(&whole) => whole,
+                None => {
+                    let whole = match &sys_block {
+                        // sysfs spells a `/` in a device name (cciss/c0d0) as `!`.
+                        Some(dir) => dir.join(d.name.replace('/', "!")).join("device").exists(),
+                        None => is_whole_disk_by_name(d.name),
+                    };
+                    self.whole_disk.insert(d.name.to_string(), whole);
+                    whole
                 }
-            });
+            };
             if whole {
                 let read = d.sectors_read.saturating_mul(SECTOR_BYTES);
                 let written = d.sectors_written.saturating_mul(SECTOR_BYTES);
-                busy.insert(
-                    d.name.clone(),
-                    (d.time_in_progress, d.weighted_time_in_progress),
-                );
-                counters.insert(d.name, (read, written));
+                self.disks.add(d.name, (read, written));
+                self.busy.add(d.name, (d.time_in_progress, d.weighted_time));
             }
         }
-        (counters, busy)
+        Ok(())
     }
-}
 
-/// Busy percent and mean queue of the busiest disk between two [`Ticks`] `dt_ms` apart (disks
-/// new since, or whose counters went back, count nothing).
-fn busiest_disk(prev: &Ticks, cur: &Ticks, dt_ms: f64) -> Option<(f64, f64)> {
-    cur.iter()
-        .filter_map(|(name, &(ticks, weighted))| {
-            let (t0, w0) = *prev.get(name)?;
-            (ticks >= t0 && weighted >= w0).then(|| {
-                (
-                    ((ticks - t0) as f64 / dt_ms * 100.0).min(100.0),
-                    (weighted - w0) as f64 / dt_ms,
-                )
-            })
-        })
-        .reduce(|a, b| if b > a { b } else { a })
-}
-
-impl IoTracker {
-    fn net_counters(&mut self, status: InterfaceDeviceStatus) -> Counters {
-        let class_net = self.sys.join("class/net");
-        let has_sysfs = self.sys_net;
-        let all: Counters = status
-            .0
-            .into_values()
-            .filter(|d| d.name != "lo")
-            .map(|d| (d.name, (d.recv_bytes, d.sent_bytes)))
-            .collect();
-        let physical: Counters = all
-            .iter()
-            .filter(|(name, _)| {
-                *self.physical_nic.entry((*name).clone()).or_insert_with(|| {
-                    if has_sysfs {
-                        class_net.join(name).join("device").exists()
-                    } else {
-                        !is_virtual_nic_name(name)
-                    }
-                })
-            })
-            .map(|(n, c)| (n.clone(), *c))
-            .collect();
-        // Interfaces come and go (a veth per container): forget the ones gone.
-        if self.physical_nic.len() > all.len() {
-            self.physical_nic.retain(|n, _| all.contains_key(n));
+    /// This sample's interfaces from `/proc/net/dev` (not `lo`; the physical NICs only when
+    /// there are any), into `net`.
+    fn read_net(&mut self) -> Result<(), String> {
+        self.net_dev
+            .read_into(&mut self.buf)
+            .map_err(|e| e.to_string())?;
+        let text = std::str::from_utf8(&self.buf).map_err(|e| e.to_string())?;
+        self.interfaces.clear();
+        // The first two lines are headers.
+        let mut at = 0;
+        for (n, line) in text.split_inclusive('\n').enumerate() {
+            let start = at;
+            at += line.len();
+            if n < 2 || line.trim().is_empty() {
+                continue;
+            }
+            let (name, rx, tx) = parse_net_dev_line(line)
+                .ok_or_else(|| format!("line {} is not a net/dev line", n + 1))?;
+            if name.1 > name.0 && &line[name.0..name.1] != "lo" {
+                self.interfaces
+                    .push((start + name.0..start + name.1, rx, tx));
+            }
         }
-        if physical.is_empty() { all } else { physical }
+        let class_net = self.sys_net.then(|| self.sys.join("class/net"));
+        let mut any_physical = false;
+        for (range, _, _) in &self.interfaces {
+            let name = &text[range.clone()];
+            let physical = match self.physical_nic.get(name) {
+                Some(&p) => p,
+                None => {
+                    let p = match &class_net {
+                        Some(dir) => dir.join(name).join("device").exists(),
+                        None => !is_virtual_nic_name(name),
+                    };
+                    self.physical_nic.insert(name.to_string(), p);
+                    p
+                }
+            };
+            any_physical |= physical;
+        }
+        // Interfaces come and go (a veth per container): forget the ones gone.
+        if self.physical_nic.len() > self.interfaces.len() {
+            let listed = &self.interfaces;
+            self.physical_nic
+                .retain(|n, _| listed.iter().any(|(r, _, _)| &text[r.clone()] == n));
+        }
+        self.net.begin();
+        for (range, rx, tx) in &self.interfaces {
+            let name = &text[range.clone()];
+            if !any_physical || self.physical_nic.get(name).copied().unwrap_or(false) {
+                self.net.add(name, (*rx, *tx));
+            }
+        }
+        Ok(())
     }
+}
+
+/// The fields of a `/proc/diskstats` line used here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct DiskLine<'a> {
+    name: &'a str,
+    sectors_read: u64,
+    sectors_written: u64,
+    /// ms with I/O in flight (io_ticks).
+    time_in_progress: u64,
+    /// ms × requests in flight.
+    weighted_time: u64,
+}
+
+/// `major minor name` and at least eleven counters (kernels add discard and flush counters
+/// after them); `None` when a field is missing or not a number.
+fn parse_diskstats_line(line: &str) -> Option<DiskLine<'_>> {
+    let mut f = line.split_ascii_whitespace();
+    f.next()?.parse::<i32>().ok()?;
+    f.next()?.parse::<i32>().ok()?;
+    let name = f.next()?;
+    let mut n = [0u64; 11];
+    for slot in &mut n {
+        *slot = f.next()?.parse().ok()?;
+    }
+    Some(DiskLine {
+        name,
+        sectors_read: n[2],
+        sectors_written: n[6],
+        time_in_progress: n[9],
+        weighted_time: n[10],
+    })
+}
+
+/// A `/proc/net/dev` line, `  eth0: rx_bytes … (8 receive counters) tx_bytes … (8 send)`:
+/// where the name lies in the line, and bytes received and sent. The name ends at the first
+/// `:` (a long counter can follow it without a space).
+fn parse_net_dev_line(line: &str) -> Option<((usize, usize), u64, u64)> {
+    let colon = line.find(':')?;
+    let head = &line[..colon];
+    let name_start = head.len() - head.trim_start().len();
+    let name_end = head.trim_end().len();
+    let mut f = line[colon + 1..].split_ascii_whitespace();
+    let mut n = [0u64; 16];
+    for slot in &mut n {
+        *slot = f.next()?.parse().ok()?;
+    }
+    Some(((name_start, name_end.max(name_start)), n[0], n[8]))
 }
 
 /// Without sysfs: is this /proc/diskstats name a whole disk (not a partition, not a virtual
@@ -291,63 +395,120 @@ fn is_virtual_nic_name(name: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn counters(items: &[(&str, u64, u64)]) -> Option<Counters> {
-        Some(
-            items
-                .iter()
-                .map(|(n, a, b)| (n.to_string(), (*a, *b)))
-                .collect(),
-        )
+    /// One sample of `items` (`None`: unreadable) at `now_ms`: the summed rates.
+    fn sample(
+        r: &mut PerDevice,
+        now_ms: i64,
+        items: Option<&[(&str, u64, u64)]>,
+    ) -> (Option<f64>, Option<f64>) {
+        let Some(items) = items else {
+            r.forget();
+            return (None, None);
+        };
+        r.begin();
+        for &(name, a, b) in items {
+            r.add(name, (a, b));
+        }
+        let dt = r.finish(now_ms);
+        r.sum_rates(dt)
     }
 
     #[test]
     fn first_sample_has_no_rate_then_deltas_over_wall_time() {
-        let mut r = CounterRates::default();
-        assert_eq!(r.update(1_000, counters(&[("a", 0, 0)])), (None, None));
-        let rates = r.update(3_000, counters(&[("a", 2_000, 4_000)]));
+        let mut r = PerDevice::default();
+        assert_eq!(sample(&mut r, 1_000, Some(&[("a", 0, 0)])), (None, None));
+        let rates = sample(&mut r, 3_000, Some(&[("a", 2_000, 4_000)]));
         assert_eq!(rates, (Some(1_000.0), Some(2_000.0)));
     }
 
     #[test]
     fn reset_or_new_devices_add_nothing() {
-        let mut r = CounterRates::default();
-        r.update(0, counters(&[("a", 500, 500), ("b", 10, 10)]));
-        let rates = r.update(
+        let mut r = PerDevice::default();
+        sample(&mut r, 0, Some(&[("a", 500, 500), ("b", 10, 10)]));
+        let rates = sample(
+            &mut r,
             1_000,
-            counters(&[("a", 100, 100), ("b", 20, 30), ("c", 9, 9)]),
+            Some(&[("a", 100, 100), ("b", 20, 30), ("c", 9, 9)]),
         );
         assert_eq!(rates, (Some(10.0), Some(20.0)));
+        // A device gone for a sample is new again when it comes back.
+        sample(&mut r, 2_000, Some(&[("a", 100, 100)]));
+        let back = sample(&mut r, 3_000, Some(&[("a", 100, 100), ("b", 90, 90)]));
+        assert_eq!(back, (Some(0.0), Some(0.0)));
+        assert_eq!(r.devices.len(), 2);
+    }
+
+    #[test]
+    fn a_name_listed_twice_counts_its_last_line() {
+        let mut r = PerDevice::default();
+        sample(&mut r, 0, Some(&[("a", 10, 10)]));
+        let rates = sample(&mut r, 1_000, Some(&[("a", 20, 20), ("a", 50, 60)]));
+        assert_eq!(rates, (Some(40.0), Some(50.0)));
     }
 
     #[test]
     fn same_timestamp_gives_no_rate_and_unreadable_forgets() {
-        let mut r = CounterRates::default();
-        r.update(5, counters(&[("a", 0, 0)]));
-        assert_eq!(r.update(5, counters(&[("a", 9, 9)])), (None, None));
-        assert_eq!(r.update(6, None), (None, None));
-        assert_eq!(r.update(7, counters(&[("a", 9, 9)])), (None, None));
+        let mut r = PerDevice::default();
+        sample(&mut r, 5, Some(&[("a", 0, 0)]));
+        assert_eq!(sample(&mut r, 5, Some(&[("a", 9, 9)])), (None, None));
+        assert_eq!(sample(&mut r, 6, None), (None, None));
+        assert_eq!(sample(&mut r, 7, Some(&[("a", 9, 9)])), (None, None));
     }
 
     #[test]
     fn the_busiest_disk_gives_busy_time_and_queue_depth() {
-        let ticks = |v: &[(&str, u64, u64)]| -> Ticks {
-            v.iter()
-                .map(|(n, t, w)| (n.to_string(), (*t, *w)))
-                .collect()
+        let busiest = |prev: &[(&str, u64, u64)], cur: &[(&str, u64, u64)]| {
+            let mut r = PerDevice::default();
+            sample(&mut r, 0, Some(prev));
+            sample(&mut r, 1_000, Some(cur));
+            r.busiest(Some(1_000.0))
         };
-        let prev = ticks(&[("sda", 1_000, 5_000), ("nvme0n1", 0, 0), ("sdb", 900, 900)]);
+        let prev = [("sda", 1_000, 5_000), ("nvme0n1", 0, 0), ("sdb", 900, 900)];
         // Over 1 s: sda busy 400 ms with 1.2 requests in flight on average; nvme0n1 busy the
         // whole second with 6 in flight; sdb's counters went back (reset): nothing.
-        let cur = ticks(&[
+        let cur = [
             ("sda", 1_400, 6_200),
             ("nvme0n1", 1_000, 6_000),
             ("sdb", 10, 10),
             ("sdc", 99, 99),
-        ]);
-        assert_eq!(busiest_disk(&prev, &cur, 1_000.0), Some((100.0, 6.0)));
-        let only_sda = ticks(&[("sda", 1_400, 6_200)]);
-        assert_eq!(busiest_disk(&prev, &only_sda, 1_000.0), Some((40.0, 1.2)));
-        assert_eq!(busiest_disk(&prev, &ticks(&[("sdz", 1, 1)]), 1_000.0), None);
+        ];
+        assert_eq!(busiest(&prev, &cur), Some((100.0, 6.0)));
+        assert_eq!(busiest(&prev, &[("sda", 1_400, 6_200)]), Some((40.0, 1.2)));
+        assert_eq!(busiest(&prev, &[("sdz", 1, 1)]), None);
+    }
+
+    #[test]
+    fn diskstats_and_net_dev_lines_parse_by_hand_as_procfs_does() {
+        let disk = "   8       0 sda 19398 5426 1431538 9856 29374 41386 2361336 74712 0 31152 88052 \
+                    0 0 0 0 3196 3483";
+        let d = parse_diskstats_line(disk).unwrap();
+        let p = procfs::DiskStat::from_line(disk).unwrap();
+        assert_eq!(d.name, p.name);
+        assert_eq!(d.sectors_read, p.sectors_read);
+        assert_eq!(d.sectors_written, p.sectors_written);
+        assert_eq!(d.time_in_progress, p.time_in_progress);
+        assert_eq!(d.weighted_time, p.weighted_time_in_progress);
+        // An older kernel's 14 fields, and lines that are not diskstats lines.
+        let old = "259 0 nvme0n1 1 2 3 4 5 6 7 8 9 10 11";
+        assert_eq!(parse_diskstats_line(old).unwrap().weighted_time, 11);
+        assert_eq!(parse_diskstats_line("8 0 sda 1 2 3"), None);
+        assert_eq!(
+            parse_diskstats_line("8 0 sda 1 2 x 4 5 6 7 8 9 10 11"),
+            None
+        );
+
+        let net = "  eth0: 1234567 8901 0 0 0 0 0 12 7654321 4321 0 0 0 0 0 0\n";
+        let ((s, e), rx, tx) = parse_net_dev_line(net).unwrap();
+        assert_eq!((&net[s..e], rx, tx), ("eth0", 1_234_567, 7_654_321));
+        // A counter wide enough to touch the colon.
+        let wide = "enp65s0f0:123456789012 1 0 0 0 0 0 0 98765432101 1 0 0 0 0 0 0";
+        let ((s, e), rx, tx) = parse_net_dev_line(wide).unwrap();
+        assert_eq!(
+            (&wide[s..e], rx, tx),
+            ("enp65s0f0", 123_456_789_012, 98_765_432_101)
+        );
+        assert_eq!(parse_net_dev_line("eth0: 1 2 3"), None);
+        assert_eq!(parse_net_dev_line("no colon here"), None);
     }
 
     #[test]

@@ -35,15 +35,18 @@ pub(super) struct ProcessTracker {
     ticks_per_s: u64,
     page_size: u64,
     /// Each process's CPU counters at its last read, and the rate they gave.
+    /// Updated in place each tick (see `sample`), so no map is built per tick.
     prev_cpu: HashMap<u32, CpuRead>,
-    /// Last tick's `prev_cpu`, emptied and filled as this tick's (no map built per tick).
-    next_cpu: HashMap<u32, CpuRead>,
+    /// Ticks that read processes, to mark the `prev_cpu` entries a tick kept.
+    cpu_tick: u64,
     statics: StaticsCache,
     scanner: Scanner,
     /// Last tick's descendants of the GPU processes (the tree walk starts from them).
     members: HashSet<u32>,
     /// The tick before's, emptied and filled as the next `members`.
     spare_members: HashSet<u32>,
+    /// Whether `members` is the tree walk's last answer (else it is made again).
+    members_walked: bool,
     /// Buffers of each tick, kept for the next (a steady tick allocates none of them).
     buffers: Buffers,
     dev: DevDir,
@@ -62,7 +65,6 @@ struct Buffers {
     missing: Vec<u32>,
     roots: Vec<u32>,
     walk: tree::TreeWalk,
-    found: tree::Descendants,
     rows: Vec<Row>,
 }
 
@@ -71,8 +73,6 @@ struct Buffers {
 struct Row {
     /// Its directory here.
     dir: u32,
-    /// Its place in the list before sorting (the sort keeps equal pids in that order).
-    order: u32,
     /// The driver's pid, when not `dir`.
     host_pid: Option<u32>,
     how: Option<PidMatch>,
@@ -88,6 +88,8 @@ struct CpuRead {
     at_ms: i64,
     /// CPU % since the read before (`None`: no earlier read of this process).
     pct: Option<f64>,
+    /// The tick that last kept it.
+    seen: u64,
 }
 
 /// A GPU process found here: the driver's pid, its directory here, and how they were tied
@@ -101,11 +103,12 @@ impl ProcessTracker {
             ticks_per_s,
             page_size,
             prev_cpu: HashMap::new(),
-            next_cpu: HashMap::new(),
+            cpu_tick: 0,
             statics: StaticsCache::new(roots.proc.clone(), roots.etc.join("passwd")),
             scanner: Scanner::new(roots.proc.clone()),
             members: HashSet::new(),
             spare_members: HashSet::new(),
+            members_walked: false,
             buffers: Buffers::default(),
             dev: DevDir::open(&roots.dev),
             threads: ThreadTracker::default(),
@@ -134,6 +137,7 @@ impl ProcessTracker {
             // The next GPU process then starts without a CPU rate for one tick.
             self.prev_cpu.clear();
             self.members.clear();
+            self.members_walked = false;
             self.statics.end_tick(|_, _| false);
             return Vec::new();
         }
@@ -171,22 +175,34 @@ impl ProcessTracker {
         buf.roots.clear();
         buf.roots.extend(buf.visible.iter().map(|&(_, dir, _)| dir));
         buf.walk
-            .descendants(&buf.roots, scan.links(), MAX_DESCENDANTS, &mut buf.found);
-        let found = &buf.found;
+            .descendants(&buf.roots, scan.links(), MAX_DESCENDANTS);
+        let found = buf.walk.answer();
         let mut stats = scan.stats;
-        // Members placed by a kept link (found by a listing) are read now.
-        for &pid in &found.pids {
-            if !stats.contains_key(&pid)
-                && let Some(stat) = self.scanner.read(pid)
-            {
-                stats.insert(pid, stat);
+        // Members placed by a kept link (found by a listing) are read now (without kept
+        // links, every member was reached through a stat read this tick).
+        if !scan.kept_links.is_empty() {
+            for &pid in &found.pids {
+                if !stats.contains_key(&pid)
+                    && let Some(stat) = self.scanner.read(pid)
+                {
+                    stats.insert(pid, stat);
+                }
             }
         }
-        // `known`: last tick's members; `self.members`: this tick's.
-        let mut known = std::mem::take(&mut self.spare_members);
-        std::mem::swap(&mut known, &mut self.members);
-        self.members.clear();
-        self.members.extend(found.pids.iter().copied());
+        // `known`: last tick's members; `self.members`: this tick's (the same set when the
+        // walk gave its last answer again and the members were made from it).
+        let same_members = buf.walk.reused() && self.members_walked;
+        if !same_members {
+            std::mem::swap(&mut self.spare_members, &mut self.members);
+            self.members.clear();
+            self.members.extend(found.pids.iter().copied());
+            self.members_walked = true;
+        }
+        let known = if same_members {
+            &self.members
+        } else {
+            &self.spare_members
+        };
         if found.truncated {
             warnings.push(format!(
                 "more than {MAX_DESCENDANTS} processes below the GPU processes: list cut"
@@ -194,56 +210,82 @@ impl ProcessTracker {
         }
 
         let carried = scan.carried;
-        let mut cpu = std::mem::take(&mut self.next_cpu);
-        cpu.clear();
+        // A read process's counters are replaced, a carried one's kept, the rest (no longer
+        // read) dropped: one look-up each, no map built.
+        self.cpu_tick = self.cpu_tick.wrapping_add(1);
+        let (tick, tps) = (self.cpu_tick, self.ticks_per_s);
         for (&pid, s) in &stats {
-            let prev = self.prev_cpu.get(&pid).copied();
             if carried.contains(&pid) {
-                if let Some(p) = prev {
-                    cpu.insert(pid, p);
+                if let Some(p) = self.prev_cpu.get_mut(&pid) {
+                    p.seen = tick;
                 }
                 continue;
             }
-            cpu.insert(pid, self.cpu_read(prev, s, now_ms));
+            match self.prev_cpu.entry(pid) {
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    let next = cpu_read(tps, Some(*e.get()), s, now_ms, tick);
+                    *e.get_mut() = next;
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(cpu_read(tps, None, s, now_ms, tick));
+                }
+            }
+        }
+        self.prev_cpu.retain(|_, c| c.seen == tick);
+        // In pid order before the readings are built (sorting the large readings after
+        // moved each several times); the sort below then finds them in order. The GPU
+        // processes come first where a pid is both (as a stable sort of the two lists would
+        // leave them), and their list is usually in order already; the descendants are.
+        if !buf.visible.is_sorted_by_key(|&(_, dir, _)| dir) {
+            buf.visible.sort_by_key(|&(_, dir, _)| dir);
         }
         let rows = &mut buf.rows;
         rows.clear();
-        for &(reported, dir, how) in &buf.visible {
-            rows.push(Row {
-                dir,
-                order: 0,
-                host_pid: (reported != dir).then_some(reported),
-                how,
-                gpu: gpu_procs
-                    .get_mut(&reported)
-                    .map(std::mem::take)
-                    .unwrap_or_default(),
-                read_statics: true,
-            });
+        let mut gpu_rows = buf.visible.iter().peekable();
+        let mut tree_rows = found.pids.iter().peekable();
+        loop {
+            let gpu_first = match (gpu_rows.peek(), tree_rows.peek()) {
+                (Some(&&(_, dir, _)), Some(&&pid)) => dir <= pid,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let row = if gpu_first {
+                let Some(&(reported, dir, how)) = gpu_rows.next() else {
+                    break;
+                };
+                Row {
+                    dir,
+                    host_pid: (reported != dir).then_some(reported),
+                    how,
+                    gpu: gpu_procs
+                        .get_mut(&reported)
+                        .map(std::mem::take)
+                        .unwrap_or_default(),
+                    read_statics: true,
+                }
+            } else {
+                let Some(&pid) = tree_rows.next() else {
+                    break;
+                };
+                // A descendant's statics wait for its second tick here (see `statics`).
+                Row {
+                    dir: pid,
+                    host_pid: None,
+                    how: None,
+                    gpu: Vec::new(),
+                    read_statics: known.contains(&pid),
+                }
+            };
+            rows.push(row);
         }
-        // A descendant's statics wait for its second tick here (see `statics`).
-        rows.extend(found.pids.iter().map(|&pid| Row {
-            dir: pid,
-            order: 0,
-            host_pid: None,
-            how: None,
-            gpu: Vec::new(),
-            read_statics: known.contains(&pid),
-        }));
-        // In pid order before the readings are built (sorting the large readings after
-        // moved each several times); the sort below then finds them in order. Equal pids
-        // keep their order (as a stable sort would, without its buffer).
-        for (i, row) in rows.iter_mut().enumerate() {
-            row.order = u32::try_from(i).unwrap_or(u32::MAX);
-        }
-        rows.sort_unstable_by_key(|r| (r.dir, r.order));
         let mut out: Vec<ProcessReading> = Vec::with_capacity(rows.len() + buf.missing.len());
         for row in rows.drain(..) {
             let Some(stat) = stats.get(&row.dir) else {
                 continue;
             };
             let dir = row.dir;
-            let cpu_pct = cpu.get(&dir).and_then(|c| c.pct);
+            let cpu_pct = self.prev_cpu.get(&dir).and_then(|c| c.pct);
             let when = Reading {
                 boot_time_unix_s,
                 now_ms,
@@ -284,7 +326,6 @@ impl ProcessTracker {
             out.sort_by_key(|r| r.pid);
         }
 
-        self.next_cpu = std::mem::replace(&mut self.prev_cpu, cpu);
         let denied = self
             .statics
             .end_tick(|pid, start| stats.get(&pid).is_some_and(|s| s.start_ticks == start));
@@ -294,7 +335,6 @@ impl ProcessTracker {
             ));
         }
         self.scanner.recycle(stats, carried);
-        self.spare_members = known;
         self.buffers = buf;
         out
     }
@@ -420,29 +460,35 @@ impl ProcessTracker {
         }
         found
     }
+}
 
-    /// A fresh read's counters, with its CPU use since the previous read, in percent of one
-    /// core. Only the same pid with the same start time is the same process, whose tick
-    /// counters can be compared.
-    fn cpu_read(&self, prev: Option<CpuRead>, stat: &ProcStat, now_ms: i64) -> CpuRead {
-        let pct = prev.and_then(|p| {
-            if p.start_ticks != stat.start_ticks
-                || stat.cpu_ticks < p.cpu_ticks
-                || now_ms <= p.at_ms
-            {
-                return None;
-            }
-            let dt_s = (now_ms - p.at_ms) as f64 / 1000.0;
-            Some((stat.cpu_ticks - p.cpu_ticks) as f64 / self.ticks_per_s as f64 / dt_s * 100.0)
-        });
-        CpuRead {
-            start_ticks: stat.start_ticks,
-            cpu_ticks: stat.cpu_ticks,
-            at_ms: now_ms,
-            pct,
+/// A fresh read's counters, with its CPU use since the previous read, in percent of one core.
+/// Only the same pid with the same start time is the same process, whose tick counters can be
+/// compared.
+fn cpu_read(
+    ticks_per_s: u64,
+    prev: Option<CpuRead>,
+    stat: &ProcStat,
+    now_ms: i64,
+    seen: u64,
+) -> CpuRead {
+    let pct = prev.and_then(|p| {
+        if p.start_ticks != stat.start_ticks || stat.cpu_ticks < p.cpu_ticks || now_ms <= p.at_ms {
+            return None;
         }
+        let dt_s = (now_ms - p.at_ms) as f64 / 1000.0;
+        Some((stat.cpu_ticks - p.cpu_ticks) as f64 / ticks_per_s as f64 / dt_s * 100.0)
+    });
+    CpuRead {
+        start_ticks: stat.start_ticks,
+        cpu_ticks: stat.cpu_ticks,
+        at_ms: now_ms,
+        pct,
+        seen,
     }
+}
 
+impl ProcessTracker {
     /// One visible process's reading, without its GPU use (pid = its directory here).
     fn reading(&mut self, dir: u32, stat: &ProcStat, when: &Reading) -> ProcessReading {
         let Reading {
@@ -456,23 +502,18 @@ impl ProcessTracker {
             start_ticks: stat.start_ticks,
             comm: &stat.comm,
         };
-        // Borrowed: only the fields shown are copied out.
-        let (statics, name) = if read_statics {
-            self.statics.all(key, now_ms)
-        } else {
-            self.statics.cached(key)
-        };
+        // Shared strings: a reading clones pointers to the cached facts.
+        let shown = self.statics.shown(key, now_ms, read_statics);
         let tps = self.ticks_per_s;
-        let status = statics.status.as_ref();
         ProcessReading {
             pid: dir,
             visible: true,
-            ns_pid: status.and_then(|s| s.ns_pid(dir)),
+            ns_pid: shown.ns_pid,
             ppid: Some(stat.ppid).filter(|&p| p != 0),
-            user: statics.user.clone(),
-            container: statics.container.clone().flatten(),
-            name: Some(name.clone()),
-            command: statics.command.clone(),
+            user: shown.user,
+            container: shown.container,
+            name: Some(shown.name),
+            command: shown.command,
             cpu_pct,
             rss_bytes: Some(stat.rss_pages.saturating_mul(self.page_size)),
             start_time_unix_s: boot_time_unix_s
@@ -480,8 +521,8 @@ impl ProcessTracker {
             state: Some(stat.state),
             threads: stat.threads,
             gpu: Vec::new(),
-            cpus_allowed: status.and_then(|s| s.cpus_allowed),
-            cpus_allowed_list: status.and_then(|s| s.cpus_allowed_list.clone()),
+            cpus_allowed: shown.cpus_allowed,
+            cpus_allowed_list: shown.cpus_allowed_list,
             host_pid: None,
             pid_match: None,
             busiest_thread: None,

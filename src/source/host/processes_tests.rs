@@ -202,3 +202,42 @@ fn a_gpu_process_not_shown_keeps_an_exact_cpu_rate_and_busiest_thread_between_re
         "{changes} reads in {ticks} ticks"
     );
 }
+
+#[test]
+fn a_workers_statics_wait_for_its_second_tick_again_after_a_tick_without_gpu_processes() {
+    // The same tree before and after: the walk's kept answer must not stand for the members
+    // the tick without GPU processes forgot.
+    let f = Fixture::new();
+    machine(&f);
+    let mut s = f.sampler();
+    let worker = |r: &super::super::HostSample| {
+        r.processes
+            .iter()
+            .find(|p| p.pid == 101)
+            .map(|p| p.command.is_some())
+    };
+    let first = s.sample(0, &gpu_procs(&[100]));
+    assert_eq!(
+        worker(&first),
+        Some(false),
+        "a worker's first tick reads nothing"
+    );
+    for k in 1..4 {
+        let r = s.sample(k * 1_000, &gpu_procs(&[100]));
+        assert_eq!(worker(&r), Some(true), "tick {k}");
+    }
+    assert!(s.sample(4_000, &BTreeMap::new()).processes.is_empty());
+    // Back in the tree when its parent's children list is next due (within 5 s).
+    let mut t = 5_000;
+    let back = loop {
+        let r = s.sample(t, &gpu_procs(&[100]));
+        if let Some(read) = worker(&r) {
+            break read;
+        }
+        assert!(t < 5_000 + MEMBER_STAT_MS, "the worker is back within 5 s");
+        t += 1_000;
+    };
+    assert!(!back, "new to the tree again: its first tick reads nothing");
+    let next = s.sample(t + 1_000, &gpu_procs(&[100]));
+    assert_eq!(worker(&next), Some(true));
+}

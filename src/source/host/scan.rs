@@ -239,7 +239,10 @@ pub(super) struct Scanner {
     max_kept: usize,
     /// When each tree process's files were read, by pid.
     cadence: HashMap<u32, Cadence>,
+    /// The buffer `stat` files are read into (a read zeroes its spare room first: kept
+    /// small, apart from the children lists' page-sized one).
     buf: Vec<u8>,
+    list_buf: Vec<u8>,
     /// The walk's working sets and the maps a tick hands out, kept for the next tick (see
     /// [`Scanner::recycle`]): a steady tick allocates none of them.
     spare: Spare,
@@ -300,6 +303,7 @@ impl Scanner {
             max_kept: MAX_KEPT,
             cadence: HashMap::new(),
             buf: Vec::with_capacity(1024),
+            list_buf: Vec::new(),
             spare: Spare::default(),
             reads: 0,
         }
@@ -634,22 +638,22 @@ impl Scanner {
             Some(Kept {
                 children: Some(file),
                 ..
-            }) => pread_records(file, &mut self.buf),
+            }) => pread_records(file, &mut self.list_buf),
             Some(kept) => {
                 let path = self.proc.join(format!("{pid}/task/{pid}/children"));
                 File::open(path).and_then(|file| {
-                    let read = pread_records(&file, &mut self.buf);
+                    let read = pread_records(&file, &mut self.list_buf);
                     kept.children = Some(file);
                     read
                 })
             }
             None => {
                 let path = self.proc.join(format!("{pid}/task/{pid}/children"));
-                File::open(path).and_then(|file| pread_records(&file, &mut self.buf))
+                File::open(path).and_then(|file| pread_records(&file, &mut self.list_buf))
             }
         };
         read.ok()?;
-        let text = std::str::from_utf8(&self.buf).ok()?;
+        let text = std::str::from_utf8(&self.list_buf).ok()?;
         Some(text.split_ascii_whitespace().filter_map(|p| p.parse().ok()))
     }
 }

@@ -5,7 +5,7 @@
 //! change drops the cached entry. A read that fails is retried on the next tick.
 //!
 //! A GPU process's facts are read on its first tick; a descendant's from its second tick in
-//! the tree on ([`StaticsCache::cached`] until then), so the first reading costs the GPU
+//! the tree on ([`StaticsCache::shown`] reads nothing until then), so the first reading costs the GPU
 //! processes' files only and shows at once (a worker's command and user follow a tick later),
 //! and a burst of short-lived workers is not read at all.
 
@@ -68,6 +68,45 @@ impl Entry {
     }
 }
 
+/// What a reading shows of a process's cached facts: shared strings, cloned as pointers.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Shown {
+    /// Its comm, sanitized.
+    pub(super) name: SharedStr,
+    pub(super) user: Option<SharedStr>,
+    pub(super) container: Option<SharedStr>,
+    pub(super) command: Option<SharedStr>,
+    pub(super) ns_pid: Option<u32>,
+    pub(super) cpus_allowed: Option<u32>,
+    pub(super) cpus_allowed_list: Option<SharedStr>,
+}
+
+impl Statics {
+    /// Whether every fact is in (every tick after a process's first, usually).
+    fn complete(&self) -> bool {
+        self.status.is_some()
+            && self.command.is_some()
+            && self.container.is_some()
+            && (self.user.is_some() || self.status.as_ref().is_some_and(|s| s.euid.is_none()))
+    }
+}
+
+impl Entry {
+    fn shown(&self, pid: u32) -> Shown {
+        let s = &self.statics;
+        let status = s.status.as_ref();
+        Shown {
+            name: self.name.clone(),
+            user: s.user.clone(),
+            container: s.container.clone().flatten(),
+            command: s.command.clone(),
+            ns_pid: status.and_then(|st| st.ns_pid(pid)),
+            cpus_allowed: status.and_then(|st| st.cpus_allowed),
+            cpus_allowed_list: status.and_then(|st| st.cpus_allowed_list.clone()),
+        }
+    }
+}
+
 /// The per-process cache.
 #[derive(Debug)]
 pub(super) struct StaticsCache {
@@ -114,25 +153,15 @@ impl StaticsCache {
         Some(status)
     }
 
-    /// What is cached, reading nothing, and the process's name (its comm, sanitized).
-    pub(super) fn cached(&mut self, key: Key<'_>) -> (&Statics, &SharedStr) {
+    /// What a reading of `key` shows: what is cached, and with `read` what is not yet read
+    /// (one look-up once a process's facts are all in).
+    pub(super) fn shown(&mut self, key: Key<'_>, now_ms: i64, read: bool) -> Shown {
         let entry = self.entry(key);
-        (&entry.statics, &entry.name)
-    }
-
-    /// Everything, reading what is not cached yet, and the process's name.
-    pub(super) fn all(&mut self, key: Key<'_>, now_ms: i64) -> (&Statics, &SharedStr) {
-        // Once a process's facts are all in (every tick after its first), one look-up.
-        let statics = &self.entry(key).statics;
-        let complete = statics.status.is_some()
-            && statics.command.is_some()
-            && statics.container.is_some()
-            && (statics.user.is_some()
-                || statics.status.as_ref().is_some_and(|s| s.euid.is_none()));
-        if !complete {
-            self.read_missing(key, now_ms);
+        if !read || entry.statics.complete() {
+            return entry.shown(key.pid);
         }
-        self.cached(key)
+        self.read_missing(key, now_ms);
+        self.entry(key).shown(key.pid)
     }
 
     /// Reads what is not cached yet of `key`'s facts.

@@ -4,24 +4,46 @@
 
 use std::collections::VecDeque;
 
-use foldhash::HashSet;
+use foldhash::{HashMap, HashSet};
 
 /// Descendants found, and whether the walk stopped at the cap.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(super) struct Descendants {
-    /// Breadth first from the roots (a parent's children in pid order); the roots themselves
-    /// are not included.
+    /// In pid order (found breadth first from the roots); the roots themselves are not
+    /// included.
     pub(super) pids: Vec<u32>,
     pub(super) truncated: bool,
 }
 
-/// The buffers of a walk, kept for the next one.
+/// A walk's buffers and its last answer, kept between ticks: a tick whose links and roots are
+/// the last one's (the usual case: the trees did not change) gets the last answer after one
+/// look-up per link, and no tick builds a map or a list.
 #[derive(Debug, Default)]
 pub(super) struct TreeWalk {
+    /// This walk's `(pid, ppid)` links.
+    current: Vec<(u32, u32)>,
     /// `(ppid, pid)`, sorted: a parent's children are one run.
     links: Vec<(u32, u32)>,
     seen: HashSet<u32>,
     queue: VecDeque<u32>,
+    last: Last,
+    out: Descendants,
+}
+
+/// What the last walk was asked.
+#[derive(Debug, Default)]
+struct Last {
+    /// Whether `out` answers `roots`, `cap` and `parents`.
+    valid: bool,
+    roots: Vec<u32>,
+    cap: usize,
+    /// Each linked pid's parent, and the walk that last matched it (a pid listed twice in
+    /// one walk is not the same links).
+    parents: HashMap<u32, (u32, u64)>,
+    walk: u64,
+    /// Walks answered with the last answer; whether the latest was.
+    hits: u64,
+    reused: bool,
 }
 
 /// All processes below `roots` given `(pid, ppid)` links, at most `cap` of them. A pid reached
@@ -32,35 +54,89 @@ pub(super) fn descendants(
     links: impl IntoIterator<Item = (u32, u32)>,
     cap: usize,
 ) -> Descendants {
-    let mut out = Descendants::default();
-    TreeWalk::default().descendants(roots, links, cap, &mut out);
-    out
+    TreeWalk::default().descendants(roots, links, cap).clone()
 }
 
 impl TreeWalk {
-    /// As [`descendants`], into `out` (cleared first), with the buffers kept here.
+    /// As [`descendants`], with the buffers and the last answer kept here.
     pub(super) fn descendants(
         &mut self,
         roots: &[u32],
         links: impl IntoIterator<Item = (u32, u32)>,
         cap: usize,
-        out: &mut Descendants,
-    ) {
+    ) -> &Descendants {
+        self.current.clear();
+        self.current
+            .extend(links.into_iter().filter(|&(pid, ppid)| pid != ppid));
+        self.last.reused = self.same_as_last(roots, cap);
+        if self.last.reused {
+            self.last.hits += 1;
+        } else {
+            self.walk(roots, cap);
+            self.remember(roots, cap);
+        }
+        &self.out
+    }
+
+    /// The latest walk's answer.
+    pub(super) fn answer(&self) -> &Descendants {
+        &self.out
+    }
+
+    /// Whether the latest walk gave the answer of the one before (the same object, unchanged).
+    pub(super) fn reused(&self) -> bool {
+        self.last.reused
+    }
+
+    /// Whether this walk's roots, cap and links are the last one's.
+    fn same_as_last(&mut self, roots: &[u32], cap: usize) -> bool {
+        let last = &mut self.last;
+        if !last.valid
+            || last.cap != cap
+            || last.roots != roots
+            || last.parents.len() != self.current.len()
+        {
+            return false;
+        }
+        last.walk = last.walk.wrapping_add(1);
+        let walk = last.walk;
+        self.current
+            .iter()
+            .all(|&(pid, ppid)| match last.parents.get_mut(&pid) {
+                Some((parent, seen)) if *parent == ppid && *seen != walk => {
+                    *seen = walk;
+                    true
+                }
+                _ => false,
+            })
+    }
+
+    fn remember(&mut self, roots: &[u32], cap: usize) {
+        let last = &mut self.last;
+        last.roots.clear();
+        last.roots.extend_from_slice(roots);
+        last.cap = cap;
+        last.parents.clear();
+        let walk = last.walk;
+        last.parents
+            .extend(self.current.iter().map(|&(pid, ppid)| (pid, (ppid, walk))));
+        // A pid listed twice: the check above could not tell such links apart.
+        last.valid = last.parents.len() == self.current.len();
+    }
+
+    fn walk(&mut self, roots: &[u32], cap: usize) {
+        let out = &mut self.out;
         out.pids.clear();
         out.truncated = false;
         self.links.clear();
-        self.links.extend(
-            links
-                .into_iter()
-                .filter(|&(pid, ppid)| pid != ppid)
-                .map(|(pid, ppid)| (ppid, pid)),
-        );
+        self.links
+            .extend(self.current.iter().map(|&(pid, ppid)| (ppid, pid)));
         self.links.sort_unstable();
         self.seen.clear();
         self.seen.extend(roots.iter().copied());
         self.queue.clear();
         self.queue.extend(roots.iter().copied());
-        while let Some(pid) = self.queue.pop_front() {
+        'walk: while let Some(pid) = self.queue.pop_front() {
             let from = self.links.partition_point(|&(ppid, _)| ppid < pid);
             for &(ppid, kid) in &self.links[from..] {
                 if ppid != pid {
@@ -71,12 +147,13 @@ impl TreeWalk {
                 }
                 if out.pids.len() == cap {
                     out.truncated = true;
-                    return;
+                    break 'walk;
                 }
                 out.pids.push(kid);
                 self.queue.push_back(kid);
             }
         }
+        out.pids.sort_unstable();
     }
 }
 
@@ -146,37 +223,69 @@ mod tests {
 
     #[test]
     fn a_kept_walk_gives_what_a_fresh_one_does() {
-        // The buffers carry nothing from one walk into the next: trees that grow, shrink,
-        // re-parent and hit the cap, walked with one TreeWalk and with fresh ones.
+        // Trees that grow, shrink, re-parent and hit the cap, often the same as the walk
+        // before (the kept answer) and sometimes not, walked with one TreeWalk and with fresh
+        // ones.
         let mut walk = TreeWalk::default();
-        let mut out = Descendants::default();
         let mut state: u64 = 7;
-        for round in 0..200u32 {
-            let mut links = Vec::new();
-            for pid in 2..(20 + round % 37) {
-                state = state
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1);
-                links.push((pid, (state >> 33) as u32 % pid));
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 33) as u32
+        };
+        let mut links: Vec<(u32, u32)> = (2..30).map(|pid| (pid, pid / 2)).collect();
+        let mut reused = 0;
+        for round in 0..400u32 {
+            match next() % 6 {
+                0 => links.push((100 + round, next() % (100 + round))),
+                1 if links.len() > 3 => {
+                    let i = next() as usize % links.len();
+                    links.remove(i);
+                }
+                2 => {
+                    let i = next() as usize % links.len();
+                    links[i].1 = next() % 40;
+                }
+                3 => {
+                    // The same links in another order: the same tree.
+                    let i = next() as usize % links.len();
+                    links.swap(0, i);
+                }
+                _ => {}
             }
-            let roots = [1, 2 + round % 5];
-            let cap = [3, 10, 100][(round % 3) as usize];
-            walk.descendants(&roots, links.iter().copied(), cap, &mut out);
+            let roots = [1, 2 + (round / 50) % 3];
+            let cap = [3, 100][((round / 20) % 2) as usize];
+            let before = walk.last.hits;
+            let kept = walk.descendants(&roots, links.iter().copied(), cap).clone();
+            reused += usize::from(walk.last.hits != before);
             let fresh = descendants(&roots, links.iter().copied(), cap);
-            assert_eq!(out, fresh, "round {round}");
-            assert!(out.pids.len() <= cap);
+            assert_eq!(kept, fresh, "round {round}");
+            assert!(kept.pids.len() <= cap);
+            assert!(kept.pids.is_sorted());
             // The same processes as the map-of-children walk this replaced (uncut trees; a cut
             // one keeps as many, and which is arbitrary in both).
             let reference = by_children_map(&roots, &links, cap);
-            assert_eq!(out.truncated, reference.truncated, "round {round}");
-            assert_eq!(out.pids.len(), reference.pids.len(), "round {round}");
-            if !out.truncated {
-                assert_eq!(
-                    sorted(out.pids.clone()),
-                    sorted(reference.pids),
-                    "round {round}"
-                );
+            assert_eq!(kept.truncated, reference.truncated, "round {round}");
+            assert_eq!(kept.pids.len(), reference.pids.len(), "round {round}");
+            if !kept.truncated {
+                assert_eq!(kept.pids, sorted(reference.pids), "round {round}");
             }
         }
+        assert!(reused > 100, "the kept answer was given {reused} times");
+    }
+
+    #[test]
+    fn a_pid_listed_twice_is_not_taken_for_the_same_links() {
+        let mut walk = TreeWalk::default();
+        let first = walk.descendants(&[1], [(5, 1), (6, 1)], 10).clone();
+        assert_eq!(first.pids, vec![5, 6]);
+        // As many links, each one of the last walk's, but 6 is gone.
+        let second = walk.descendants(&[1], [(5, 1), (5, 1)], 10).clone();
+        assert_eq!(second.pids, vec![5]);
+        // Links that list a pid twice are never kept as an answer to compare with.
+        let third = walk.descendants(&[1], [(5, 1), (5, 1)], 10).clone();
+        assert_eq!(third.pids, vec![5]);
+        assert!(!walk.last.valid);
     }
 }

@@ -181,7 +181,12 @@ impl DeviceSlot {
             GpuState::Lost => "is lost (fell off the bus or stopped answering)",
             GpuState::ResetRequired => "needs a reset before it answers again",
             GpuState::Ok | GpuState::Error => {
-                return self.memo.standing(&format!("GPU {}", self.index));
+                // Named only when something stands (not a string per GPU per tick).
+                return self
+                    .memo
+                    .has_standing()
+                    .then(|| self.memo.standing(&format!("GPU {}", self.index)))
+                    .flatten();
             }
         };
         Some(line(&format!(

@@ -123,6 +123,11 @@ impl SupportMemo {
         self.refused.insert(reading, Some(why));
     }
 
+    /// Whether any refusal stands (what [`SupportMemo::standing`] would report).
+    pub(crate) fn has_standing(&self) -> bool {
+        self.refused.values().any(Option::is_some)
+    }
+
     /// The line repeated in every sample while readings are refused with a reason:
     /// "GPU 2: power (no permission) refused; shown as N/A". `who` is "GPU 2" or "NVML".
     pub(crate) fn standing(&self, who: &str) -> Option<String> {
@@ -238,12 +243,12 @@ impl<'m> Ask<'m> {
     /// when the device stopped: the lost marker says it) and says whether the device stopped.
     /// Refusals are not repeated here: the owner of the memo reports them as standing.
     pub(crate) fn finish(self, warnings: &mut Vec<String>) -> Option<Stop> {
-        let who = match self.gpu {
-            Some(index) => format!("GPU {index}"),
-            None => "NVML".to_string(),
-        };
         // A lost GPU's other failures are noise next to the lost marker.
         if !self.failures.is_empty() && self.stop.is_none() {
+            let who = match self.gpu {
+                Some(index) => format!("GPU {index}"),
+                None => "NVML".to_string(),
+            };
             warnings.push(line(&format!(
                 "{who}: could not read {}",
                 join(&self.failures)

@@ -72,6 +72,19 @@ fn unsupported_readings_do_not_stand_as_warnings() {
         Some("GPU 0: power (no permission), energy (no permission) refused; shown as N/A")
     );
     assert_eq!(SupportMemo::default().standing("GPU 0"), None);
+    assert!(memo.has_standing());
+    assert!(!SupportMemo::default().has_standing());
+    // Refused without a reason (unsupported) only: nothing stands.
+    let mut quiet = SupportMemo::default();
+    let mut ask = Ask::new(Some(0), &mut quiet);
+    ask.get(Reading::FanSpeed, || Err::<u32, _>(NvmlError::NotSupported));
+    ask.finish(&mut Vec::new());
+    assert!(
+        !quiet.should_ask(Reading::FanSpeed),
+        "remembered as unsupported"
+    );
+    assert_eq!(quiet.standing("GPU 0"), None);
+    assert!(!quiet.has_standing());
 }
 
 #[test]
