@@ -87,7 +87,7 @@ fn sanitize_snapshot(snap: &mut Snapshot) {
         shared(&mut p.command, MAX_COMMAND_CHARS);
     }
     for g in &mut snap.gpus {
-        short(&mut g.name);
+        shared(&mut g.name, MAX_NAME_CHARS);
     }
     short(&mut snap.system.hostname);
     for w in &mut snap.warnings {

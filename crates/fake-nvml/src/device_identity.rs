@@ -33,7 +33,7 @@ pub unsafe extern "C" fn nvmlDeviceGetName(
     length: c_uint,
 ) -> nvmlReturn_t {
     device_string("nvmlDeviceGetName", device, name, length, |d| {
-        supported(d.gpu.name.clone())
+        supported(d.gpu.name.as_deref().map(str::to_string))
     })
 }
 
@@ -44,7 +44,7 @@ pub unsafe extern "C" fn nvmlDeviceGetUUID(
     length: c_uint,
 ) -> nvmlReturn_t {
     device_string("nvmlDeviceGetUUID", device, uuid, length, |d| {
-        supported(d.gpu.uuid.clone())
+        supported(d.gpu.uuid.as_deref().map(str::to_string))
     })
 }
 

@@ -20,8 +20,8 @@ mod throttle;
 pub use document::{AlertSummary, BillingSummary, BudgetSummary, Document, Evidence};
 pub use throttle::ThrottleReason;
 
-/// A string shared between readings: a process's name, command, user, container and CPU list
-/// are the same from one tick to the next, so a reading holds a pointer to the one copy the
+/// A string shared between readings: a process's name, command, user, container and CPU list,
+/// and a GPU's uuid, name and PCI bus id, are the same from one tick to the next, so a reading holds a pointer to the one copy the
 /// source keeps (cloning it is a count increment, not a copy of its bytes). It serializes as a
 /// plain JSON string and parses from one, so the schema is unchanged; `as_deref()` on an
 /// `Option<SharedStr>` gives `Option<&str>`.
@@ -211,9 +211,9 @@ pub struct GpuReading {
     /// NVML device index.
     pub index: u32,
     pub state: GpuState,
-    pub uuid: Option<String>,
-    pub name: Option<String>,
-    pub pci_bus_id: Option<String>,
+    pub uuid: Option<SharedStr>,
+    pub name: Option<SharedStr>,
+    pub pci_bus_id: Option<SharedStr>,
     /// Share of the sample period in which one or more kernels ran (0–100).
     pub util_gpu_pct: Option<u32>,
     /// Share of the sample period in which device memory was read or written (0–100).
@@ -559,6 +559,17 @@ mod tests {
             r#""cpu_pct":99.5}}"#
         );
         assert_eq!(serde_json::to_string(&p).unwrap(), golden);
+        let g = GpuReading {
+            uuid: Some("GPU-5f3e".into()),
+            name: Some("NVIDIA H100 80GB HBM3".into()),
+            pci_bus_id: Some("00000000:18:00.0".into()),
+            ..GpuReading::default()
+        };
+        let json = serde_json::to_value(&g).unwrap();
+        assert_eq!(json["uuid"], "GPU-5f3e");
+        assert_eq!(json["name"], "NVIDIA H100 80GB HBM3");
+        assert_eq!(json["pci_bus_id"], "00000000:18:00.0");
+        assert_eq!(serde_json::from_value::<GpuReading>(json).unwrap(), g);
         let back: ProcessReading = serde_json::from_str(golden).unwrap();
         assert_eq!(back, p);
         assert_eq!(

@@ -131,9 +131,9 @@ impl GpuInstance {
         GpuReading {
             index,
             state: GpuState::Ok,
-            uuid: Some(uuid(scenario.seed, index)),
-            name: Some(spec.name.clone()),
-            pci_bus_id: Some(pci_bus_id(index)),
+            uuid: Some(uuid(scenario.seed, index).into()),
+            name: Some(spec.name.as_str().into()),
+            pci_bus_id: Some(pci_bus_id(index).into()),
             util_gpu_pct: util,
             util_memory_pct: util_mem,
             memory_total_bytes: total,

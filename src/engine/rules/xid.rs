@@ -173,8 +173,8 @@ fn alert(ctx: &Ctx<'_>, key: (u32, u64), s: Seen, job: Option<&String>) -> Alert
         ),
         ("GPU now".to_string(), state.to_string()),
     ];
-    if let Some(bus) = reading.and_then(|g| g.pci_bus_id.clone()) {
-        evidence.push(("bus id".into(), bus));
+    if let Some(bus) = reading.and_then(|g| g.pci_bus_id.as_deref()) {
+        evidence.push(("bus id".into(), bus.to_string()));
     }
     if let Some(job) = job {
         evidence.push(("process on it".into(), job.clone()));

@@ -41,14 +41,14 @@ impl Roster {
                 name: String::new(),
                 pci_bus_id: String::new(),
             });
-            let keep = |old: &mut String, new: Option<&String>| {
+            let keep = |old: &mut String, new: Option<&str>| {
                 if let Some(v) = new.filter(|v| !v.is_empty()) {
                     *old = opt_label(Some(v));
                 }
             };
-            keep(&mut e.uuid, g.uuid.as_ref());
-            keep(&mut e.name, g.name.as_ref());
-            keep(&mut e.pci_bus_id, g.pci_bus_id.as_ref());
+            keep(&mut e.uuid, g.uuid.as_deref());
+            keep(&mut e.name, g.name.as_deref());
+            keep(&mut e.pci_bus_id, g.pci_bus_id.as_deref());
         }
     }
 

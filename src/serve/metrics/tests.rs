@@ -157,7 +157,7 @@ fn a_gpu_missing_from_the_reading_is_reported_lost() {
     for i in 0..2 {
         first.gpus.push(GpuReading {
             index: i,
-            uuid: Some(format!("GPU-{i}")),
+            uuid: Some(format!("GPU-{i}").into()),
             util_gpu_pct: Some(50),
             ..GpuReading::default()
         });

@@ -61,10 +61,10 @@ fn gpu(sim: &Simulator, snap: &Snapshot, index: u32, spec: &GpuSpec) -> GpuInspe
         lost: false,
         name: Ok(spec.name.clone()),
         uuid: reading
-            .and_then(|r| r.uuid.clone())
+            .and_then(|r| r.uuid.as_deref().map(str::to_string))
             .ok_or(Missing::NotSupported),
         pci_bus_id: reading
-            .and_then(|r| r.pci_bus_id.clone())
+            .and_then(|r| r.pci_bus_id.as_deref().map(str::to_string))
             .ok_or(Missing::NotSupported),
         memory_total_bytes: reading
             .and_then(|r| r.memory_total_bytes)

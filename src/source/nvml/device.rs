@@ -56,17 +56,17 @@ pub(crate) fn read_device(
     if (refresh_identity || slot.identity.name.is_none())
         && let Some(name) = ask.get(Reading::Name, || dev.name())
     {
-        slot.identity.name = Some(text(name));
+        slot.identity.name = Some(text(name).into());
     }
     if (refresh_identity || slot.identity.uuid.is_none())
         && let Some(uuid) = ask.get(Reading::Uuid, || dev.uuid())
     {
-        slot.identity.uuid = Some(text(uuid));
+        slot.identity.uuid = Some(text(uuid).into());
     }
     if (refresh_identity || slot.identity.pci_bus_id.is_none())
         && let Some(pci) = ask.get(Reading::PciInfo, || dev.pci_info())
     {
-        slot.identity.pci_bus_id = Some(text(pci.bus_id));
+        slot.identity.pci_bus_id = Some(text(pci.bus_id).into());
     }
 
     // Static limits: once.

@@ -38,12 +38,13 @@ impl Default for NvmlTiming {
     }
 }
 
-/// Name, UUID and PCI bus id: read once, sanitized, kept while the GPU is lost.
+/// Name, UUID and PCI bus id: read once, sanitized, kept while the GPU is lost (shared with
+/// every reading: a tick clones pointers).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Identity {
-    pub(crate) name: Option<String>,
-    pub(crate) uuid: Option<String>,
-    pub(crate) pci_bus_id: Option<String>,
+    pub(crate) name: Option<gpumeter_model::SharedStr>,
+    pub(crate) uuid: Option<gpumeter_model::SharedStr>,
+    pub(crate) pci_bus_id: Option<gpumeter_model::SharedStr>,
 }
 
 /// Limits that do not change while the driver runs: read once.

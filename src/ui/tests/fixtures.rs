@@ -26,9 +26,9 @@ pub fn gpu(index: u32, util: u32) -> GpuReading {
     GpuReading {
         index,
         state: GpuState::Ok,
-        uuid: Some(format!("GPU-{index:08x}")),
+        uuid: Some(format!("GPU-{index:08x}").into()),
         name: Some("NVIDIA H100 80GB HBM3".into()),
-        pci_bus_id: Some(format!("00000000:{:02X}:00.0", 0x18 + index * 0x10)),
+        pci_bus_id: Some(format!("00000000:{:02X}:00.0", 0x18 + index * 0x10).into()),
         util_gpu_pct: Some(util),
         util_memory_pct: Some(util / 3),
         memory_total_bytes: Some(80 * GIB),
@@ -66,7 +66,7 @@ pub fn lost_gpu(index: u32) -> GpuReading {
     GpuReading {
         index,
         state: GpuState::Lost,
-        uuid: Some(format!("GPU-{index:08x}")),
+        uuid: Some(format!("GPU-{index:08x}").into()),
         name: Some("NVIDIA H100 80GB HBM3".into()),
         ..GpuReading::default()
     }
