@@ -189,21 +189,33 @@ impl Tier {
 
     /// [`Tier::points_since`]'s points, one at a time.
     fn points_iter(&self, since_ms: i64, codec: Codec) -> impl Iterator<Item = Point> + '_ {
-        let res = self.res();
-        let closed = self.closed_buckets(since_ms).filter_map(move |b| {
-            let mean = *self.slots.get(self.slot(b))?;
+        Tier::points_of(Some(self), since_ms, codec)
+    }
+
+    /// The points of `tier` (none without one), as one iterator type either way.
+    fn points_of(
+        tier: Option<&Tier>,
+        since_ms: i64,
+        codec: Codec,
+    ) -> impl Iterator<Item = Point> + '_ {
+        let buckets = tier.map_or(0..0, |t| t.closed_buckets(since_ms));
+        let closed = buckets.filter_map(move |b| {
+            let t = tier?;
+            let mean = *t.slots.get(t.slot(b))?;
             (mean != GAP).then(|| Point {
-                t_ms: b * res,
+                t_ms: b * t.res(),
                 mean: codec.decode(mean),
             })
         });
-        let open = self
-            .open
-            .filter(|open| open.bucket * res >= since_ms)
-            .map(|open| Point {
-                t_ms: open.bucket * res,
-                mean: open.mean(),
-            });
+        let open = tier.and_then(|t| {
+            let res = t.res();
+            t.open
+                .filter(|open| open.bucket * res >= since_ms)
+                .map(|open| Point {
+                    t_ms: open.bucket * res,
+                    mean: open.mean(),
+                })
+        });
         closed.chain(open)
     }
 
@@ -278,7 +290,8 @@ impl Series {
     }
 
     /// [`Series::window`]'s points, oldest first, one at a time (the charts map each into
-    /// their own list; no list of points is built for them).
+    /// their own list; no list of points is built for them). Its upper size hint is the
+    /// tier's buckets in the window, so a caller can reserve once.
     pub fn window_iter(&self, now_ms: i64, span_ms: i64) -> impl Iterator<Item = Point> + '_ {
         let since = now_ms - span_ms;
         let tier = self
@@ -286,8 +299,7 @@ impl Series {
             .iter()
             .find(|t| t.span_ms() >= span_ms)
             .or_else(|| self.tiers.last());
-        tier.into_iter()
-            .flat_map(move |t| t.points_iter(since, self.codec))
+        Tier::points_of(tier, since, self.codec)
     }
 
     /// Mean of the samples in the last `span_ms` (by the finest covering tier).
@@ -375,7 +387,10 @@ mod tests {
                 if step % 7 == 0 {
                     for span in [1_000, 4_500, 30_000, 60_000, 300_000, 3_600_000, 86_400_000] {
                         let now = t + next(3_000) as i64;
-                        let iter: Vec<Point> = s.window_iter(now, span).collect();
+                        let points = s.window_iter(now, span);
+                        let most = points.size_hint().1.unwrap();
+                        let iter: Vec<Point> = points.collect();
+                        assert!(iter.len() <= most, "{step} {span}: {} > {most}", iter.len());
                         assert_eq!(iter, s.window(now, span), "{step} {span}");
                         let tier = s.tiers.iter().find(|x| x.span_ms() >= span);
                         let tier = tier.or_else(|| s.tiers.last()).unwrap();

@@ -101,12 +101,14 @@ fn render_one(
     let lines: Vec<(u32, Vec<(f64, f64)>)> = gpus
         .iter()
         .filter_map(|&g| {
-            let pts: Vec<(f64, f64)> = metric
+            let points = metric
                 .series(history.gpu(g)?)
                 .window_iter(now_ms, window_ms)
                 .filter(|p| p.t_ms >= now_ms - window_ms)
-                .map(|p| ((p.t_ms - now_ms) as f64 / 1000.0, p.mean))
-                .collect();
+                .map(|p| ((p.t_ms - now_ms) as f64 / 1000.0, p.mean));
+            // Reserved once: a collect from a filter would grow the list step by step.
+            let mut pts = Vec::with_capacity(points.size_hint().1.unwrap_or(0));
+            pts.extend(points);
             (!pts.is_empty()).then_some((g, pts))
         })
         .collect();

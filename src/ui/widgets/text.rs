@@ -122,9 +122,9 @@ fn put_cells(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style
 }
 
 /// Characters that are one cell wide and never join a neighbour into one grapheme: printable
-/// ASCII, Latin-1 letters and signs, general punctuation, arrows, box drawing, block elements
-/// and braille (what the dashboard draws with). Combining marks, controls, wide and emoji
-/// characters are not among them.
+/// ASCII, Latin-1 letters and signs, general punctuation, arrows, box drawing, block elements,
+/// the sort arrows ▲ ▼ and braille (what the dashboard draws with). Combining marks, controls,
+/// wide and emoji characters are not among them.
 pub(super) fn one_cell(c: char) -> bool {
     matches!(c as u32,
         0x20..=0x7E
@@ -134,6 +134,8 @@ pub(super) fn one_cell(c: char) -> bool {
         | 0x2030..=0x205E
         | 0x2190..=0x21FF
         | 0x2500..=0x259F
+        | 0x25B2
+        | 0x25BC
         | 0x2800..=0x28FF)
 }
 
