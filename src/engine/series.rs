@@ -279,27 +279,24 @@ impl Series {
     /// Points covering the last `span_ms` before `now_ms`, from the finest tier that reaches
     /// back that far (or the coarsest one).
     pub fn window(&self, now_ms: i64, span_ms: i64) -> Vec<Point> {
-        let since = now_ms - span_ms;
-        let tier = self
-            .tiers
+        self.tier_for(span_ms)
+            .map(|t| t.points_since(now_ms - span_ms, self.codec))
+            .unwrap_or_default()
+    }
+
+    /// The finest tier that reaches back `span_ms` (or the coarsest one).
+    fn tier_for(&self, span_ms: i64) -> Option<&Tier> {
+        self.tiers
             .iter()
             .find(|t| t.span_ms() >= span_ms)
-            .or_else(|| self.tiers.last());
-        tier.map(|t| t.points_since(since, self.codec))
-            .unwrap_or_default()
+            .or_else(|| self.tiers.last())
     }
 
     /// [`Series::window`]'s points, oldest first, one at a time (the charts map each into
     /// their own list; no list of points is built for them). Its upper size hint is the
     /// tier's buckets in the window, so a caller can reserve once.
     pub fn window_iter(&self, now_ms: i64, span_ms: i64) -> impl Iterator<Item = Point> + '_ {
-        let since = now_ms - span_ms;
-        let tier = self
-            .tiers
-            .iter()
-            .find(|t| t.span_ms() >= span_ms)
-            .or_else(|| self.tiers.last());
-        Tier::points_of(tier, since, self.codec)
+        Tier::points_of(self.tier_for(span_ms), now_ms - span_ms, self.codec)
     }
 
     /// Mean of the samples in the last `span_ms` (by the finest covering tier).

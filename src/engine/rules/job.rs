@@ -196,16 +196,7 @@ pub fn sample_in(snap: &Snapshot, job: &Job, by_pid: &HashMap<u32, &ProcessReadi
     let cores_used = (!cpus.is_empty()).then(|| cpus.iter().sum::<f64>() / 100.0);
 
     let online = snap.host.cpu_count.map(f64::from);
-    let cores_allowed = [
-        online,
-        affinity_cores(snap, job, by_pid, online),
-        snap.host.cpu_quota_cores,
-        snap.host.cgroup.cpuset_cpus.map(f64::from),
-    ]
-    .into_iter()
-    .flatten()
-    .reduce(f64::min)
-    .filter(|c| *c > 0.0);
+    let cores_allowed = cores_allowed(snap, online, affinity_cores(snap, job, by_pid, online));
 
     let main_core_pct = job
         .roots
@@ -238,6 +229,25 @@ pub fn sample_in(snap: &Snapshot, job: &Job, by_pid: &HashMap<u32, &ProcessReadi
 /// The cores the job's affinity allows: the size of the union of its processes' CPU sets
 /// where every process's set is known; else (counts only) each root's subtree at its widest
 /// count, summed — that errs towards more cores (fewer CPU-bound verdicts), never fewer.
+/// The cores a job may use: the least of the online CPUs, its affinity, the CPU quota and the
+/// cgroup's cpuset (what is known of them; none or 0 is unknown).
+pub(super) fn cores_allowed(
+    snap: &Snapshot,
+    online: Option<f64>,
+    affinity: Option<f64>,
+) -> Option<f64> {
+    [
+        online,
+        affinity,
+        snap.host.cpu_quota_cores,
+        snap.host.cgroup.cpuset_cpus.map(f64::from),
+    ]
+    .into_iter()
+    .flatten()
+    .reduce(f64::min)
+    .filter(|c| *c > 0.0)
+}
+
 fn affinity_cores(
     snap: &Snapshot,
     job: &Job,

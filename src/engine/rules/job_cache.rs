@@ -252,16 +252,7 @@ fn planned(snap: &Snapshot, job: &Job, plan: &Plan) -> JobSample {
     let cores_used = (n_cpus > 0).then(|| visible().filter_map(|p| p.cpu_pct).sum::<f64>() / 100.0);
 
     let online = snap.host.cpu_count.map(f64::from);
-    let cores_allowed = [
-        online,
-        affinity(snap, plan, online),
-        snap.host.cpu_quota_cores,
-        snap.host.cgroup.cpuset_cpus.map(f64::from),
-    ]
-    .into_iter()
-    .flatten()
-    .reduce(f64::min)
-    .filter(|c| *c > 0.0);
+    let cores_allowed = job::cores_allowed(snap, online, affinity(snap, plan, online));
 
     let main_core_pct = plan
         .roots
