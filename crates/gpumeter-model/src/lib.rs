@@ -1,7 +1,6 @@
 //! gpumeter's data model: the versioned [`Snapshot`] that every source produces (NVML + /proc,
-//! the built-in simulator) and every consumer reads (the dashboard, `watch`, one-shot JSON).
-//! Planned, not built yet: recordings and their replay, and an HTTP endpoint, which are to read
-//! and write this same schema.
+//! the built-in simulator) and every consumer reads (the dashboard, `watch`, `serve`, one-shot
+//! JSON, recordings and their replay).
 //!
 //! Rules this crate encodes:
 //! - a reading the driver does not support is `None` (serialized as `null`), never 0;
