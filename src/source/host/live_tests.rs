@@ -143,6 +143,55 @@ fn a_child_forked_by_another_thread_is_found_by_the_listing_and_kept() {
 }
 
 #[test]
+fn a_child_forked_by_another_thread_later_is_found_by_the_next_resumed_listing() {
+    let own_pid = std::process::id();
+    let gpu_procs: BTreeMap<u32, Vec<GpuUse>> = [(
+        own_pid,
+        vec![GpuUse {
+            gpu_index: 0,
+            kind: GpuProcessKind::Compute,
+            memory_bytes: None,
+            sm_util_pct: None,
+            memory_util_pct: None,
+        }],
+    )]
+    .into_iter()
+    .collect();
+    let mut sampler = HostSampler::new();
+    let t = now_ms();
+    sampler.sample(t, &gpu_procs);
+    // The whole listing, before the child is born.
+    sampler.sample(t + 1_000, &gpu_procs);
+    let (to_test, from_forker) = std::sync::mpsc::channel();
+    let (done, wait_done) = std::sync::mpsc::channel::<()>();
+    let forker = std::thread::spawn(move || {
+        let child = Reaped(Command::new("sleep").arg("5").spawn().unwrap());
+        to_test.send(child.0.id()).unwrap();
+        let _ = wait_done.recv();
+        drop(child);
+    });
+    let child_pid = from_forker.recv().unwrap();
+    let find = |reading: &super::HostSample| {
+        reading
+            .processes
+            .iter()
+            .find(|p| p.pid == child_pid)
+            .cloned()
+    };
+    let before = sampler.sample(t + 2_000, &gpu_procs);
+    assert!(find(&before).is_none(), "no listing due yet");
+    let listed = sampler.sample(t + 1_000 + super::scan::LISTING_MS, &gpu_procs);
+    let kid = find(&listed);
+    assert!(
+        kid.as_ref()
+            .is_some_and(|k| k.ppid == Some(own_pid) && k.name.as_deref() == Some("sleep")),
+        "{kid:?}"
+    );
+    done.send(()).unwrap();
+    forker.join().unwrap();
+}
+
+#[test]
 fn a_worker_that_exits_leaves_the_tree_and_its_sibling_stays() {
     // A GPU process with two workers; the first worker is killed between ticks (its kept stat
     // file then reads as an error, never as a process that got the pid).

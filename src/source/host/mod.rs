@@ -47,6 +47,7 @@ mod memory;
 mod nspid;
 mod pid_match;
 mod place;
+mod proc_dir;
 mod processes;
 mod scan;
 mod statics;

@@ -26,8 +26,11 @@
 //! pid and the inode number of its /proc directory (free in the listing; a new process under a
 //! reused pid gets a new one), and what it showed when read (parent, start time) is kept. A
 //! kept parent link goes stale only when the parent exits (the process is re-parented): such a
-//! link, whose parent is gone or younger than the child, is read again. So the cost of a
-//! listing is one directory read plus the processes born since the last one, not the host.
+//! link, whose parent is gone or younger than the child, is read again. On a procfs a listing
+//! resumes at the last one's highest pid (see [`ProcDir`]), and every [`WHOLE_LISTING_MS`] it
+//! lists the whole of /proc: that one sees the processes born under a wrapped pid and drops
+//! the ones that exited. So the cost of a listing is the processes born since the last one, not
+//! the host.
 //!
 //! Every stat is read, every tick, when the walk cannot answer: a GPU pid not found directly
 //! (the container cases need every process) or a kernel without children lists. The trees'
@@ -36,17 +39,20 @@
 use std::collections::hash_map::Entry;
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::DirEntryExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::kept::{pread_into, pread_records, read_into};
+use super::proc_dir::{Listed, ProcDir};
 use crate::source::focus::Watched;
 
 /// Longest time between two listings of /proc.
 pub(super) const LISTING_MS: i64 = 10_000;
+
+/// Longest time between two whole listings of /proc (the others resume at the last one's end).
+pub(super) const WHOLE_LISTING_MS: i64 = 60_000;
 
 /// Longest time between two reads of a tree member's stat (the GPU processes: every tick).
 pub(super) const MEMBER_STAT_MS: i64 = 5_000;
@@ -224,7 +230,11 @@ struct Known {
 #[derive(Debug)]
 pub(super) struct Scanner {
     proc: PathBuf,
+    dir: ProcDir,
     last_listing_ms: Option<i64>,
+    last_whole_ms: Option<i64>,
+    /// The last listing's entries, `(pid, inode)` (the buffer is kept).
+    listed: Vec<(u32, u64)>,
     /// Whether any tick ran yet: the first one only walks the trees (a fast first reading)
     /// when it can, and the second lists /proc.
     started: bool,
@@ -294,8 +304,11 @@ impl Scan {
 impl Scanner {
     pub(super) fn new(proc: PathBuf) -> Self {
         Self {
+            dir: ProcDir::new(proc.clone()),
             proc,
             last_listing_ms: None,
+            last_whole_ms: None,
+            listed: Vec::new(),
             started: false,
             children_seen: false,
             known: HashMap::new(),
@@ -345,9 +358,14 @@ impl Scanner {
         self.listing(HashMap::new(), now_ms, true)
     }
 
-    /// The stat of one process (a process that exited gives `None`).
+    /// The stat of one process (a process that exited gives `None`, and is known no more: a
+    /// resumed listing does not drop it).
     pub(super) fn read(&mut self, pid: u32) -> Option<ProcStat> {
-        self.stat(pid)
+        let stat = self.stat(pid);
+        if stat.is_none() {
+            self.known.remove(&pid);
+        }
+        stat
     }
 
     /// Takes back a tick's maps once they are used, emptied, for the next tick's walk.
@@ -363,31 +381,32 @@ impl Scanner {
     }
 
     /// Lists /proc: `stats` (read this tick) plus every process not seen before, or every
-    /// process when `all`; the others' links are the kept ones.
+    /// process when `all`; the others' links are the kept ones. A resumed listing (the
+    /// processes born since the last one) adds to the known processes and gives the links of
+    /// what it listed; a whole one makes them anew and gives them all.
     fn listing(
         &mut self,
         mut stats: HashMap<u32, ProcStat>,
         now_ms: i64,
         all: bool,
     ) -> io::Result<Scan> {
-        let mut listed: Vec<(u32, u64)> = Vec::with_capacity(self.known.len() + 64);
-        for entry in std::fs::read_dir(&self.proc)? {
-            let Ok(entry) = entry else { continue };
-            if let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            {
-                listed.push((pid, entry.ino()));
-            }
-        }
-        let mut known = HashMap::with_capacity(listed.len());
+        let resume = !all
+            && self
+                .last_whole_ms
+                .is_some_and(|t| now_ms >= t && now_ms - t < WHOLE_LISTING_MS);
+        let mut listed = std::mem::take(&mut self.listed);
+        let whole = self.dir.list(resume, &mut listed)? == Listed::Whole;
+        let (mut known, before) = if whole {
+            let before = std::mem::take(&mut self.known);
+            (HashMap::with_capacity(listed.len()), before)
+        } else {
+            (std::mem::take(&mut self.known), HashMap::new())
+        };
         for &(pid, ino) in &listed {
             let stat = match stats.entry(pid) {
                 Entry::Occupied(e) => e.into_mut(),
                 Entry::Vacant(e) => {
-                    let kept = self
-                        .known
+                    let kept = if whole { &before } else { &known }
                         .get(&pid)
                         .copied()
                         .filter(|k| k.ino == ino && !all);
@@ -413,18 +432,25 @@ impl Scanner {
                 },
             );
         }
+        let looked_at: Vec<u32> = if whole {
+            known.keys().copied().collect()
+        } else {
+            listed.iter().map(|&(pid, _)| pid).collect()
+        };
         // A kept link whose parent is gone, or whose parent's pid now names a younger process,
         // is stale: the child was re-parented. Read it again (one pass: its start is the same).
-        let stale: Vec<u32> = known
+        let stale: Vec<u32> = looked_at
             .iter()
-            .filter(|(pid, k)| {
+            .copied()
+            .filter(|pid| {
                 !stats.contains_key(pid)
-                    && k.ppid != 0
-                    && known
-                        .get(&k.ppid)
-                        .is_none_or(|p| p.start_ticks > k.start_ticks)
+                    && known.get(pid).is_some_and(|k| {
+                        k.ppid != 0
+                            && known
+                                .get(&k.ppid)
+                                .is_none_or(|p| p.start_ticks > k.start_ticks)
+                    })
             })
-            .map(|(&pid, _)| pid)
             .collect();
         for pid in stale {
             self.reads += 1;
@@ -440,13 +466,17 @@ impl Scanner {
                 }
             }
         }
-        let kept_links = known
+        let kept_links = looked_at
             .iter()
-            .filter(|(pid, _)| !stats.contains_key(pid))
-            .map(|(&pid, k)| (pid, k.ppid))
+            .filter(|pid| !stats.contains_key(pid))
+            .filter_map(|&pid| known.get(&pid).map(|k| (pid, k.ppid)))
             .collect();
         self.known = known;
+        self.listed = listed;
         self.last_listing_ms = Some(now_ms);
+        if whole {
+            self.last_whole_ms = Some(now_ms);
+        }
         Ok(Scan {
             stats,
             kept_links,
