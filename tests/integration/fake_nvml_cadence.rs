@@ -71,3 +71,28 @@ fn measurements_are_read_every_reading() {
         );
     }
 }
+
+#[test]
+fn a_process_list_is_one_call_a_reading() {
+    // One call per reading (the room kept from the last answer): calls 1–4 are readings 1–4,
+    // and the fault from the fifth call on shows first in reading 5. Asking for the count
+    // first would have made it reading 3.
+    for function in [
+        "nvmlDeviceGetComputeRunningProcesses_v3",
+        "nvmlDeviceGetProcessUtilization",
+    ] {
+        let scenario = format!(
+            "{FULL}[[fault]]\ngpu = 1\nfunction = \"{function}\"\nerror = \"UNKNOWN\"\nafter_calls = 4\n"
+        );
+        let lines = recorded_readings(&scenario, ELAPSED_MS);
+        assert!(lines.len() >= 5, "{function}: {} readings", lines.len());
+        let first_failing = lines
+            .iter()
+            .position(|snap| !gpu1_warnings(snap).is_empty())
+            .map(|i| (i, gpu1_warnings(&lines[i])));
+        assert!(
+            first_failing.as_ref().is_some_and(|(i, _)| *i == 4),
+            "{function}: {first_failing:?}"
+        );
+    }
+}

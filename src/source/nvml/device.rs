@@ -10,6 +10,7 @@ use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, TemperatureSen
 use nvml_wrapper::error::NvmlError;
 
 use super::gpm::GpmSlot;
+use super::lists::ListRoom;
 use super::processes::{apply_util, merge_processes};
 use super::slot::{DeviceSlot, Settings};
 use super::support::{Ask, Asked, Reading, line};
@@ -198,9 +199,10 @@ pub(crate) fn read_device(
         r.tensor_active_pct = g.tensor_active_pct;
         r.dram_active_pct = g.dram_active_pct;
     }
-    let mut processes = read_processes(dev, &mut ask, slot.index);
+    let mut processes = read_processes(dev, &mut ask, &mut slot.lists, slot.index);
+    let cursor = slot.process_util.cursor();
     match ask.attempt(Reading::ProcessUtilization, || {
-        dev.process_utilization_stats(slot.process_util.cursor())
+        slot.lists.utilization(dev, cursor)
     }) {
         Asked::Answered(samples) => slot.process_util.record(&samples, now_ms),
         // NOT_FOUND: no process was busy since the cursor. That is news, not an error.
@@ -228,13 +230,14 @@ pub(crate) fn read_device(
 }
 
 /// Compute and graphics processes, merged per PID.
-fn read_processes(dev: &Device<'_>, ask: &mut Ask<'_>, index: u32) -> BTreeMap<u32, GpuUse> {
-    let compute = ask.get(Reading::ComputeProcesses, || {
-        dev.running_compute_processes()
-    });
-    let graphics = ask.get(Reading::GraphicsProcesses, || {
-        dev.running_graphics_processes()
-    });
+fn read_processes(
+    dev: &Device<'_>,
+    ask: &mut Ask<'_>,
+    lists: &mut ListRoom,
+    index: u32,
+) -> BTreeMap<u32, GpuUse> {
+    let compute = ask.get(Reading::ComputeProcesses, || lists.compute(dev));
+    let graphics = ask.get(Reading::GraphicsProcesses, || lists.graphics(dev));
     merge_processes(index, compute.as_deref(), graphics.as_deref())
 }
 

@@ -5,7 +5,8 @@
 //!
 //! Holds: loading and the open messages (`open`), error sorting (`errors`), the memo of refused
 //! readings (`support`), per-GPU memory between ticks (`slot`), per-GPU reading (`device`),
-//! processes and their utilization cursor (`processes`), intervals (`schedule`), and the
+//! processes and their utilization cursor (`processes`), the process lists in one call each
+//! (`lists`), intervals (`schedule`), and the
 //! one-time pre-flight inspection for `gpumeter check` (`inspect`).
 //! Touches only NVML; /proc and the snapshot assembly are in `source::local`. No globals: each
 //! [`NvmlSource`] owns its library handle, so tests can open a fake library by path.
@@ -14,6 +15,7 @@ mod device;
 mod errors;
 mod gpm;
 mod inspect;
+mod lists;
 mod open;
 mod processes;
 mod schedule;

@@ -7,6 +7,7 @@
 
 use gpumeter_model::{GpuReading, GpuState};
 
+use super::lists::ListRoom;
 use super::processes::ProcessUtilTracker;
 use super::schedule::Every;
 use super::support::{Stop, SupportMemo, line};
@@ -107,6 +108,8 @@ pub(crate) struct DeviceSlot {
     /// Why the last PCIe read failed ("PCIe RX (timeout)"), carried forward with its N/A.
     pub(crate) pcie_failure: Option<String>,
     pub(crate) process_util: ProcessUtilTracker,
+    /// The process lists' buffers (one NVML call per list a tick, see `lists`).
+    pub(crate) lists: ListRoom,
     pub(crate) settings: SettingsSlot,
 }
 
@@ -123,6 +126,7 @@ impl DeviceSlot {
             pcie_last: (None, None),
             pcie_failure: None,
             process_util: ProcessUtilTracker::new(timing.process_util_hold_ms),
+            lists: ListRoom::default(),
             settings: SettingsSlot {
                 due: Every::new(timing.settings_interval_ms),
                 last: Settings::default(),
