@@ -18,7 +18,9 @@
 //! GPU process the front-end shows every tick (all of them unless it says otherwise through
 //! [`crate::source::focus`]; the others every 5 s), the rest of their trees' `stat` and
 //! `children` every 5 s, a listing of /proc
-//! every 10 s that reads only processes not seen before (`scan`), and, only for the processes
+//! every 10 s that reads only processes not seen before (`scan`; after a whole listing, only
+//! the pids handed out since, and the whole of /proc every 60 s: `proc_dir`), and, only for the
+//! processes
 //! in the result, `status`, `cmdline` and `cgroup` once per process lifetime (cached per pid,
 //! start time and comm).
 //!
