@@ -14,7 +14,8 @@
 //! The base is learnt, not assumed: a whole listing gives each entry's position (the cookie
 //! of the entry before it), and only a listing in pid order, every process at its pid plus
 //! one and the same base, of a procfs of this process's own pid namespace (its `self` is this
-//! process) allows a resumed one; a resumed listing out of order ends that. Anything else (a
+//! process) allows a resumed one, with a `loadavg` of that procfs (not one a container's FUSE
+//! view, lxcfs, mounts over it); a resumed listing out of order ends that. Anything else (a
 //! test fixture, another kernel's /proc) is always listed whole.
 //!
 //! Touches nothing but the directory it is given.
@@ -122,15 +123,17 @@ impl ProcDir {
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
-        self.loadavg = File::open(self.path.join("loadavg")).ok();
+        // Only procfs's own `loadavg` names the last pid: one overmounted by a container's
+        // FUSE view (lxcfs) may not, and then every listing is whole.
+        self.loadavg = File::open(self.path.join("loadavg"))
+            .ok()
+            .filter(|f| is_procfs(f));
         Ok(fd)
     }
 
     /// Whether this directory is a procfs of this process's pid namespace.
     fn own_procfs(&self, fd: &OwnedFd) -> bool {
-        let procfs =
-            rustix::fs::fstatfs(fd).is_ok_and(|fs| fs.f_type == rustix::fs::PROC_SUPER_MAGIC);
-        procfs
+        is_procfs(fd)
             && std::fs::read_link(self.path.join("self"))
                 .ok()
                 .and_then(|l| l.to_str().and_then(|s| s.parse::<u32>().ok()))
@@ -215,6 +218,11 @@ impl ProcDir {
         }
         Ok(())
     }
+}
+
+/// Whether `fd` is on a procfs.
+fn is_procfs(fd: impl rustix::fd::AsFd) -> bool {
+    rustix::fs::fstatfs(fd).is_ok_and(|fs| fs.f_type == rustix::fs::PROC_SUPER_MAGIC)
 }
 
 /// A process entry's pid: a name of decimal digits (the others are `self`, `sys`, …).

@@ -31,6 +31,7 @@ fn a_whole_listing_of_proc_is_in_pid_order_with_the_inodes_read_dir_gives() {
     let got = pids(&listed);
     assert!(got.is_sorted(), "{got:?}");
     assert!(dir.base.is_some(), "this procfs allows resumed listings");
+    assert!(dir.loadavg.is_some(), "its loadavg is procfs's own");
     let own = std::process::id();
     for pid in [own, child.0.id()] {
         let ino = std::fs::read_dir("/proc")
