@@ -9,7 +9,7 @@ use gpumeter_model::{GpuProcessKind, GpuUse};
 use super::HostSampler;
 
 /// Kills the child even when an assertion fails.
-struct Reaped(Child);
+pub(super) struct Reaped(pub(super) Child);
 
 impl Drop for Reaped {
     fn drop(&mut self) {
@@ -23,6 +23,36 @@ fn now_ms() -> i64 {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64
+}
+
+/// `pid` as a compute process on GPU 0.
+fn on_gpu0(pid: u32) -> BTreeMap<u32, Vec<GpuUse>> {
+    let uses = vec![GpuUse {
+        gpu_index: 0,
+        kind: GpuProcessKind::Compute,
+        memory_bytes: None,
+        sm_util_pct: None,
+        memory_util_pct: None,
+    }];
+    [(pid, uses)].into_iter().collect()
+}
+
+/// A sleeping child forked by a thread other than the main one, which lives on until `done`
+/// is sent (a child of an exited thread goes to another thread).
+fn fork_from_another_thread() -> (
+    u32,
+    std::sync::mpsc::Sender<()>,
+    std::thread::JoinHandle<()>,
+) {
+    let (to_test, from_forker) = std::sync::mpsc::channel();
+    let (done, wait_done) = std::sync::mpsc::channel::<()>();
+    let forker = std::thread::spawn(move || {
+        let child = Reaped(Command::new("sleep").arg("5").spawn().unwrap());
+        to_test.send(child.0.id()).unwrap();
+        let _ = wait_done.recv();
+        drop(child);
+    });
+    (from_forker.recv().unwrap(), done, forker)
 }
 
 #[test]
@@ -105,28 +135,9 @@ fn a_child_forked_by_another_thread_is_found_by_the_listing_and_kept() {
     // Forked by a thread other than the main one, which lives on (a child of an exited thread
     // goes to another thread): not in the main thread's children list, so only a listing of
     // /proc finds it.
-    let (to_test, from_forker) = std::sync::mpsc::channel();
-    let (done, wait_done) = std::sync::mpsc::channel::<()>();
-    let forker = std::thread::spawn(move || {
-        let child = Reaped(Command::new("sleep").arg("5").spawn().unwrap());
-        to_test.send(child.0.id()).unwrap();
-        let _ = wait_done.recv();
-        drop(child);
-    });
-    let child_pid = from_forker.recv().unwrap();
+    let (child_pid, done, forker) = fork_from_another_thread();
     let own_pid = std::process::id();
-    let gpu_procs: BTreeMap<u32, Vec<GpuUse>> = [(
-        own_pid,
-        vec![GpuUse {
-            gpu_index: 0,
-            kind: GpuProcessKind::Compute,
-            memory_bytes: None,
-            sm_util_pct: None,
-            memory_util_pct: None,
-        }],
-    )]
-    .into_iter()
-    .collect();
+    let gpu_procs = on_gpu0(own_pid);
     let mut sampler = HostSampler::new();
     let t = now_ms();
     sampler.sample(t, &gpu_procs);
@@ -145,32 +156,13 @@ fn a_child_forked_by_another_thread_is_found_by_the_listing_and_kept() {
 #[test]
 fn a_child_forked_by_another_thread_later_is_found_by_the_next_resumed_listing() {
     let own_pid = std::process::id();
-    let gpu_procs: BTreeMap<u32, Vec<GpuUse>> = [(
-        own_pid,
-        vec![GpuUse {
-            gpu_index: 0,
-            kind: GpuProcessKind::Compute,
-            memory_bytes: None,
-            sm_util_pct: None,
-            memory_util_pct: None,
-        }],
-    )]
-    .into_iter()
-    .collect();
+    let gpu_procs = on_gpu0(own_pid);
     let mut sampler = HostSampler::new();
     let t = now_ms();
     sampler.sample(t, &gpu_procs);
     // The whole listing, before the child is born.
     sampler.sample(t + 1_000, &gpu_procs);
-    let (to_test, from_forker) = std::sync::mpsc::channel();
-    let (done, wait_done) = std::sync::mpsc::channel::<()>();
-    let forker = std::thread::spawn(move || {
-        let child = Reaped(Command::new("sleep").arg("5").spawn().unwrap());
-        to_test.send(child.0.id()).unwrap();
-        let _ = wait_done.recv();
-        drop(child);
-    });
-    let child_pid = from_forker.recv().unwrap();
+    let (child_pid, done, forker) = fork_from_another_thread();
     let find = |reading: &super::HostSample| {
         reading
             .processes

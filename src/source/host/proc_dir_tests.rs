@@ -1,18 +1,9 @@
 use std::os::unix::fs::DirEntryExt;
 use std::path::PathBuf;
-use std::process::{Child, Command};
+use std::process::Command;
 
+use super::super::live_tests::Reaped;
 use super::{Listed, ProcDir};
-
-/// Kills the child even when an assertion fails.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn sleeper() -> Reaped {
     Reaped(Command::new("sleep").arg("5").spawn().unwrap())

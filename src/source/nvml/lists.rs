@@ -62,17 +62,7 @@ impl ListRoom {
                 .nvmlDeviceGetComputeRunningProcesses_v3
                 .as_ref(),
         )?;
-        let handle = handle(dev);
-        let n = fill(&mut self.compute, NO_PROCESS, |count, buf| {
-            // SAFETY: the handle belongs to this live `Nvml`; `buf` has room for `*count`
-            // entries (see `fill`).
-            unsafe { sym(handle, count, buf) }
-        })?;
-        Ok(self.compute[..n]
-            .iter()
-            .copied()
-            .map(ProcessInfo::from)
-            .collect())
+        running(*sym, dev, &mut self.compute)
     }
 
     /// The processes with a graphics context on `dev`.
@@ -83,16 +73,7 @@ impl ListRoom {
                 .nvmlDeviceGetGraphicsRunningProcesses_v3
                 .as_ref(),
         )?;
-        let handle = handle(dev);
-        let n = fill(&mut self.graphics, NO_PROCESS, |count, buf| {
-            // SAFETY: as in `compute`.
-            unsafe { sym(handle, count, buf) }
-        })?;
-        Ok(self.graphics[..n]
-            .iter()
-            .copied()
-            .map(ProcessInfo::from)
-            .collect())
+        running(*sym, dev, &mut self.graphics)
     }
 
     /// The utilization samples newer than `last_seen` (µs; `None`: every buffered one).
@@ -106,7 +87,7 @@ impl ListRoom {
         let handle = handle(dev);
         let since = last_seen.unwrap_or(0);
         let n = fill(&mut self.utilization, NO_SAMPLE, |count, buf| {
-            // SAFETY: as in `compute`.
+            // SAFETY: as in `running`.
             unsafe { sym(handle, buf, count, since) }
         })?;
         Ok(self.utilization[..n]
@@ -115,6 +96,28 @@ impl ListRoom {
             .map(ProcessUtilizationSample::from)
             .collect())
     }
+}
+
+/// The signature both running-process lists share.
+type RunningFn = unsafe extern "C" fn(
+    nvml_wrapper_sys::bindings::nvmlDevice_t,
+    *mut c_uint,
+    *mut nvmlProcessInfo_t,
+) -> nvmlReturn_t;
+
+/// One running-process list through `sym`, in `room`.
+fn running(
+    sym: RunningFn,
+    dev: &Device<'_>,
+    room: &mut Vec<nvmlProcessInfo_t>,
+) -> Result<Vec<ProcessInfo>, NvmlError> {
+    let handle = handle(dev);
+    let n = fill(room, NO_PROCESS, |count, buf| {
+        // SAFETY: the handle belongs to this live `Nvml`; `buf` has room for `*count`
+        // entries (see `fill`).
+        unsafe { sym(handle, count, buf) }
+    })?;
+    Ok(room[..n].iter().copied().map(ProcessInfo::from).collect())
 }
 
 fn handle(dev: &Device<'_>) -> nvml_wrapper_sys::bindings::nvmlDevice_t {
