@@ -1,6 +1,7 @@
 //! CPU busy and iowait shares from the jiffy counters in `/proc/stat` (whole machine and per
-//! logical CPU), and the 1-minute load average. Reads only `<proc>/stat` and `<proc>/loadavg`,
-//! both kept open (see `kept`).
+//! logical CPU), and the 1-minute load average (with the last pid given out, which `loadavg`
+//! also names: see `births`). Reads only `<proc>/stat` and `<proc>/loadavg`, both kept open
+//! (see `kept`).
 
 use std::path::Path;
 
@@ -42,13 +43,26 @@ impl CpuFiles {
         KernelStats::from_read(self.buf.as_slice(), &info)
     }
 
-    /// The 1-minute load average, if `<proc>/loadavg` is readable.
-    pub(super) fn load_avg_1m(&mut self) -> Option<f64> {
-        self.loadavg.read_into(&mut self.buf).ok()?;
+    /// What `<proc>/loadavg` says (nothing, if it is unreadable).
+    pub(super) fn load_avg(&mut self) -> LoadAvg {
+        if self.loadavg.read_into(&mut self.buf).is_err() {
+            return LoadAvg::default();
+        }
         LoadAverage::from_read(self.buf.as_slice())
-            .ok()
-            .map(|l| f64::from(l.one))
+            .map(|l| LoadAvg {
+                one_min: Some(f64::from(l.one)),
+                last_pid: Some(l.latest_pid),
+            })
+            .unwrap_or_default()
     }
+}
+
+/// The parts of `<proc>/loadavg` a sample uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct LoadAvg {
+    pub(super) one_min: Option<f64>,
+    /// The last pid given out (in the reader's pid namespace).
+    pub(super) last_pid: Option<u32>,
 }
 
 /// The counters one CPU line reduces to.

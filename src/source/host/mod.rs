@@ -17,7 +17,7 @@
 //! cgroup limits every 10 s); then, while the driver names any GPU process, one `stat` read per
 //! GPU process the front-end shows every tick (all of them unless it says otherwise through
 //! [`crate::source::focus`]; the others every 5 s), the rest of their trees' `stat` and
-//! `children` every 5 s, a listing of /proc
+//! `children` every 5 s (`children` only while pids are given out: `births`), a listing of /proc
 //! every 10 s that reads only processes not seen before (`scan`; after a whole listing, only
 //! the pids handed out since, and the whole of /proc every 60 s: `proc_dir`), and, only for the
 //! processes
@@ -36,6 +36,7 @@
 //!   `pid_match`) and listed by their local PID with `host_pid` set; what nothing here holds
 //!   comes back as [`ProcessReading::invisible`] with its GPU use, never dropped.
 
+mod births;
 mod budget;
 mod cgroup;
 mod cgroup_usage;
@@ -219,13 +220,15 @@ impl HostSampler {
         });
         let io = self.io.update(now_unix_ms, &mut warnings);
         let cg = self.cgroup.update(now_unix_ms);
+        // Before the processes: their `children` reads use this tick's last pid.
+        let load = self.cpu_files.load_avg();
 
         let host = HostReading {
             cpu_count: cpu.count,
             cpu_util_pct: cpu.util_pct,
             iowait_pct: cpu.iowait_pct,
             per_cpu_util_pct: cpu.per_cpu_util_pct,
-            load_avg_1m: self.cpu_files.load_avg_1m(),
+            load_avg_1m: load.one_min,
             mem_total_bytes: memory.total_bytes,
             mem_used_bytes: memory.used_bytes,
             disk_read_bytes_per_s: io.disk_read_bytes_per_s,
@@ -240,15 +243,19 @@ impl HostSampler {
             disk_queue_depth: io.disk_queue_depth,
         };
         let system = SystemInfo {
-            hostname: self.system.hostname(),
-            uptime_s: self.system.uptime_s(),
+            hostname: self.system.hostname(now_unix_ms),
+            uptime_s: self.system.uptime_s(now_unix_ms),
             boot_time_unix_s,
             runs_in: Some(self.runs_in.clone()),
             ..SystemInfo::default()
         };
-        let processes =
-            self.processes
-                .sample(now_unix_ms, gpu_procs, boot_time_unix_s, &mut warnings);
+        let processes = self.processes.sample(
+            now_unix_ms,
+            gpu_procs,
+            boot_time_unix_s,
+            load.last_pid,
+            &mut warnings,
+        );
 
         HostSample {
             system,

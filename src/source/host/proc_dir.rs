@@ -116,6 +116,12 @@ impl ProcDir {
         Ok(Listed::Whole)
     }
 
+    /// Whether `loadavg`'s last pid names this procfs's own pids (as a resumed listing needs:
+    /// see the module doc), so that the same pid at two ticks means no process was born.
+    pub(super) fn names_own_pids(&self) -> bool {
+        self.base.is_some() && self.loadavg.is_some()
+    }
+
     /// The directory, opened on first use, with its `loadavg`.
     fn open(&mut self) -> io::Result<OwnedFd> {
         let fd = rustix::fs::open(

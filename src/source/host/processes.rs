@@ -130,6 +130,7 @@ impl ProcessTracker {
         now_ms: i64,
         gpu_procs: &mut BTreeMap<u32, Vec<GpuUse>>,
         boot_time_unix_s: Option<i64>,
+        last_pid: Option<u32>,
         warnings: &mut Warnings,
     ) -> Vec<ProcessReading> {
         if gpu_procs.is_empty() {
@@ -148,6 +149,7 @@ impl ProcessTracker {
         buf.gpu_pids.clear();
         buf.gpu_pids.extend(gpu_procs.keys().copied());
         let gpu_pids = &buf.gpu_pids;
+        self.scanner.note_last_pid(now_ms, last_pid);
         let mut scanned = self.scanner.scan(
             now_ms,
             gpu_pids,

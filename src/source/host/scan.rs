@@ -19,7 +19,9 @@
 //!   re-parented out of the tree leaves within [`MEMBER_STAT_MS`] (at its next read);
 //! - every tree process's `children` list: every [`CHILDREN_MS`], staggered the same way, and
 //!   at once for a process just found (workers are forked at a job's start, rarely later): a
-//!   worker forked by a main thread is in the tree within [`CHILDREN_MS`].
+//!   worker forked by a main thread is in the tree within [`CHILDREN_MS`]. A list read when no
+//!   pid was given out since (`loadavg`, where it names this procfs's pids: see `births`) is
+//!   not read again: on a quiet machine the lists cost nothing.
 //!
 //! Children forked by other threads are in those threads' lists, so every [`LISTING_MS`] /proc
 //! is listed as well, and only the entries not seen before are read: a process is known by its
@@ -44,6 +46,7 @@ use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
+use super::births::Births;
 use super::kept::{pread_into, pread_records, read_into};
 use super::proc_dir::{Listed, ProcDir};
 use crate::source::focus::Watched;
@@ -256,8 +259,12 @@ pub(super) struct Scanner {
     /// The walk's working sets and the maps a tick hands out, kept for the next tick (see
     /// [`Scanner::recycle`]): a steady tick allocates none of them.
     spare: Spare,
+    /// Whether a process was born since a tick (a `children` list read then still holds).
+    births: Births,
     /// Stat files read so far (what a listing saves shows here, in tests).
     reads: u64,
+    /// `children` lists read so far (in tests).
+    children_reads: u64,
 }
 
 /// Buffers kept between ticks.
@@ -318,8 +325,18 @@ impl Scanner {
             buf: Vec::with_capacity(1024),
             list_buf: Vec::new(),
             spare: Spare::default(),
+            births: Births::default(),
             reads: 0,
+            children_reads: 0,
         }
+    }
+
+    /// This tick's last pid given out, from `loadavg` read before [`Scanner::scan`] (`None`:
+    /// unknown). Trusted only where it names this procfs's own pids: then a tree process's
+    /// periodic `children` read waits while no process is born (see `births`).
+    pub(super) fn note_last_pid(&mut self, now_ms: i64, last_pid: Option<u32>) {
+        let trusted = last_pid.filter(|_| self.dir.names_own_pids());
+        self.births.note(now_ms, trusted);
     }
 
     /// The stats of the trees under `roots` (with last tick's `members`, at most `cap` pids
@@ -549,7 +566,11 @@ impl Scanner {
             let carry = known
                 .filter(|c| !every_tick && !due(now_ms, c.stat_ms, MEMBER_STAT_MS))
                 .map(|c| c.stat.clone());
-            let read_children = known.is_none_or(|c| due(now_ms, c.children_ms, CHILDREN_MS));
+            // Due, and some process was born since it was last read (a list read when no pid
+            // was given out since is still whole).
+            let read_children = known.is_none_or(|c| {
+                due(now_ms, c.children_ms, CHILDREN_MS) && !self.births.none_since(c.children_ms)
+            });
             let stat = match carry {
                 Some(stat) => {
                     carried.insert(pid);
@@ -663,6 +684,7 @@ impl Scanner {
 
     /// The children of `pid`'s main thread (a process that exited gives `None`, or none).
     fn children_list(&mut self, pid: u32) -> Option<impl Iterator<Item = u32> + '_> {
+        self.children_reads += 1;
         let kept = self.open.get_mut(&pid);
         let read = match kept {
             Some(Kept {

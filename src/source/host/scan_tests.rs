@@ -467,3 +467,96 @@ fn numbers_are_digits_only_and_a_negative_rss_is_zero() {
         "an overflow is no reading"
     );
 }
+
+/// A shell that forks a sleeping child when a line comes on its stdin.
+fn forks_on_a_line() -> (super::super::live_tests::Reaped, std::process::ChildStdin) {
+    let mut sh = std::process::Command::new("sh")
+        .args(["-c", "read _; sleep 30 & wait"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = sh.stdin.take().unwrap();
+    (super::super::live_tests::Reaped(sh), stdin)
+}
+
+/// The children `pid`'s main thread has now, waiting up to 10 s for one.
+fn await_a_child(pid: u32) -> u32 {
+    for _ in 0..1_000 {
+        let list = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"));
+        if let Some(kid) = list
+            .ok()
+            .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        {
+            return kid;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("{pid} forked no child");
+}
+
+#[test]
+fn a_children_list_waits_while_no_pid_is_given_out_and_is_read_once_one_is() {
+    use std::io::Write;
+    let (sh, mut stdin) = forks_on_a_line();
+    let root = sh.0.id();
+    let mut s = Scanner::new(PathBuf::from("/proc"));
+    let none = HashSet::new();
+    // The first tick walks; the second lists /proc whole, and learns that this procfs's
+    // `loadavg` names its own pids.
+    s.scan(0, &[root], &none, &ALL, CAP).unwrap();
+    s.scan(1_000, &[root], &none, &ALL, CAP).unwrap();
+    assert!(
+        s.dir.names_own_pids(),
+        "the tests run on a procfs of their own"
+    );
+    // The caller's `loadavg` names the same last pid at every tick from here on (a fixed
+    // number: the real one moves with every test running beside this one).
+    const LAST: u32 = 4_000_000;
+    let mut t = 2_000;
+    let tick = |s: &mut Scanner, t: &mut i64, last: u32| {
+        *t += CHILDREN_MS;
+        s.note_last_pid(*t, Some(last));
+        s.scan(*t, &[root], &none, &ALL, CAP).unwrap();
+    };
+    // Read once more (its last read came before the first note), then not again.
+    tick(&mut s, &mut t, LAST);
+    let quiet = s.children_reads;
+    for _ in 0..3 {
+        tick(&mut s, &mut t, LAST);
+    }
+    assert_eq!(s.children_reads, quiet, "no pid given out: no list read");
+    // A child is born, but the last pid (as given here) says none was: not looked for.
+    writeln!(stdin).unwrap();
+    let kid = await_a_child(root);
+    tick(&mut s, &mut t, LAST);
+    assert_eq!(s.children_reads, quiet);
+    assert!(!s.cadence.contains_key(&kid), "not walked to");
+    // A pid given out: the list is read at the next due tick, and the child is in the tree.
+    tick(&mut s, &mut t, LAST + 1);
+    assert_eq!(
+        s.children_reads,
+        quiet + 2,
+        "the root's list, then the child's own"
+    );
+    assert!(s.cadence.contains_key(&kid), "walked to");
+}
+
+#[test]
+fn a_last_pid_not_of_this_procfs_leaves_the_children_lists_at_their_cadence() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path(), &[(1, 0), (10, 1), (11, 10)], true);
+    let mut s = Scanner::new(dir.path().to_path_buf());
+    let members: HashSet<u32> = [11].into_iter().collect();
+    let mut reads = Vec::new();
+    for k in 0..12i64 {
+        let now = k * 1_000;
+        let before = s.children_reads;
+        // A fixture's `loadavg` is no procfs's: the same last pid proves nothing.
+        s.note_last_pid(now, Some(77));
+        s.scan(now, &[10], &members, &ALL, CAP).unwrap();
+        reads.push(s.children_reads - before);
+    }
+    // The two tree processes' lists, each read every CHILDREN_MS.
+    let total: u64 = reads.iter().sum();
+    assert!(total >= 2 * 12 * 1_000 / CHILDREN_MS as u64, "{reads:?}");
+}

@@ -1,6 +1,8 @@
 //! Facts about the machine: hostname (`<proc>/sys/kernel/hostname`, else `<etc>/hostname`),
 //! uptime (`<proc>/uptime`) and memory (`<proc>/meminfo`, see `memory`), from files kept open
-//! between ticks (see `kept`).
+//! between ticks (see `kept`). The hostname and the uptime are read every [`REREAD_MS`] (they
+//! change rarely, or steadily: the uptime in between is counted on with the tick clock);
+//! memory every tick.
 
 use std::path::Path;
 
@@ -15,7 +17,11 @@ use crate::sanitize::{MAX_NAME_CHARS, sanitize_bytes};
 /// Longest hostname file read; real ones are at most 64 bytes.
 const MAX_HOSTNAME_BYTES: u64 = 1024;
 
-/// The machine-wide files read every tick, kept open, and the buffer they are read into.
+/// Longest time a hostname or uptime read stands for.
+pub(super) const REREAD_MS: i64 = 60_000;
+
+/// The machine-wide files, kept open, the buffer they are read into and the last reads of
+/// the slow ones.
 #[derive(Debug)]
 pub(super) struct SystemFiles {
     hostname: KeptFile,
@@ -23,6 +29,15 @@ pub(super) struct SystemFiles {
     uptime: KeptFile,
     meminfo: KeptFile,
     buf: Vec<u8>,
+    /// When the hostname was last read, and what it gave.
+    hostname_read: Option<(i64, Option<String>)>,
+    /// When the uptime was last read, and what it gave (in ms).
+    uptime_read: Option<(i64, u64)>,
+}
+
+/// Whether a read at `at_ms` still stands at `now_ms` (a clock that stepped back: no).
+fn stands(now_ms: i64, at_ms: i64) -> bool {
+    now_ms >= at_ms && now_ms - at_ms < REREAD_MS
 }
 
 impl SystemFiles {
@@ -33,11 +48,24 @@ impl SystemFiles {
             uptime: KeptFile::new(roots.proc.join("uptime")),
             meminfo: KeptFile::new(roots.proc.join("meminfo")),
             buf: Vec::with_capacity(2048),
+            hostname_read: None,
+            uptime_read: None,
         }
     }
 
     /// The hostname, sanitized; `None` when neither file gives a non-empty one.
-    pub(super) fn hostname(&mut self) -> Option<String> {
+    pub(super) fn hostname(&mut self, now_ms: i64) -> Option<String> {
+        if let Some((at, name)) = &self.hostname_read
+            && stands(now_ms, *at)
+        {
+            return name.clone();
+        }
+        let name = self.read_hostname();
+        self.hostname_read = Some((now_ms, name.clone()));
+        name
+    }
+
+    fn read_hostname(&mut self) -> Option<String> {
         if self.hostname.read_into(&mut self.buf).is_ok() {
             let cut = self.buf.len().min(MAX_HOSTNAME_BYTES as usize);
             let name = sanitize_bytes(&self.buf[..cut], MAX_NAME_CHARS);
@@ -51,13 +79,25 @@ impl SystemFiles {
             .filter(|h| !h.is_empty())
     }
 
-    /// Whole seconds since boot.
-    pub(super) fn uptime_s(&mut self) -> Option<u64> {
+    /// Whole seconds since boot (a failed read is tried again at the next tick).
+    pub(super) fn uptime_s(&mut self, now_ms: i64) -> Option<u64> {
+        let up_ms = match self.uptime_read {
+            Some((at, up_ms)) if stands(now_ms, at) => up_ms.saturating_add((now_ms - at) as u64),
+            _ => {
+                let up_ms = self.read_uptime_ms()?;
+                self.uptime_read = Some((now_ms, up_ms));
+                up_ms
+            }
+        };
+        Some(up_ms / 1000)
+    }
+
+    fn read_uptime_ms(&mut self) -> Option<u64> {
         self.uptime.read_into(&mut self.buf).ok()?;
         Uptime::from_read(self.buf.as_slice())
             .ok()
             .filter(|u| u.uptime.is_finite() && u.uptime >= 0.0)
-            .map(|u| u.uptime as u64)
+            .map(|u| (u.uptime * 1000.0) as u64)
     }
 
     /// Host memory totals.

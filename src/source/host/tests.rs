@@ -406,3 +406,31 @@ fn affinity_and_cgroup_quota_reach_the_reading() {
     assert_eq!(find(&sample.processes, 101).cpus_allowed, Some(2));
     assert_eq!(sample.host.cpu_quota_cores, Some(1.5));
 }
+
+#[test]
+fn the_hostname_and_uptime_are_read_once_a_minute_the_uptime_counted_on_between() {
+    let f = Fixture::new();
+    let mut s = f.sampler();
+    let first = s.sample(0, &BTreeMap::new()).system;
+    assert_eq!(
+        (first.hostname.as_deref(), first.uptime_s),
+        (Some("gpu-box-1"), Some(3600))
+    );
+    f.write("proc/uptime", "9000.00 1.00\n");
+    f.write("proc/sys/kernel/hostname", "renamed\n");
+    let later = s.sample(30_900, &BTreeMap::new()).system;
+    // 3 600.25 s and 30.9 s on: the files are not read again yet.
+    assert_eq!(
+        (later.hostname.as_deref(), later.uptime_s),
+        (Some("gpu-box-1"), Some(3631))
+    );
+    let reread = s.sample(super::system::REREAD_MS, &BTreeMap::new()).system;
+    assert_eq!(
+        (reread.hostname.as_deref(), reread.uptime_s),
+        (Some("renamed"), Some(9000))
+    );
+    // A clock that steps back reads them again.
+    f.write("proc/uptime", "9500.00 1.00\n");
+    let back = s.sample(1_000, &BTreeMap::new()).system;
+    assert_eq!(back.uptime_s, Some(9500));
+}
