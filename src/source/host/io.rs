@@ -1,5 +1,6 @@
 //! Disk and network throughput from `<proc>/diskstats` and `<proc>/net/dev`, as bytes per
-//! second over the interval between two samples.
+//! second over the interval between two samples. Between two readings of `diskstats` (every
+//! minute) the disks counted are read from their own sysfs files (`disk_files`).
 //!
 //! What is counted, so that one byte is counted once:
 //! - disks: whole physical disks only. With sysfs beside the proc root, a disk counts when
@@ -14,6 +15,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use super::disk_files::{DiskCounters, DiskFiles, parse_counters};
 use super::kept::KeptFile;
 use super::{Roots, Warnings};
 
@@ -139,6 +141,8 @@ pub(super) struct IoTracker {
     sys: PathBuf,
     /// `<proc>/diskstats` and `<proc>/net/dev`, kept open, and the buffer they are read into.
     diskstats: KeptFile,
+    /// The whole disks' own files, read between listings (see `disk_files`).
+    disk_files: DiskFiles,
     net_dev: KeptFile,
     buf: Vec<u8>,
     /// Whether `sys/block` and `sys/class/net` exist: decided once.
@@ -163,6 +167,7 @@ impl IoTracker {
         Self {
             sys: roots.sys.clone(),
             diskstats: KeptFile::records(roots.proc.join("diskstats")),
+            disk_files: DiskFiles::new(Some(roots.sys.join("block")).filter(|b| b.is_dir())),
             net_dev: KeptFile::records(roots.proc.join("net/dev")),
             buf: Vec::with_capacity(4096),
             sys_block: roots.sys.join("block").is_dir(),
@@ -177,7 +182,7 @@ impl IoTracker {
     }
 
     pub(super) fn update(&mut self, now_ms: i64, warnings: &mut Warnings) -> IoRates {
-        let (disk_read, disk_write, busiest) = match self.read_disks() {
+        let (disk_read, disk_write, busiest) = match self.read_disks(now_ms) {
             Ok(()) => {
                 let dt = self.disks.finish(now_ms);
                 let busy_dt = self.busy.finish(now_ms);
@@ -212,15 +217,27 @@ impl IoTracker {
         }
     }
 
-    /// This sample's whole disks from `/proc/diskstats`, into `disks` and `busy`.
-    fn read_disks(&mut self) -> Result<(), String> {
+    /// This sample's whole disks, into `disks` and `busy`: from their own files between
+    /// listings, else from `/proc/diskstats` (see `disk_files`).
+    fn read_disks(&mut self, now_ms: i64) -> Result<(), String> {
+        self.disks.begin();
+        self.busy.begin();
+        if !self.disk_files.listing_due(now_ms) {
+            let (disks, busy) = (&mut self.disks, &mut self.busy);
+            if self
+                .disk_files
+                .read(|name, c| add_disk(disks, busy, name, c))
+            {
+                return Ok(());
+            }
+            // One was not read: the listing, now (a disk added twice counts its last read).
+        }
         self.diskstats
             .read_into(&mut self.buf)
             .map_err(|e| e.to_string())?;
         let text = std::str::from_utf8(&self.buf).map_err(|e| e.to_string())?;
-        self.disks.begin();
-        self.busy.begin();
         let sys_block = self.sys_block.then(|| self.sys.join("block"));
+        let mut listed = Vec::new();
         for (n, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
@@ -240,12 +257,11 @@ impl IoTracker {
                 }
             };
             if whole {
-                let read = d.sectors_read.saturating_mul(SECTOR_BYTES);
-                let written = d.sectors_written.saturating_mul(SECTOR_BYTES);
-                self.disks.add(d.name, (read, written));
-                self.busy.add(d.name, (d.time_in_progress, d.weighted_time));
+                add_disk(&mut self.disks, &mut self.busy, d.name, d.counters);
+                listed.push(d.name);
             }
         }
+        self.disk_files.listed(now_ms, listed.into_iter());
         Ok(())
     }
 
@@ -306,16 +322,19 @@ impl IoTracker {
     }
 }
 
+/// One whole disk's counters of this sample, into the two trackers.
+fn add_disk(disks: &mut PerDevice, busy: &mut PerDevice, name: &str, c: DiskCounters) {
+    let read = c.sectors_read.saturating_mul(SECTOR_BYTES);
+    let written = c.sectors_written.saturating_mul(SECTOR_BYTES);
+    disks.add(name, (read, written));
+    busy.add(name, (c.time_in_progress, c.weighted_time));
+}
+
 /// The fields of a `/proc/diskstats` line used here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct DiskLine<'a> {
     name: &'a str,
-    sectors_read: u64,
-    sectors_written: u64,
-    /// ms with I/O in flight (io_ticks).
-    time_in_progress: u64,
-    /// ms × requests in flight.
-    weighted_time: u64,
+    counters: DiskCounters,
 }
 
 /// `major minor name` and at least eleven counters (kernels add discard and flush counters
@@ -325,16 +344,9 @@ fn parse_diskstats_line(line: &str) -> Option<DiskLine<'_>> {
     f.next()?.parse::<i32>().ok()?;
     f.next()?.parse::<i32>().ok()?;
     let name = f.next()?;
-    let mut n = [0u64; 11];
-    for slot in &mut n {
-        *slot = f.next()?.parse().ok()?;
-    }
     Some(DiskLine {
         name,
-        sectors_read: n[2],
-        sectors_written: n[6],
-        time_in_progress: n[9],
-        weighted_time: n[10],
+        counters: parse_counters(f)?,
     })
 }
 
@@ -484,13 +496,16 @@ mod tests {
         let d = parse_diskstats_line(disk).unwrap();
         let p = procfs::DiskStat::from_line(disk).unwrap();
         assert_eq!(d.name, p.name);
-        assert_eq!(d.sectors_read, p.sectors_read);
-        assert_eq!(d.sectors_written, p.sectors_written);
-        assert_eq!(d.time_in_progress, p.time_in_progress);
-        assert_eq!(d.weighted_time, p.weighted_time_in_progress);
+        assert_eq!(d.counters.sectors_read, p.sectors_read);
+        assert_eq!(d.counters.sectors_written, p.sectors_written);
+        assert_eq!(d.counters.time_in_progress, p.time_in_progress);
+        assert_eq!(d.counters.weighted_time, p.weighted_time_in_progress);
         // An older kernel's 14 fields, and lines that are not diskstats lines.
         let old = "259 0 nvme0n1 1 2 3 4 5 6 7 8 9 10 11";
-        assert_eq!(parse_diskstats_line(old).unwrap().weighted_time, 11);
+        assert_eq!(
+            parse_diskstats_line(old).unwrap().counters.weighted_time,
+            11
+        );
         assert_eq!(parse_diskstats_line("8 0 sda 1 2 3"), None);
         assert_eq!(
             parse_diskstats_line("8 0 sda 1 2 x 4 5 6 7 8 9 10 11"),

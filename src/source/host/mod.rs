@@ -42,6 +42,7 @@ mod cgroup;
 mod cgroup_usage;
 mod containers;
 mod cpu;
+mod disk_files;
 mod gpu_fds;
 mod io;
 mod kept;

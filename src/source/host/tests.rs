@@ -434,3 +434,56 @@ fn the_hostname_and_uptime_are_read_once_a_minute_the_uptime_counted_on_between(
     let back = s.sample(1_000, &BTreeMap::new()).system;
     assert_eq!(back.uptime_s, Some(9500));
 }
+
+#[test]
+fn whole_disks_are_read_from_their_own_files_between_listings() {
+    let f = Fixture::new();
+    f.write("sys/block/vda/device/model", "x");
+    let own = |read: u64, written: u64| {
+        f.write(
+            "sys/block/vda/stat",
+            format!("10 0 {read} 5 10 0 {written} 5 0 10 10 0 0 0 0 0 0\n"),
+        );
+    };
+    own(0, 0);
+    f.set_diskstats(&[("vda", 0, 0), ("loop0", 0, 0)]);
+    let mut s = f.sampler();
+    let read_rate = |s: &mut HostSampler, at: i64| {
+        s.sample(at, &BTreeMap::new())
+            .host
+            .disk_read_bytes_per_s
+            .unwrap()
+    };
+    s.sample(0, &BTreeMap::new());
+    // Between listings only vda's own file is read: a change in the listing shows nothing.
+    own(2_000, 4_000);
+    f.set_diskstats(&[("vda", 90_000, 90_000), ("loop0", 0, 0)]);
+    assert_eq!(read_rate(&mut s, 1_000), 2_000.0 * 512.0);
+    own(2_000, 4_000);
+    assert_eq!(read_rate(&mut s, 2_000), 0.0);
+    // A file that does not read as one means the listing at once.
+    f.write("sys/block/vda/stat", "gone\n");
+    assert_eq!(read_rate(&mut s, 3_000), 88_000.0 * 512.0);
+    // The listing every LIST_MS shows a disk added since.
+    own(90_000, 90_000);
+    f.write("sys/block/vdb/device/model", "x");
+    f.write(
+        "sys/block/vdb/stat",
+        "10 0 0 5 10 0 0 5 0 10 10 0 0 0 0 0 0\n",
+    );
+    f.set_diskstats(&[("vda", 90_000, 90_000), ("vdb", 0, 0)]);
+    s.sample(4_000, &BTreeMap::new());
+    f.write(
+        "sys/block/vdb/stat",
+        "10 0 1000 5 10 0 0 5 0 10 10 0 0 0 0 0 0\n",
+    );
+    assert_eq!(read_rate(&mut s, 5_000), 0.0, "vdb not listed yet");
+    let listing = 3_000 + super::disk_files::LIST_MS;
+    f.set_diskstats(&[("vda", 90_000, 90_000), ("vdb", 1_000, 0)]);
+    s.sample(listing, &BTreeMap::new());
+    f.write(
+        "sys/block/vdb/stat",
+        "10 0 3000 5 10 0 0 5 0 10 10 0 0 0 0 0 0\n",
+    );
+    assert_eq!(read_rate(&mut s, listing + 1_000), 2_000.0 * 512.0);
+}
