@@ -1,6 +1,6 @@
 //! Disk and network throughput from `<proc>/diskstats` and `<proc>/net/dev`, as bytes per
 //! second over the interval between two samples. Between two readings of `diskstats` (every
-//! minute) the disks counted are read from their own sysfs files (`disk_files`).
+//! minute) the devices counted are read from their own sysfs files (`device_files`).
 //!
 //! What is counted, so that one byte is counted once:
 //! - disks: whole physical disks only. With sysfs beside the proc root, a disk counts when
@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use super::disk_files::{DiskCounters, DiskFiles, parse_counters};
+use super::device_files::DeviceFiles;
 use super::kept::KeptFile;
 use super::{Roots, Warnings};
 
@@ -141,8 +141,10 @@ pub(super) struct IoTracker {
     sys: PathBuf,
     /// `<proc>/diskstats` and `<proc>/net/dev`, kept open, and the buffer they are read into.
     diskstats: KeptFile,
-    /// The whole disks' own files, read between listings (see `disk_files`).
-    disk_files: DiskFiles,
+    /// The whole disks' and the counted interfaces' own files, read between listings (see
+    /// `device_files`).
+    disk_files: DeviceFiles,
+    nic_files: DeviceFiles,
     net_dev: KeptFile,
     buf: Vec<u8>,
     /// Whether `sys/block` and `sys/class/net` exist: decided once.
@@ -167,7 +169,14 @@ impl IoTracker {
         Self {
             sys: roots.sys.clone(),
             diskstats: KeptFile::records(roots.proc.join("diskstats")),
-            disk_files: DiskFiles::new(Some(roots.sys.join("block")).filter(|b| b.is_dir())),
+            disk_files: DeviceFiles::new(
+                Some(roots.sys.join("block")).filter(|b| b.is_dir()),
+                &["stat"],
+            ),
+            nic_files: DeviceFiles::new(
+                Some(roots.sys.join("class/net")).filter(|b| b.is_dir()),
+                &["statistics/rx_bytes", "statistics/tx_bytes"],
+            ),
             net_dev: KeptFile::records(roots.proc.join("net/dev")),
             buf: Vec::with_capacity(4096),
             sys_block: roots.sys.join("block").is_dir(),
@@ -196,7 +205,7 @@ impl IoTracker {
                 (None, None, None)
             }
         };
-        let (rx, tx) = match self.read_net() {
+        let (rx, tx) = match self.read_net(now_ms) {
             Ok(()) => {
                 let dt = self.net.finish(now_ms);
                 self.net.sum_rates(dt)
@@ -224,10 +233,15 @@ impl IoTracker {
         self.busy.begin();
         if !self.disk_files.listing_due(now_ms) {
             let (disks, busy) = (&mut self.disks, &mut self.busy);
-            if self
-                .disk_files
-                .read(|name, c| add_disk(disks, busy, name, c))
-            {
+            let own = |name: &str, texts: &[&str]| {
+                let counters = texts
+                    .first()
+                    .and_then(|t| parse_counters(t.split_ascii_whitespace()));
+                counters
+                    .inspect(|&c| add_disk(disks, busy, name, c))
+                    .is_some()
+            };
+            if self.disk_files.read(own) {
                 return Ok(());
             }
             // One was not read: the listing, now (a disk added twice counts its last read).
@@ -265,9 +279,21 @@ impl IoTracker {
         Ok(())
     }
 
-    /// This sample's interfaces from `/proc/net/dev` (not `lo`; the physical NICs only when
-    /// there are any), into `net`.
-    fn read_net(&mut self) -> Result<(), String> {
+    /// This sample's interfaces (not `lo`; the physical NICs only when there are any), into
+    /// `net`: from their own files between listings, else from `/proc/net/dev`.
+    fn read_net(&mut self, now_ms: i64) -> Result<(), String> {
+        self.net.begin();
+        if !self.nic_files.listing_due(now_ms) {
+            let net = &mut self.net;
+            let own = |name: &str, texts: &[&str]| {
+                let count = |i: usize| texts.get(i).and_then(|t| t.trim().parse::<u64>().ok());
+                let read = count(0).zip(count(1));
+                read.inspect(|&bytes| net.add(name, bytes)).is_some()
+            };
+            if self.nic_files.read(own) {
+                return Ok(());
+            }
+        }
         self.net_dev
             .read_into(&mut self.buf)
             .map_err(|e| e.to_string())?;
@@ -311,15 +337,44 @@ impl IoTracker {
             self.physical_nic
                 .retain(|n, _| listed.iter().any(|(r, _, _)| &text[r.clone()] == n));
         }
-        self.net.begin();
+        let mut counted = Vec::new();
         for (range, rx, tx) in &self.interfaces {
             let name = &text[range.clone()];
             if !any_physical || self.physical_nic.get(name).copied().unwrap_or(false) {
                 self.net.add(name, (*rx, *tx));
+                counted.push(name);
             }
         }
+        self.nic_files.listed(now_ms, counted.into_iter());
         Ok(())
     }
+}
+
+/// The counters of one disk used here (`/proc/diskstats` fields 6, 10, 13 and 14; the same
+/// in sysfs's `block/<name>/stat`, without the first three).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct DiskCounters {
+    sectors_read: u64,
+    sectors_written: u64,
+    /// ms with I/O in flight (io_ticks).
+    time_in_progress: u64,
+    /// ms × requests in flight.
+    weighted_time: u64,
+}
+
+/// The eleven counters every kernel gives (later ones add discard and flush counters); `None`
+/// when one is missing or not a number.
+fn parse_counters<'a>(mut f: impl Iterator<Item = &'a str>) -> Option<DiskCounters> {
+    let mut n = [0u64; 11];
+    for slot in &mut n {
+        *slot = f.next()?.parse().ok()?;
+    }
+    Some(DiskCounters {
+        sectors_read: n[2],
+        sectors_written: n[6],
+        time_in_progress: n[9],
+        weighted_time: n[10],
+    })
 }
 
 /// One whole disk's counters of this sample, into the two trackers.

@@ -14,15 +14,16 @@
 //! call (jiffy deltas for the CPU lines, `now_unix_ms` deltas for the rest).
 //!
 //! Cost per call: a handful of machine-wide files, kept open (one `pread` each, `kept`; the
-//! cgroup limits every 10 s); then, while the driver names any GPU process, one `stat` read per
-//! GPU process the front-end shows every tick (all of them unless it says otherwise through
+//! cgroup limits every 10 s, the hostname and uptime every minute: `system`; between two
+//! readings of `diskstats` and `net/dev`, a minute apart, only the counted disks' and NICs' own
+//! sysfs files: `device_files`); then, while the driver names any GPU process, one `stat` read
+//! per GPU process the front-end shows every tick (all of them unless it says otherwise through
 //! [`crate::source::focus`]; the others every 5 s), the rest of their trees' `stat` and
 //! `children` every 5 s (`children` only while pids are given out: `births`), a listing of /proc
 //! every 10 s that reads only processes not seen before (`scan`; after a whole listing, only
 //! the pids handed out since, and the whole of /proc every 60 s: `proc_dir`), and, only for the
-//! processes
-//! in the result, `status`, `cmdline` and `cgroup` once per process lifetime (cached per pid,
-//! start time and comm).
+//! processes in the result, `status`, `cmdline` and `cgroup` once per process lifetime (cached
+//! per pid, start time and comm).
 //!
 //! PID namespaces: NVML reports PIDs of the host namespace.
 //! - gpumeter on the host (the normal case) sees every process directly; a process inside a
@@ -42,7 +43,7 @@ mod cgroup;
 mod cgroup_usage;
 mod containers;
 mod cpu;
-mod disk_files;
+mod device_files;
 mod gpu_fds;
 mod io;
 mod kept;

@@ -478,7 +478,7 @@ fn whole_disks_are_read_from_their_own_files_between_listings() {
         "10 0 1000 5 10 0 0 5 0 10 10 0 0 0 0 0 0\n",
     );
     assert_eq!(read_rate(&mut s, 5_000), 0.0, "vdb not listed yet");
-    let listing = 3_000 + super::disk_files::LIST_MS;
+    let listing = 3_000 + super::device_files::LIST_MS;
     f.set_diskstats(&[("vda", 90_000, 90_000), ("vdb", 1_000, 0)]);
     s.sample(listing, &BTreeMap::new());
     f.write(
@@ -486,4 +486,30 @@ fn whole_disks_are_read_from_their_own_files_between_listings() {
         "10 0 3000 5 10 0 0 5 0 10 10 0 0 0 0 0 0\n",
     );
     assert_eq!(read_rate(&mut s, listing + 1_000), 2_000.0 * 512.0);
+}
+
+#[test]
+fn counted_interfaces_are_read_from_their_own_files_between_listings() {
+    let f = Fixture::new();
+    f.write("sys/class/net/ens5/device/vendor", "x");
+    f.write("sys/class/net/veth12/ifindex", "9");
+    let own = |rx: u64, tx: u64| {
+        f.write("sys/class/net/ens5/statistics/rx_bytes", format!("{rx}\n"));
+        f.write("sys/class/net/ens5/statistics/tx_bytes", format!("{tx}\n"));
+    };
+    own(0, 0);
+    f.set_net_dev(&[("lo", 0, 0), ("ens5", 0, 0), ("veth12", 0, 0)]);
+    let mut s = f.sampler();
+    let rates = |s: &mut HostSampler, at: i64| {
+        let h = s.sample(at, &BTreeMap::new()).host;
+        (h.net_rx_bytes_per_s.unwrap(), h.net_tx_bytes_per_s.unwrap())
+    };
+    s.sample(0, &BTreeMap::new());
+    // Between listings only the physical NIC's own files are read.
+    own(3_000, 1_000);
+    f.set_net_dev(&[("lo", 9, 9), ("ens5", 70_000, 70_000), ("veth12", 5, 5)]);
+    assert_eq!(rates(&mut s, 1_000), (3_000.0, 1_000.0));
+    // A file that does not read as a count means the listing at once.
+    f.write("sys/class/net/ens5/statistics/tx_bytes", "x\n");
+    assert_eq!(rates(&mut s, 2_000), (67_000.0, 69_000.0));
 }
