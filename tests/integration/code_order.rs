@@ -26,7 +26,7 @@ fn hot_functions_are_one_mangled_name_a_line_listed_once() {
     // would miss them): the /proc stat parser and the dashboard's text widget's line writer.
     // Written with the hash as `*`, as a rebuild with other dependencies renames them.
     for path in [
-        "4host4scan17parse_stat_fields17h*",
+        "4host4stat17parse_stat_fields17h*",
         "2ui7widgets4text8put_line17h*",
     ] {
         assert!(names.iter().any(|n| n.ends_with(path)), "{path} not listed");

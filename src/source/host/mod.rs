@@ -55,6 +55,7 @@ mod place;
 mod proc_dir;
 mod processes;
 mod scan;
+mod stat;
 mod statics;
 mod system;
 mod threads;

@@ -18,7 +18,8 @@ use gpumeter_model::{GpuUse, PidMatch, ProcessReading};
 
 use super::gpu_fds::{self, DevDir};
 use super::pid_match::{self, Candidate, Wanted};
-use super::scan::{ProcStat, Scanner};
+use super::scan::Scanner;
+use super::stat::ProcStat;
 use super::statics::{Key, StaticsCache};
 use super::threads::ThreadTracker;
 use super::{Roots, Warnings, tree};

@@ -42,13 +42,13 @@ use std::collections::hash_map::Entry;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::births::Births;
 use super::kept::{pread_into, pread_records, read_into};
 use super::proc_dir::{Listed, ProcDir};
+use super::stat::{ProcStat, parse_stat, parse_stat_reusing};
 use crate::source::focus::Watched;
 
 /// Longest time between two listings of /proc.
@@ -102,122 +102,6 @@ fn due(now_ms: i64, at_ms: i64, period_ms: i64) -> bool {
 /// A pid's phase in `[0, period)`: spreads the members' reads over the period.
 fn phase(pid: u32, period_ms: i64) -> i64 {
     (i64::from(pid).wrapping_mul(7_919)).rem_euclid(period_ms.max(1))
-}
-
-/// The part of `/proc/<pid>/stat` the sampler keeps.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct ProcStat {
-    pub(super) ppid: u32,
-    /// Shared: a member's stat is carried (cloned) every tick between its reads.
-    pub(super) comm: Arc<str>,
-    pub(super) state: char,
-    pub(super) threads: Option<u32>,
-    pub(super) rss_pages: u64,
-    /// Ticks after boot.
-    pub(super) start_ticks: u64,
-    /// utime + stime, in ticks.
-    pub(super) cpu_ticks: u64,
-}
-
-/// Parses one stat line: `pid (comm) state ppid …`, the comm possibly holding spaces and
-/// parentheses (hence the last `)`). Byte-wise, stopping after field 24: this runs for every
-/// stat a tick reads.
-pub(super) fn parse_stat(text: &[u8]) -> Option<ProcStat> {
-    parse_stat_reusing(text, None)
-}
-
-/// As [`parse_stat`], its comm the `known` one when that reads the same (a process's comm
-/// rarely changes: no string is made per read).
-pub(super) fn parse_stat_reusing(text: &[u8], known: Option<&Arc<str>>) -> Option<ProcStat> {
-    let f = parse_stat_fields(text)?;
-    let comm = match known {
-        Some(k) if k.as_bytes() == f.comm => Arc::clone(k),
-        _ => Arc::from(&*String::from_utf8_lossy(f.comm)),
-    };
-    Some(ProcStat {
-        ppid: f.ppid,
-        comm,
-        state: f.state,
-        threads: f.threads,
-        rss_pages: f.rss_pages,
-        start_ticks: f.start_ticks,
-        cpu_ticks: f.cpu_ticks,
-    })
-}
-
-/// A stat line's fields, its comm still the raw bytes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct StatFields<'a> {
-    pub(super) ppid: u32,
-    pub(super) comm: &'a [u8],
-    pub(super) state: char,
-    pub(super) threads: Option<u32>,
-    pub(super) rss_pages: u64,
-    pub(super) start_ticks: u64,
-    pub(super) cpu_ticks: u64,
-}
-
-/// The fields [`parse_stat`] keeps, allocating nothing.
-pub(super) fn parse_stat_fields(text: &[u8]) -> Option<StatFields<'_>> {
-    let open = text.iter().position(|&b| b == b'(')?;
-    let close = text.iter().rposition(|&b| b == b')')?;
-    let comm = text.get(open + 1..close)?;
-    let rest = text.get(close + 1..)?;
-    // Fields 3 (state) to 24 (rss) of proc(5), picked in one pass over the bytes (no list
-    // built per read), stopping after the last one kept.
-    let mut f: [&[u8]; 22] = [b""; 22];
-    let mut seen = 0;
-    let mut start = None;
-    for (i, &b) in rest.iter().enumerate() {
-        match (b.is_ascii_whitespace(), start) {
-            (false, None) => start = Some(i),
-            (true, Some(s)) => {
-                f[seen] = &rest[s..i];
-                seen += 1;
-                start = None;
-                if seen == f.len() {
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    if let (Some(s), true) = (start, seen < f.len()) {
-        f[seen] = &rest[s..];
-        seen += 1;
-    }
-    if seen < f.len() {
-        return None;
-    }
-    let at = |n: usize| f[n - 3];
-    let num = |n: usize| decimal(at(n));
-    let signed = |n: usize| match at(n) {
-        [b'-', digits @ ..] => decimal(digits)
-            .and_then(|v| i64::try_from(v).ok())
-            .map(|v| -v),
-        digits => decimal(digits).and_then(|v| i64::try_from(v).ok()),
-    };
-    let state = *at(3).first()?;
-    Some(StatFields {
-        ppid: u32::try_from(signed(4)?).unwrap_or(0),
-        comm,
-        state: state.is_ascii().then_some(char::from(state))?,
-        threads: signed(20).and_then(|t| u32::try_from(t).ok()),
-        rss_pages: u64::try_from(signed(24)?).unwrap_or(0),
-        start_ticks: num(22)?,
-        cpu_ticks: num(14)?.saturating_add(num(15)?),
-    })
-}
-
-/// An unsigned decimal (digits only; `None` for anything else or an overflow).
-fn decimal(digits: &[u8]) -> Option<u64> {
-    if digits.is_empty() {
-        return None;
-    }
-    digits.iter().try_fold(0u64, |acc, &b| {
-        let d = b.checked_sub(b'0').filter(|d| *d < 10)?;
-        acc.checked_mul(10)?.checked_add(u64::from(d))
-    })
 }
 
 /// What a listing keeps of a process it read: enough to place it in a tree unread.

@@ -1,26 +1,5 @@
 use super::*;
 
-const LINE: &[u8] = b"4242 (py (x) y) S 41 4242 4242 0 -1 4194560 100 0 0 0 \
-    250 50 0 0 20 0 7 0 123456 1000000 2048 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 \
-    17 3 0 0 0 0 0\n";
-
-#[test]
-fn parses_the_fields_kept_with_a_hostile_comm() {
-    let s = parse_stat(LINE).unwrap();
-    assert_eq!(&*s.comm, "py (x) y");
-    assert_eq!((s.state, s.ppid, s.threads), ('S', 41, Some(7)));
-    assert_eq!(
-        (s.cpu_ticks, s.start_ticks, s.rss_pages),
-        (300, 123456, 2048)
-    );
-}
-
-#[test]
-fn a_cut_line_is_no_reading() {
-    assert_eq!(parse_stat(&LINE[..60]), None);
-    assert_eq!(parse_stat(b"4242 py S 1"), None);
-}
-
 fn write_stat(dir: &Path, pid: u32, ppid: u32, start: u64) {
     std::fs::create_dir_all(dir.join(format!("{pid}/task/{pid}"))).unwrap();
     let line =
@@ -440,32 +419,6 @@ fn a_gpu_process_shown_is_read_at_once_and_one_no_longer_shown_waits_its_cadence
     let reads = root_reads(&mut s, &roots, &none, 12..12 + MEMBER_STAT_MS / 1_000 + 1);
     let next = reads[&101][0];
     assert!(next > 12_000 && next - 11_000 <= MEMBER_STAT_MS, "{next}");
-}
-
-#[test]
-fn numbers_are_digits_only_and_a_negative_rss_is_zero() {
-    let line = |ppid: &str, rss: &str, start: &str| {
-        format!("7 (w) R {ppid} 7 7 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 {start} 1000 {rss} 1 1 0\n")
-    };
-    let s = parse_stat(line("1", "-3", "99").as_bytes()).unwrap();
-    assert_eq!(
-        (s.ppid, s.rss_pages, s.start_ticks, s.cpu_ticks),
-        (1, 0, 99, 3)
-    );
-    assert_eq!(s.state, 'R');
-    // A negative parent (none) reads as 0, as before.
-    assert_eq!(
-        parse_stat(line("-1", "5", "99").as_bytes()).unwrap().ppid,
-        0
-    );
-    for bad in [line("1", "5", "9x"), line("1", "5", "+9")] {
-        assert_eq!(parse_stat(bad.as_bytes()), None, "{bad}");
-    }
-    assert_eq!(
-        parse_stat(line("1", "5", "99999999999999999999999").as_bytes()),
-        None,
-        "an overflow is no reading"
-    );
 }
 
 /// A shell that forks a sleeping child when a line comes on its stdin.

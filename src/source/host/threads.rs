@@ -12,7 +12,7 @@ use foldhash::HashMap;
 use gpumeter_model::{SharedStr, ThreadReading};
 
 use super::kept::read_into;
-use super::scan::{ProcStat, parse_stat_fields};
+use super::stat::{ProcStat, parse_stat_fields};
 use crate::sanitize::{MAX_NAME_CHARS, sanitize};
 
 /// Threads read per process.
