@@ -23,22 +23,32 @@ pub(super) fn read(file: &mut KeptFile, buf: &mut Vec<u8>) -> ProcResult<Memory>
     parse(buf).ok_or_else(|| ProcError::Incomplete(Some(file.path().to_path_buf())))
 }
 
+/// One bit per line this reads: all five seen, the rest of the file is not looked at.
+const ALL_SEEN: u8 = 0b1_1111;
+
 /// The totals from meminfo's text; `None` without a `MemTotal` line.
 fn parse(text: &[u8]) -> Option<Memory> {
     let (mut total, mut free, mut available, mut buffers, mut cached) =
         (None, None, None, None, None);
+    let mut seen = 0u8;
     for line in text.split(|&b| b == b'\n') {
+        // The five lead the file on kernels that have them all: the other ~50 lines (most
+        // of the parse's cost) are then skipped.
+        if seen == ALL_SEEN {
+            break;
+        }
         let Some(colon) = line.iter().position(|&b| b == b':') else {
             continue;
         };
-        let slot = match &line[..colon] {
-            b"MemTotal" => &mut total,
-            b"MemFree" => &mut free,
-            b"MemAvailable" => &mut available,
-            b"Buffers" => &mut buffers,
-            b"Cached" => &mut cached,
+        let (slot, bit) = match &line[..colon] {
+            b"MemTotal" => (&mut total, 1),
+            b"MemFree" => (&mut free, 2),
+            b"MemAvailable" => (&mut available, 4),
+            b"Buffers" => (&mut buffers, 8),
+            b"Cached" => (&mut cached, 16),
             _ => continue,
         };
+        seen |= bit;
         *slot = kib_bytes(&line[colon + 1..]);
     }
     let total: u64 = total?;
@@ -93,6 +103,18 @@ mod tests {
         // An unreadable MemAvailable is treated as missing (free + buffers + cached: 0).
         assert_eq!(mem.total_bytes, Some(2048 * 1024));
         assert_eq!(mem.used_bytes, Some(2048 * 1024));
+    }
+
+    #[test]
+    fn lines_after_the_five_are_not_looked_at() {
+        let text = b"MemTotal: 2048 kB\nMemFree: 1 kB\nMemAvailable: 1024 kB\nBuffers: 0 kB\n\
+                     Cached: 0 kB\nMemTotal: 9 kB\n";
+        let mem = parse(text).unwrap();
+        assert_eq!(mem.total_bytes, Some(2048 * 1024));
+        assert_eq!(mem.used_bytes, Some(1024 * 1024));
+        // Without one of the five, the whole file is read (a later line still counts).
+        let mem = parse(b"MemTotal: 2048 kB\nMemFree: 1 kB\nMemTotal: 4096 kB\n").unwrap();
+        assert_eq!(mem.total_bytes, Some(4096 * 1024));
     }
 
     /// The same answer as procfs' parser on this machine's meminfo (one read, both parses).

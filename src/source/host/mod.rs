@@ -214,8 +214,11 @@ impl HostSampler {
                 None
             }
         };
-        let boot_time_unix_s = stats.as_ref().map(|s| s.btime as i64);
-        let cpu = self.cpu.update(stats.as_ref());
+        let boot_time_unix_s = stats
+            .as_ref()
+            .and_then(|s| s.btime)
+            .and_then(|b| i64::try_from(b).ok());
+        let cpu = self.cpu.update(stats);
 
         let memory = self.system.memory().unwrap_or_else(|e| {
             warnings.push(format!("cannot read memory counters: {e}"));
