@@ -142,6 +142,14 @@ def record(args):
     names = [name for name, _ in hot.most_common()]
     if not names:
         sys.exit("code-order: callgrind saw nothing of gpumeter run: is the binary the one started?")
+    # A dashboard that stopped drawing (it exited, or never got its pane) leaves a dump of a few
+    # functions; written out, that list would drop the whole order. A tick runs ~0.4 M of
+    # gpumeter's own instructions, so far less than 0.1 M a second means no loop ran.
+    ran = sum(hot.values())
+    if ran < 100_000 * args.seconds:
+        sys.exit(f"code-order: callgrind saw only {ran} instructions of gpumeter in "
+                 f"{args.seconds:.0f} s ({len(names)} functions): the loop did not run; "
+                 f"{os.path.relpath(LIST, ROOT)} is left as it was")
     if args.keep and os.path.exists(LIST):
         # A recording on a loaded machine sees fewer ticks: keep what an earlier one listed.
         names += [n for n in (line.strip() for line in open(LIST)) if n and n not in hot]
