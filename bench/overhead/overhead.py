@@ -15,6 +15,7 @@ Python 3 standard library only. Run it through run.sh, which builds and finds th
 """
 
 import argparse
+import collections
 import fcntl
 import json
 import os
@@ -574,7 +575,8 @@ def summarize(results, frames, order):
             for m, s in stats.items():
                 if m == "gpumeter" or m in HEADLESS:
                     continue
-                lines.append(f"- {m}: CPU {ratio(g['cpu_s_per_min'], s['cpu_s_per_min'])}, "
+                lines.append(f"- {m}: CPU {ratio(g['cpu_s_per_min'], s['cpu_s_per_min'])}"
+                             f"{round_spread(rows, 'gpumeter', m)}, "
                              f"steady RSS {ratio(g['rss_steady_kib'], s['rss_steady_kib'])}, "
                              f"first data {ratio(g['first_data_ms'], s['first_data_ms'])}")
         peer = stats.get("nvtop")
@@ -582,9 +584,25 @@ def summarize(results, frames, order):
         if peer and heads:
             lines += ["", "headless gpumeter ÷ nvtop's TUI (target: 0.5 or below):", ""]
             for m, s in heads:
-                lines.append(f"- {m}: CPU {ratio(s['cpu_s_per_min'], peer['cpu_s_per_min'])}")
+                lines.append(f"- {m}: CPU {ratio(s['cpu_s_per_min'], peer['cpu_s_per_min'])}"
+                             f"{round_spread(rows, m, 'nvtop')}")
         lines.append("")
     return "\n".join(lines)
+
+
+def round_spread(rows, a, b):
+    """` (rounds 0.47–0.50×)`: the CPU ratio of `a` to `b` within each round, lowest and highest.
+    The monitors of a round run back to back, so a round's ratio is the least disturbed by the
+    machine's drift over a run; their spread says how far one run's ratio of medians can be
+    trusted. Empty with fewer than two rounds in which both ran."""
+    per = collections.defaultdict(dict)
+    for r in rows:
+        if r.get("cpu_s_per_min") is not None and r.get("round") is not None:
+            per[r["round"]][r["monitor"]] = r["cpu_s_per_min"]
+    ratios = sorted(x[a] / x[b] for x in per.values() if a in x and x.get(b))
+    if len(ratios) < 2:
+        return ""
+    return f" (rounds {ratios[0]:.2f}–{ratios[-1]:.2f}×)"
 
 
 def thread_medians(rows, scale=1.0, digits=3):
