@@ -17,6 +17,13 @@
 //!   it, so a tree's CPU % stays right. The rules that use the trees' CPU and state (starved,
 //!   over windows of tens of seconds) see the same means; a member that exits or is
 //!   re-parented out of the tree leaves within [`MEMBER_STAT_MS`] (at its next read);
+//! - a quiet process's stat (asleep at its last read, no CPU time since the one before: a
+//!   shell, a launcher, an idle worker): every [`QUIET_STAT_MS`]. Its counters are the same at
+//!   each read, so its rate (0) holds; the read that shows CPU time or another state (`R`, `D`)
+//!   puts it back on [`MEMBER_STAT_MS`], and what it did meanwhile shows as a rate over that
+//!   interval (the windows' means stay exact). A quiet member that exits leaves within
+//!   [`QUIET_STAT_MS`]. Where the trees mostly sleep, this spares most of the reads; a GPU
+//!   process shown is still read every tick;
 //! - every tree process's `children` list: every [`CHILDREN_MS`], staggered the same way, and
 //!   at once for a process just found (workers are forked at a job's start, rarely later): a
 //!   worker forked by a main thread is in the tree within [`CHILDREN_MS`]. A list read when no
@@ -60,6 +67,12 @@ pub(super) const WHOLE_LISTING_MS: i64 = 60_000;
 /// Longest time between two reads of a tree member's stat (the GPU processes: every tick).
 pub(super) const MEMBER_STAT_MS: i64 = 5_000;
 
+/// Longest time between two reads of a quiet member's stat: one asleep at its last read, with
+/// no CPU time since the read before (a shell, a launcher, an idle worker). Its counters say
+/// the same at every read, and the first read that shows CPU time or another state puts it
+/// back on [`MEMBER_STAT_MS`].
+pub(super) const QUIET_STAT_MS: i64 = 15_000;
+
 /// Longest time between two reads of a tree process's `children` list.
 pub(super) const CHILDREN_MS: i64 = 5_000;
 
@@ -92,6 +105,29 @@ struct Cadence {
     rephase: bool,
     /// The last stat read (carried between reads of a member).
     stat: ProcStat,
+    /// Its last read found it asleep with no CPU time since the read before: it waits
+    /// [`QUIET_STAT_MS`] for the next.
+    quiet: bool,
+}
+
+impl Cadence {
+    /// How long its stat waits between reads.
+    fn stat_period(&self) -> i64 {
+        if self.quiet {
+            QUIET_STAT_MS
+        } else {
+            MEMBER_STAT_MS
+        }
+    }
+}
+
+/// Whether a stat read after `before` shows a process that did nothing in between: asleep
+/// (interruptible, or an idle kernel thread), the same process, no CPU time. One in `D` waits
+/// on I/O, which is what the starved rule looks for: not quiet.
+fn quiet(before: &ProcStat, now: &ProcStat) -> bool {
+    matches!(now.state, 'S' | 'I')
+        && before.start_ticks == now.start_ticks
+        && before.cpu_ticks == now.cpu_ticks
 }
 
 /// Whether a read last done at `at_ms` is due at `now_ms` (a clock that stepped back: yes).
@@ -448,7 +484,7 @@ impl Scanner {
             let every_tick = root && watched.covers(pid);
             let known = self.cadence.get(&pid);
             let carry = known
-                .filter(|c| !every_tick && !due(now_ms, c.stat_ms, MEMBER_STAT_MS))
+                .filter(|c| !every_tick && !due(now_ms, c.stat_ms, c.stat_period()))
                 .map(|c| c.stat.clone());
             // Due, and some process was born since it was last read (a list read when no pid
             // was given out since is still whole).
@@ -479,6 +515,7 @@ impl Scanner {
                         } else {
                             now_ms
                         };
+                        c.quiet = quiet(&c.stat, &stat);
                         c.stat = stat.clone();
                     }
                     if read_children {
@@ -497,6 +534,7 @@ impl Scanner {
                         children_ms: now_ms - phase(pid, CHILDREN_MS),
                         rephase: root,
                         stat: stat.clone(),
+                        quiet: false,
                     });
                 }
             }

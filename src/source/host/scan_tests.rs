@@ -1,9 +1,15 @@
 use super::*;
 
+/// A running process (never quiet: the cadence tests see [`MEMBER_STAT_MS`]).
 fn write_stat(dir: &Path, pid: u32, ppid: u32, start: u64) {
+    write_stat_as(dir, pid, ppid, start, 'R', 10);
+}
+
+fn write_stat_as(dir: &Path, pid: u32, ppid: u32, start: u64, state: char, cpu: u64) {
     std::fs::create_dir_all(dir.join(format!("{pid}/task/{pid}"))).unwrap();
-    let line =
-        format!("{pid} (p{pid}) S {ppid} 0 0 0 -1 0 0 0 0 0 5 5 0 0 20 0 1 0 {start} 0 10 0\n");
+    let line = format!(
+        "{pid} (p{pid}) {state} {ppid} 0 0 0 -1 0 0 0 0 0 {cpu} 0 0 0 20 0 1 0 {start} 0 10 0\n"
+    );
     std::fs::write(dir.join(format!("{pid}/stat")), line).unwrap();
 }
 
@@ -325,6 +331,122 @@ fn an_exited_member_leaves_within_its_cadence_a_gpu_process_at_once() {
             .unwrap()
             .full
     );
+}
+
+/// Ticks `from..to` of the scanner over the tree under `root`, noting when each member's stat
+/// was read (not carried).
+fn member_reads(
+    s: &mut Scanner,
+    root: u32,
+    members: &mut HashSet<u32>,
+    ticks: std::ops::Range<i64>,
+    mut each: impl FnMut(i64),
+) -> HashMap<u32, Vec<i64>> {
+    let mut reads: HashMap<u32, Vec<i64>> = HashMap::new();
+    for k in ticks {
+        let now = k * 1_000;
+        each(now);
+        let scan = s.scan(now, &[root], members, &ALL, CAP).unwrap();
+        for &pid in scan.stats.keys().filter(|&&p| p != root && p != 1) {
+            if !scan.carried.contains(&pid) {
+                reads.entry(pid).or_default().push(now);
+            }
+        }
+        *members = scan
+            .stats
+            .keys()
+            .copied()
+            .filter(|&p| p != root && p != 1)
+            .collect();
+    }
+    reads
+}
+
+fn gaps(at: &[i64]) -> Vec<i64> {
+    at.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+#[test]
+fn a_quiet_member_waits_longer_and_is_back_on_the_member_cadence_once_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A GPU process (10) and its tree: 11 asleep and idle, 12 running, 13 in D (waiting on
+    // I/O, no CPU), 14 asleep at each read but using CPU in between.
+    tree(
+        d,
+        &[(1, 0), (10, 1), (11, 10), (12, 10), (13, 10), (14, 10)],
+        true,
+    );
+    write_stat_as(d, 11, 10, 1_100, 'S', 7);
+    write_stat_as(d, 13, 10, 1_300, 'D', 7);
+    let mut s = Scanner::new(d.to_path_buf());
+    s.max_kept = 0; // read by path: the fixture's files are rewritten
+    let mut members = HashSet::new();
+    let reads = member_reads(&mut s, 10, &mut members, 0..60, |now| {
+        write_stat_as(d, 14, 10, 1_400, 'S', 10 + now as u64 / 100);
+    });
+    // The quiet one: read when found and at its phase, then every QUIET_STAT_MS (one tick of
+    // slack each way), so about a third as often as the others.
+    let quiet = &reads[&11];
+    let later = &gaps(quiet)[1..];
+    assert!(!later.is_empty());
+    assert!(
+        later
+            .iter()
+            .all(|&g| g > MEMBER_STAT_MS && g <= QUIET_STAT_MS),
+        "{quiet:?}"
+    );
+    for pid in [12, 13, 14] {
+        let at = &reads[&pid];
+        assert!(
+            gaps(at).iter().all(|&g| g <= MEMBER_STAT_MS),
+            "{pid}: {at:?}"
+        );
+        assert!(at.len() >= 60 / 5, "{pid}: {at:?}");
+        assert!(
+            quiet.len() * 2 < at.len(),
+            "{pid}: {at:?} against {quiet:?}"
+        );
+    }
+    // 11 starts to run: its next read (within QUIET_STAT_MS) sees it, and from then on it is
+    // read at the member cadence.
+    let mut cpu = 7;
+    let reads = member_reads(&mut s, 10, &mut members, 60..90, |_| {
+        cpu += 50;
+        write_stat_as(d, 11, 10, 1_100, 'S', cpu);
+    });
+    let woke = &reads[&11];
+    assert!(woke[0] - 59_000 <= QUIET_STAT_MS, "{woke:?}");
+    assert!(gaps(woke).iter().all(|&g| g <= MEMBER_STAT_MS), "{woke:?}");
+    assert!(woke.len() > (89_000 - woke[0]) as usize / 5_000, "{woke:?}");
+}
+
+#[test]
+fn a_quiet_member_that_exits_leaves_within_the_quiet_cadence() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    tree(d, &[(1, 0), (10, 1), (11, 10), (12, 10)], true);
+    write_stat_as(d, 11, 10, 1_100, 'S', 7);
+    let mut s = Scanner::new(d.to_path_buf());
+    s.max_kept = 0;
+    let mut members = HashSet::new();
+    let reads = member_reads(&mut s, 10, &mut members, 0..30, |_| {});
+    assert!(
+        gaps(&reads[&11])
+            .last()
+            .is_some_and(|&g| g > MEMBER_STAT_MS)
+    );
+    std::fs::remove_dir_all(d.join("11")).unwrap();
+    write_children(d, 10, &[12]);
+    let gone_at = (30..=30 + QUIET_STAT_MS / 1_000)
+        .map(|k| k * 1_000)
+        .find(|&t| {
+            member_reads(&mut s, 10, &mut members, t / 1_000..t / 1_000 + 1, |_| {});
+            !members.contains(&11)
+        })
+        .expect("the exited member leaves");
+    assert!(gone_at - 30_000 <= QUIET_STAT_MS, "gone at {gone_at}");
+    assert!(members.contains(&12));
 }
 
 #[test]
