@@ -67,10 +67,7 @@ pub(super) const WHOLE_LISTING_MS: i64 = 60_000;
 /// Longest time between two reads of a tree member's stat (the GPU processes: every tick).
 pub(super) const MEMBER_STAT_MS: i64 = 5_000;
 
-/// Longest time between two reads of a quiet member's stat: one asleep at its last read, with
-/// no CPU time since the read before (a shell, a launcher, an idle worker). Its counters say
-/// the same at every read, and the first read that shows CPU time or another state puts it
-/// back on [`MEMBER_STAT_MS`].
+/// Longest time between two reads of a quiet process's stat (see [`quiet`]).
 pub(super) const QUIET_STAT_MS: i64 = 15_000;
 
 /// Longest time between two reads of a tree process's `children` list.
