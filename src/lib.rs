@@ -12,28 +12,21 @@
 //! a [`clock::Clock`] so every rule is testable with a fake clock.
 
 pub mod act;
-pub mod billing;
 pub mod check;
 pub mod cli;
-pub mod clock;
-pub mod config;
-pub mod engine;
 pub mod eval;
-pub mod export;
 pub mod fleet;
 pub mod launch;
-pub mod ledger;
-pub mod money;
-pub mod notify;
-pub mod recording;
 pub mod report;
 pub mod residency;
-pub mod sanitize;
 pub mod serve;
-pub mod session;
-pub mod source;
 pub mod ui;
-pub mod units;
 pub mod watch;
 
-pub use gpumeter_model as model;
+pub use gpumeter_core::{
+    billing, clock, config, engine, export, ledger, model, money, notify, recording, sanitize,
+    session, source, units,
+};
+
+#[cfg(test)]
+mod money_tests;

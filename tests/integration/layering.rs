@@ -1,6 +1,8 @@
-//! The dependency rule, checked on the source: the engine imports none of the rooms above it or
-//! beside it (cli, config, notify, the front-ends, the session core), and `notify` does not read
-//! `config` (config resolves into notify's settings, never the reverse).
+//! The dependency rule, checked on the source. Between the crates the compiler keeps it: the core
+//! (`crates/gpumeter-core`) cannot name the front-ends of the `gpumeter` crate. Inside the core,
+//! the engine imports none of the rooms above it or beside it (config, notify, the session),
+//! and `notify` does not read `config` (config resolves into notify's settings, never the
+//! reverse). Inside the binary crate, the front-ends follow the rules below.
 
 use std::path::{Path, PathBuf};
 
@@ -47,10 +49,21 @@ fn rooms_used(text: &str) -> Vec<String> {
     out
 }
 
+/// The core crate's rooms.
+fn check_core(room: &str, forbidden: &[&str]) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/gpumeter-core/src");
+    check_dir(&root.join(room), room, forbidden);
+}
+
+/// The binary crate's rooms (the front-ends).
 fn check(room: &str, forbidden: &[&str]) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(room);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    check_dir(&root.join(room), room, forbidden);
+}
+
+fn check_dir(root: &Path, room: &str, forbidden: &[&str]) {
     let mut files = Vec::new();
-    rust_files(&root, &mut files);
+    rust_files(root, &mut files);
     assert!(!files.is_empty(), "no sources under {}", root.display());
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
@@ -66,26 +79,19 @@ fn check(room: &str, forbidden: &[&str]) {
 
 #[test]
 fn the_engine_knows_nothing_of_the_rooms_above_it() {
-    check(
-        "engine",
-        &[
-            "cli", "config", "notify", "ui", "watch", "serve", "fleet", "session",
-        ],
-    );
+    check_core("engine", &["config", "notify", "session"]);
 }
 
 #[test]
 fn notify_does_not_read_config() {
-    check("notify", &["cli", "config", "ui", "watch", "session"]);
+    check_core("notify", &["config", "session"]);
 }
 
 #[test]
 fn sources_and_recordings_know_nothing_of_the_engine_or_the_front_ends() {
-    let above = [
-        "engine", "session", "cli", "config", "notify", "ui", "watch", "serve", "fleet",
-    ];
-    check("source", &above);
-    check("recording", &above);
+    let above = ["engine", "session", "config", "notify", "ledger", "billing"];
+    check_core("source", &above);
+    check_core("recording", &above);
 }
 
 #[test]
@@ -112,4 +118,41 @@ fn the_check_sees_grouped_imports() {
         ),
         ["config", "ui", "cli"]
     );
+}
+
+/// The core crate pulls in no terminal, argument-parsing or HTTP-server crate, directly or
+/// through another: its whole dependency closure in Cargo.lock (dev-dependencies included, so
+/// this is stricter than the build) names none of them.
+#[test]
+fn the_core_depends_on_no_terminal_cli_or_http_server_crate() {
+    let lock =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap();
+    let lock: toml::Table = toml::from_str(&lock).unwrap();
+    let packages = lock["package"].as_array().unwrap();
+    let deps_of = |name: &str| -> Vec<String> {
+        packages
+            .iter()
+            .filter(|p| p["name"].as_str() == Some(name))
+            .flat_map(|p| p.get("dependencies").and_then(|d| d.as_array()).cloned())
+            .flatten()
+            .filter_map(|d| {
+                d.as_str()
+                    .map(|s| s.split(' ').next().unwrap_or(s).to_string())
+            })
+            .collect()
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let mut todo = vec!["gpumeter-core".to_string()];
+    while let Some(name) = todo.pop() {
+        if seen.insert(name.clone()) {
+            todo.extend(deps_of(&name));
+        }
+    }
+    assert!(
+        seen.contains("rusqlite"),
+        "the walk found the core's dependencies: {seen:?}"
+    );
+    for banned in ["ratatui", "crossterm", "clap", "hyper"] {
+        assert!(!seen.contains(banned), "gpumeter-core depends on {banned}");
+    }
 }

@@ -87,7 +87,7 @@ impl ProcessFocus {
     }
 
     /// What is shown now, if it changed since `generation` (which is updated).
-    pub(crate) fn changed_since(&self, generation: &mut Option<u64>) -> Option<Watched> {
+    pub fn changed_since(&self, generation: &mut Option<u64>) -> Option<Watched> {
         let shared = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if *generation == Some(shared.generation) {
             return None;

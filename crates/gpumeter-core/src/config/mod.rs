@@ -28,7 +28,7 @@ pub use raw::RawConfig;
 pub use resolve::{CliPricing, DemoPricing, KeySettings, LedgerSettings, Settings, ThemeSetting};
 
 /// The shipped defaults, built in.
-pub const DEFAULT_CONFIG: &str = include_str!("../../config/default.toml");
+pub const DEFAULT_CONFIG: &str = include_str!("../../../../config/default.toml");
 /// How the defaults are named in error messages.
 pub const DEFAULT_CONFIG_NAME: &str = "<built-in defaults>";
 

@@ -3,10 +3,12 @@
 
 use gpumeter_model::{GpuReading, Snapshot};
 
-use super::*;
+use crate::billing::Pricing;
 use crate::billing::{ClockStart, Rate};
 use crate::engine::rules::AlertKind;
 use crate::ledger::Ledger;
+use crate::money::Currency;
+use crate::session::{Session, SessionConfig};
 
 /// A minute boundary (2027-01-15T08:00:00Z).
 const T0: i64 = 1_800_000_000_000;

@@ -268,6 +268,4 @@ pub fn run_stop(argv: &[String], inherit_output: bool) -> Result<(), String> {
 }
 
 #[cfg(test)]
-mod money_tests;
-#[cfg(test)]
 mod tests;

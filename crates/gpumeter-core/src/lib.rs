@@ -1,0 +1,28 @@
+//! gpumeter's core: everything the front-ends share, and nothing of terminals, HTTP or the
+//! command line (no ratatui, crossterm, clap or hyper here; the compiler keeps it so).
+//!
+//! Layering (dependencies point one way):
+//! `source` (NVML, /proc, simulator) → `engine` (history, alert rules, autostop) → `session`
+//! (one metering run: engine + billing + ledger writer + alert fan-out + autostop guard; one
+//! `Step` per reading). `billing`, `ledger`, `notify` and `export` are rooms the session and
+//! the front-ends use; `config` reads the config file and hands each room its resolved
+//! settings; `money`, `units`, `clock`, `sanitize` and `recording` are the shared ground. The
+//! engine imports none of `config`, `notify` or `session`; time comes through a
+//! [`clock::Clock`] so every rule is testable with a fake clock. The front-ends (the `gpumeter`
+//! crate: the dashboard, `watch`, `serve`, `fleet`, `check`) use this crate and never each other.
+
+pub mod billing;
+pub mod clock;
+pub mod config;
+pub mod engine;
+pub mod export;
+pub mod ledger;
+pub mod money;
+pub mod notify;
+pub mod recording;
+pub mod sanitize;
+pub mod session;
+pub mod source;
+pub mod units;
+
+pub use gpumeter_model as model;
