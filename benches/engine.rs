@@ -3,7 +3,7 @@
 //! rule's windows are full. The snapshot is made outside the timing.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use gpumeter::engine::Engine;
+use gpumeter_core::engine::Engine;
 use gpumeter_sim::{Scenario, Simulator};
 
 /// The `training` machine plus extra GPU jobs with dataloader workers, to ~500 processes.

@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use gpumeter::source::host::HostSampler;
+use gpumeter_core::source::host::HostSampler;
 use gpumeter_model::{GpuProcessKind, GpuUse};
 
 const GPU_PROCS: usize = 64;

@@ -4,9 +4,9 @@
 //! `Terminal` with crossterm's backend for comparison).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use gpumeter::engine::Engine;
 use gpumeter::ui::screen_writer::ScreenWriter;
 use gpumeter::ui::{self, App, UiOptions};
+use gpumeter_core::engine::Engine;
 use gpumeter_sim::{Scenario, Simulator};
 use ratatui::backend::{CrosstermBackend, TestBackend};
 use ratatui::{Terminal, TerminalOptions, Viewport, layout::Rect};

@@ -5,11 +5,11 @@ use std::path::Path;
 
 use gpumeter_sim::Scenario;
 
-use crate::clock::SharedClock;
-use crate::config::DemoPricing;
-use crate::source::local::LocalSource;
-use crate::source::sim::SimSource;
-use crate::source::{Source, SourceError};
+use gpumeter_core::clock::SharedClock;
+use gpumeter_core::config::DemoPricing;
+use gpumeter_core::source::local::LocalSource;
+use gpumeter_core::source::sim::SimSource;
+use gpumeter_core::source::{Source, SourceError};
 
 /// Why no source could be opened. `main` maps these to exit codes.
 #[derive(Debug, thiserror::Error)]
@@ -24,10 +24,10 @@ pub enum LaunchError {
     Source(SourceError),
     /// The recording to replay cannot be read.
     #[error(transparent)]
-    Replay(#[from] crate::recording::ReadError),
+    Replay(#[from] gpumeter_core::recording::ReadError),
     /// The recording to write cannot be created.
     #[error(transparent)]
-    Record(#[from] crate::recording::RecordError),
+    Record(#[from] gpumeter_core::recording::RecordError),
 }
 
 impl LaunchError {
@@ -124,7 +124,9 @@ pub fn reserve_descriptor_table() {
 
 /// Opens a recording as the source (`--replay FILE`).
 pub fn open_replay(path: &Path) -> Result<Box<dyn Source>, LaunchError> {
-    Ok(Box::new(crate::source::replay::ReplaySource::open(path)?))
+    Ok(Box::new(gpumeter_core::source::replay::ReplaySource::open(
+        path,
+    )?))
 }
 
 /// The same source, each reading also recorded to `path` (`--record FILE`); the file is
@@ -132,16 +134,18 @@ pub fn open_replay(path: &Path) -> Result<Box<dyn Source>, LaunchError> {
 pub fn record_to(
     source: Box<dyn Source>,
     path: &Path,
-    opts: crate::recording::RecordOptions,
+    opts: gpumeter_core::recording::RecordOptions,
 ) -> Result<Box<dyn Source>, LaunchError> {
-    let writer = crate::recording::Writer::create(path, opts)?;
-    Ok(Box::new(crate::source::tee::Tee::new(source, writer)))
+    let writer = gpumeter_core::recording::Writer::create(path, opts)?;
+    Ok(Box::new(gpumeter_core::source::tee::Tee::new(
+        source, writer,
+    )))
 }
 
 /// The built-in scenario a recording of a demo was taken from (`demo:NAME` in its header), so a
 /// replayed demo is priced as the demo was.
 pub fn replayed_scenario(path: &Path) -> Option<Scenario> {
-    let reader = crate::recording::Reader::open(path).ok()?;
+    let reader = gpumeter_core::recording::Reader::open(path).ok()?;
     let name = reader.header().source.strip_prefix("demo:")?.to_string();
     Scenario::builtin(&name)
 }

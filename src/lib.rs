@@ -1,15 +1,13 @@
-//! gpumeter: a terminal dashboard for rented GPU machines.
+//! gpumeter's front-ends, over the core crate (`gpumeter_core`: sources, engine, session,
+//! billing, ledger, notify, config, export and the shared ground).
 //!
-//! Layering (dependencies point one way):
-//! `source` (NVML, /proc, simulator) → `engine` (history, alert rules, autostop) → `session`
-//! (one metering run: engine + billing + ledger writer + alert fan-out + autostop guard; one
-//! `Step` per reading) → front-ends (`ui` the dashboard, `watch` headless, `serve` over HTTP;
-//! they only show the step; `export` and `report` print one-shot output).
-//! `billing`, `ledger`, `notify` and `export` are rooms the session and front-ends use; `config`
-//! reads the config file and hands each room its resolved settings; `cli` parses arguments and
-//! `main.rs` wires them together. The engine imports none of `cli`, `config`, `notify`, `ui`,
-//! `watch`, `serve` or `session`; front-ends render from `&` references only; time comes through
-//! a [`clock::Clock`] so every rule is testable with a fake clock.
+//! Each front-end shows what the core's session decided and never imports another front-end:
+//! `ui` (the terminal screens: the dashboard and the fleet screen), `watch` (headless lines),
+//! `serve` (HTTP: Prometheus, JSON), `fleet` (`fleet --once`), `check` (pre-flight), `report`
+//! (the ledger's spend), `eval` (the accuracy corpus). `cli` parses arguments into plain
+//! options; `main.rs` and `subcommands.rs` wire them to the front-ends. `act` signals and
+//! renices processes for the dashboard; `launch` turns command-line choices into a source.
+//! Front-ends render from `&` references only.
 
 pub mod act;
 pub mod check;
@@ -22,11 +20,6 @@ pub mod residency;
 pub mod serve;
 pub mod ui;
 pub mod watch;
-
-pub use gpumeter_core::{
-    billing, clock, config, engine, export, ledger, model, money, notify, recording, sanitize,
-    session, source, units,
-};
 
 #[cfg(test)]
 mod money_tests;

@@ -9,10 +9,11 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
 use gpumeter::cli::{self, Cli, Command, SourceArgs};
-use gpumeter::clock::{Clock, SharedClock, SystemClock};
 use gpumeter::launch::{self, LaunchError};
-use gpumeter::source::collector;
-use gpumeter::{config, ui};
+use gpumeter::ui;
+use gpumeter_core::clock::{Clock, SharedClock, SystemClock};
+use gpumeter_core::config;
+use gpumeter_core::source::collector;
 
 mod subcommands;
 use subcommands::{
@@ -38,7 +39,8 @@ fn main() -> ExitCode {
             print!("{}", launch::scenario_list());
             return ExitCode::SUCCESS;
         }
-        return match gpumeter::check::run::run(&cli, args, now, &mut std::io::stdout().lock()) {
+        let opts = check_options(&cli, args);
+        return match gpumeter::check::run::run(&opts, now, &mut std::io::stdout().lock()) {
             Ok(code) => ExitCode::from(code),
             Err(err) => {
                 eprintln!("gpumeter: {err}");
@@ -139,7 +141,7 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         },
         colour_depth: ui::fallback::ColourDepth::from_env(),
         ascii: settings.ascii,
-        focus: gpumeter::source::focus::ProcessFocus::new(),
+        focus: gpumeter_core::source::focus::ProcessFocus::new(),
     };
     // Open the source before touching the terminal, so a missing driver is a plain message. A
     // replay (not recorded again) is played by the dashboard itself: paused, sped up, sought.
@@ -185,7 +187,7 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
                     match (&g.demo, &g.replay) {
                         (Some(d), _) => format!("demo:{d}"),
                         (None, Some(p)) => format!("replay:{}", p.display()),
-                        (None, None) => gpumeter::source::local::LOCAL_LABEL.to_string(),
+                        (None, None) => gpumeter_core::source::local::LOCAL_LABEL.to_string(),
                     }
                 }
             };
@@ -235,7 +237,7 @@ pub(crate) fn source_for(
     g: &SourceArgs,
     clock: SharedClock,
     rec: &cli::RecordArgs,
-) -> anyhow::Result<Box<dyn gpumeter::source::Source>> {
+) -> anyhow::Result<Box<dyn gpumeter_core::source::Source>> {
     let source = match &g.replay {
         Some(path) => launch::open_replay(path)?,
         None => launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock)?,
@@ -249,8 +251,8 @@ pub(crate) fn source_for(
 pub(crate) fn record_options(
     caps: &cli::RecordCaps,
     g: &SourceArgs,
-) -> gpumeter::recording::RecordOptions {
-    gpumeter::recording::RecordOptions {
+) -> gpumeter_core::recording::RecordOptions {
+    gpumeter_core::recording::RecordOptions {
         max_size: caps.max_size,
         max_files: caps.max_files,
         interval_ms: millis(g.interval()),
@@ -278,4 +280,29 @@ pub(crate) fn load_settings(options: &config::LoadOptions) -> anyhow::Result<con
         eprintln!("gpumeter: {n}");
     }
     Ok(settings)
+}
+
+/// The check's options from the command line: options given before the subcommand count too
+/// (`gpumeter --demo idle check`). The check reads the config for pricing only; it never
+/// touches the ledger.
+fn check_options(cli: &Cli, args: &cli::CheckArgs) -> gpumeter::check::run::CheckOptions {
+    let files = cli::ConfigArgs {
+        config: args.config.clone().or_else(|| cli.files.config.clone()),
+        ledger: None,
+        no_ledger: true,
+    };
+    let pricing = args.pricing.or(&cli.pricing);
+    gpumeter::check::run::CheckOptions {
+        expect: args.expect.clone(),
+        python: args.python.clone(),
+        data: args.data.clone(),
+        json: args.json,
+        demo: args.demo.clone().or_else(|| cli.source.demo.clone()),
+        nvml_lib: args
+            .nvml_lib
+            .clone()
+            .or_else(|| cli.source.nvml_lib.clone()),
+        config: cli::load_options(&files, &pricing, None, None),
+        rate_given: pricing.rate.is_some(),
+    }
 }

@@ -3,12 +3,12 @@
 
 use gpumeter_model::{GpuReading, Snapshot};
 
-use crate::billing::Pricing;
-use crate::billing::{ClockStart, Rate};
-use crate::engine::rules::AlertKind;
-use crate::ledger::Ledger;
-use crate::money::Currency;
-use crate::session::{Session, SessionConfig};
+use gpumeter_core::billing::Pricing;
+use gpumeter_core::billing::{ClockStart, Rate};
+use gpumeter_core::engine::rules::AlertKind;
+use gpumeter_core::ledger::Ledger;
+use gpumeter_core::money::Currency;
+use gpumeter_core::session::{Session, SessionConfig};
 
 /// A minute boundary (2027-01-15T08:00:00Z).
 const T0: i64 = 1_800_000_000_000;
@@ -99,12 +99,12 @@ fn alert_text_spend_panel_watch_and_report_print_money_alike() {
         );
         assert!(panel.contains(&format!("{rate_text}/h")), "{code}: {panel}");
         // `watch`: the minute line's burn, and the total.
-        let line = crate::watch::lines::minute(&minute.unwrap(), &view);
+        let line = gpumeter_core::session::lines::minute(&minute.unwrap(), &view);
         assert!(
             line.contains(&format!("burn {rate_text}/h")),
             "{code}: {line}"
         );
-        let total = crate::watch::lines::total(&view);
+        let total = gpumeter_core::session::lines::total(&view);
         assert!(
             total.starts_with(&format!("total: spent {spent_text} over")),
             "{code}: {total}"

@@ -267,9 +267,9 @@ Rss:                 152 kB
     fn dropping_this_process_code_pages_changes_nothing_it_computes() {
         fn work() -> String {
             let snap = gpumeter_model::Snapshot::empty("residency", 1_000);
-            let mut h = crate::engine::History::default();
+            let mut h = gpumeter_core::engine::History::default();
             h.record(&snap);
-            let price = crate::money::Money::parse("12.50").map(|m| format!("{m:?}"));
+            let price = gpumeter_core::money::Money::parse("12.50").map(|m| format!("{m:?}"));
             format!("{:?} {:?} {price:?}", snap.gpus, h.gpu(0).is_none())
         }
         let before = work();

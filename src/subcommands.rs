@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use gpumeter::cli::{self, Cli, ReportArgs, ServeArgs, SnapshotArgs, WatchArgs};
-use gpumeter::clock::{Clock, FakeClock, SharedClock, SystemClock};
 use gpumeter::launch;
 use gpumeter::watch::{self, WatchClock, WatchOptions};
-use gpumeter::{config, export, report, ui};
+use gpumeter::{report, ui};
+use gpumeter_core::clock::{Clock, FakeClock, SharedClock, SystemClock};
+use gpumeter_core::{config, export};
 
 use crate::{
     demo_pricing, ledger_path, load_settings, millis, record_options, recording_of, source_for,
@@ -33,16 +34,16 @@ pub(crate) fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
         alerts.notify.webhook = None;
         alerts.notify.hooks.clear();
         alerts.autostop.enabled = false;
-        gpumeter::session::SessionConfig {
+        gpumeter_core::session::SessionConfig {
             pricing: settings.pricing,
             interval_ms: millis(g.interval()),
             alerts,
             ..Default::default()
         }
     } else {
-        gpumeter::session::SessionConfig::default()
+        gpumeter_core::session::SessionConfig::default()
     };
-    let mut session = gpumeter::session::Session::new(cfg)?;
+    let mut session = gpumeter_core::session::Session::new(cfg)?;
     if let Some(path) = &g.replay {
         // Every recorded reading up to `--at` after the first, through the session.
         let mut source = launch::open_replay(path)?;
@@ -154,8 +155,9 @@ pub(crate) fn record_cmd(cli: &Cli, args: &cli::RecordCmdArgs) -> anyhow::Result
         Some(path) => launch::open_replay(path)?,
         None => launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock.clone())?,
     };
-    let writer = gpumeter::recording::Writer::create(&args.file, record_options(&args.caps, g))?;
-    let mut tee = gpumeter::source::tee::Tee::new(source, writer);
+    let writer =
+        gpumeter_core::recording::Writer::create(&args.file, record_options(&args.caps, g))?;
+    let mut tee = gpumeter_core::source::tee::Tee::new(source, writer);
     let interval = g.interval();
     let end = args
         .for_
@@ -166,7 +168,7 @@ pub(crate) fn record_cmd(cli: &Cli, args: &cli::RecordCmdArgs) -> anyhow::Result
         if end.is_some_and(|e| clock.now_unix_ms() > e) {
             break;
         }
-        match gpumeter::source::Source::sample(&mut tee) {
+        match gpumeter_core::source::Source::sample(&mut tee) {
             Ok(snap) => {
                 for w in snap.warnings.iter().filter(|w| w.starts_with("recording:")) {
                     eprintln!("gpumeter: {w}");
@@ -211,11 +213,11 @@ pub(crate) fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
         for_ms: args.for_.map(millis),
         interval_ms: millis(g.interval()),
     };
-    let session = gpumeter::session::SessionConfig {
+    let session = gpumeter_core::session::SessionConfig {
         pricing: settings.pricing,
         ledger_path: ledger,
         alerts: settings.alerts,
-        autostop_flags: gpumeter::session::AutostopFlags {
+        autostop_flags: gpumeter_core::session::AutostopFlags {
             after_ms: args.autostop.map(millis),
             command: args.stop_cmd.as_ref().map(|c| c.0.clone()),
         },
@@ -260,7 +262,8 @@ pub(crate) fn report_cmd(cli: &Cli, args: &ReportArgs) -> anyhow::Result<()> {
 }
 
 pub(crate) fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
-    use gpumeter::serve::{self, auth, metrics::MetricsOptions, sampler::SamplerSetup};
+    use gpumeter::serve::{self, metrics::MetricsOptions, sampler::SamplerSetup};
+    use gpumeter_core::endpoint::auth;
     let g = &args.source.or(&cli.source);
     let token = auth::load_token(
         args.token_file.as_deref(),
@@ -280,12 +283,12 @@ pub(crate) fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
     }
     let clock: SharedClock = Arc::new(SystemClock);
     let source = source_for(g, clock.clone(), recording_of(cli, &args.recording))?;
-    let session = gpumeter::session::Session::new(gpumeter::session::SessionConfig {
+    let session = gpumeter_core::session::Session::new(gpumeter_core::session::SessionConfig {
         pricing: settings.pricing,
         ledger_path: ledger_path(&settings.ledger),
         interval_ms: millis(g.interval()),
         alerts: settings.alerts,
-        autostop_flags: gpumeter::session::AutostopFlags {
+        autostop_flags: gpumeter_core::session::AutostopFlags {
             after_ms: args.autostop.map(millis),
             command: args.stop_cmd.as_ref().map(|c| c.0.clone()),
         },

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use gpumeter_sim::{Scenario, Simulator};
 
-use crate::sanitize::sanitize;
-use crate::source::host::HostLimits;
+use gpumeter_core::sanitize::sanitize;
+use gpumeter_core::source::host::HostLimits;
 
 use super::facts::{
     BillingFacts, Expect, Facts, HostFacts, Mount, NumaNode, Owner, Probe, SoftwareFacts,
@@ -29,7 +29,7 @@ pub fn gather(
     let host_spec = scenario.host.clone();
     let mut sim = Simulator::new(scenario);
     let snap = sim.snapshot_at(AT_MS, now_unix_ms);
-    let inspection = crate::source::inspect::demo::inspect(&sim, &snap);
+    let inspection = gpumeter_core::source::inspect::demo::inspect(&sim, &snap);
     let owners = snap
         .processes
         .iter()

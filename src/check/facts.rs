@@ -4,8 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::source::host::HostLimits;
-use crate::source::inspect::Inspection;
+use gpumeter_core::source::host::HostLimits;
+use gpumeter_core::source::inspect::Inspection;
+
+pub use gpumeter_core::expect::Expect;
 
 /// Everything gathered.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,44 +27,6 @@ pub struct Facts {
     pub storage: Option<StorageFacts>,
     pub software: SoftwareFacts,
     pub billing: BillingFacts,
-}
-
-/// `--expect 8xH100`: how many GPUs of which model were paid for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expect {
-    pub count: Option<u32>,
-    /// Matched case-insensitively against the board's name, e.g. `H100`.
-    pub model: Option<String>,
-}
-
-impl Expect {
-    /// `8xH100`, `8×H100`, `8`, `H100`, `4xA100-80GB`.
-    pub fn parse(text: &str) -> Result<Expect, String> {
-        let t = text.trim();
-        let (count, model) = match t.split_once(['x', 'X', '×', '*']) {
-            Some((n, m)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => {
-                (Some(n), Some(m))
-            }
-            _ if t.chars().all(|c| c.is_ascii_digit()) => (Some(t), None),
-            _ => (None, Some(t)),
-        };
-        let count = count
-            .map(|n| {
-                n.parse::<u32>()
-                    .map_err(|_| format!("'{n}' is not a GPU count"))
-            })
-            .transpose()?;
-        let model = model.map(str::trim).filter(|m| !m.is_empty());
-        if count == Some(0) || (count.is_none() && model.is_none()) {
-            return Err(format!(
-                "'{text}' is not an expectation (examples: 8xH100, 4xA100, 8, H100)"
-            ));
-        }
-        Ok(Expect {
-            count,
-            model: model.map(str::to_string),
-        })
-    }
 }
 
 /// A GPU process as /proc shows it.
@@ -169,21 +133,4 @@ pub struct BillingFacts {
     pub config_error: Option<String>,
     /// Vendor and product from DMI (`/sys/class/dmi/id`).
     pub instance: Option<String>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn expectations_parse() {
-        let e = Expect::parse("8xH100").unwrap();
-        assert_eq!((e.count, e.model.as_deref()), (Some(8), Some("H100")));
-        let e = Expect::parse("4×A100-80GB").unwrap();
-        assert_eq!((e.count, e.model.as_deref()), (Some(4), Some("A100-80GB")));
-        assert_eq!(Expect::parse("8").unwrap().model, None);
-        assert_eq!(Expect::parse("H100").unwrap().count, None);
-        assert!(Expect::parse("0xH100").is_err());
-        assert!(Expect::parse("").is_err());
-    }
 }

@@ -11,8 +11,8 @@ use super::facts::{
     BillingFacts, Expect, Facts, HostFacts, NumaNode, Owner, SoftwareFacts, StorageFacts, Torch,
 };
 use super::{probe, python, software, storage};
-use crate::sanitize::sanitize;
-use crate::source::host::{HostLimits, parse_cpu_list};
+use gpumeter_core::sanitize::sanitize;
+use gpumeter_core::source::host::{HostLimits, parse_cpu_list};
 
 /// Where and how to look.
 #[derive(Debug, Clone)]
@@ -47,7 +47,8 @@ fn read(path: &Path) -> Option<String> {
 pub fn gather(opts: &LiveOptions) -> Facts {
     let root = &opts.root;
     let (proc, sys) = (root.join("proc"), root.join("sys"));
-    let nvml = crate::source::nvml::inspect(opts.nvml_lib.as_deref()).map_err(|e| e.to_string());
+    let nvml =
+        gpumeter_core::source::nvml::inspect(opts.nvml_lib.as_deref()).map_err(|e| e.to_string());
     let pids: Vec<u32> = nvml
         .as_ref()
         .map(|i| {

@@ -5,8 +5,8 @@
 
 use super::facts::{Facts, Owner};
 use super::verdict::{Family, Level, Verdict};
-use crate::source::inspect::{ComputeMode, GpuInspection, Inspection, Missing};
-use crate::units::bytes;
+use gpumeter_core::source::inspect::{ComputeMode, GpuInspection, Inspection, Missing};
+use gpumeter_core::units::bytes;
 
 /// VRAM in use beyond what the listed processes hold before it is called someone else's.
 const UNACCOUNTED_BYTES: u64 = 1 << 30;

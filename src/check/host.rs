@@ -5,7 +5,7 @@
 use super::facts::Facts;
 use super::gpus::list;
 use super::verdict::{Family, Level, Verdict};
-use crate::units::bytes;
+use gpumeter_core::units::bytes;
 
 /// Usable cores per GPU below which dataloaders commonly starve the GPU.
 pub const MIN_CORES_PER_GPU: f64 = 4.0;

@@ -6,7 +6,7 @@
 use super::facts::Facts;
 use super::gpus::list;
 use super::verdict::{Family, Level, Verdict};
-use crate::source::inspect::{GpuInspection, Inspection, Missing};
+use gpumeter_core::source::inspect::{GpuInspection, Inspection, Missing};
 
 /// Replays counted since the driver loaded at which the link is called marginal.
 const REPLAYS_WARN: u32 = 100;

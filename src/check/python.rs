@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use super::facts::{Torch, TorchBuild};
-use crate::sanitize::sanitize;
+use gpumeter_core::sanitize::sanitize;
 
 /// How long the Python may take.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);

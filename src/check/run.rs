@@ -1,12 +1,14 @@
-//! From the command line to a printed report and an exit code: the live machine or a demo
-//! scenario, the pricing as the config layers resolve it, text or JSON.
+//! From the check's options to a printed report and an exit code: the live machine or a demo
+//! scenario, the pricing as the config layers resolve it, text or JSON. The options come
+//! built (`main.rs` makes them from the command line); this room parses no arguments.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::facts::BillingFacts;
+use gpumeter_core::config::LoadOptions;
+
+use super::facts::{BillingFacts, Expect};
 use super::gather::LiveOptions;
-use crate::cli::{self, CheckArgs, Cli, ConfigArgs, PricingArgs};
 use crate::launch::{self, LaunchError};
 
 /// Reads `/proc`, `/sys`, `/dev` and `/etc` under this directory instead of `/` (tests).
@@ -24,44 +26,49 @@ pub enum CheckError {
     Json(#[from] serde_json::Error),
 }
 
+/// What the check is asked: the command line's choices, merged and resolved by the caller.
+#[derive(Debug, Clone)]
+pub struct CheckOptions {
+    /// The GPUs that were paid for (`--expect 8xH100`).
+    pub expect: Option<Expect>,
+    /// The Python whose torch build is read.
+    pub python: Option<PathBuf>,
+    /// The dataset's directory, probed.
+    pub data: Option<PathBuf>,
+    /// The versioned JSON report instead of text.
+    pub json: bool,
+    /// A demo scenario (a name or a `.toml` path) instead of this machine.
+    pub demo: Option<String>,
+    /// The NVML library to load instead of the system's.
+    pub nvml_lib: Option<PathBuf>,
+    /// How the config layers load (for pricing only: the check never opens the ledger); a demo
+    /// scenario's prices are layered in here.
+    pub config: LoadOptions,
+    /// `--rate` was given (so the rate's origin is the command line).
+    pub rate_given: bool,
+}
+
 /// Runs the check and prints the report; returns the exit code (0, 4 or 5).
-pub fn run(
-    cli: &Cli,
-    args: &CheckArgs,
-    now_unix_ms: i64,
-    out: &mut impl Write,
-) -> Result<u8, CheckError> {
-    // Options given before the subcommand count too (`gpumeter --demo idle check`). The check
-    // reads the config for pricing only; it never touches the ledger.
-    let files = ConfigArgs {
-        config: args.config.clone().or_else(|| cli.files.config.clone()),
-        ledger: None,
-        no_ledger: true,
-    };
-    let pricing = args.pricing.or(&cli.pricing);
-    let demo = args.demo.clone().or_else(|| cli.source.demo.clone());
-    let nvml_lib = args
-        .nvml_lib
-        .clone()
-        .or_else(|| cli.source.nvml_lib.clone());
+pub fn run(opts: &CheckOptions, now_unix_ms: i64, out: &mut impl Write) -> Result<u8, CheckError> {
+    let (demo, nvml_lib) = (&opts.demo, opts.nvml_lib.clone());
     let facts = match demo.as_deref() {
         Some(name) => {
             let scenario = launch::load_scenario(name)?;
-            let billing = billing(&files, &pricing, launch::demo_pricing(&scenario));
+            let billing = billing(opts, launch::demo_pricing(&scenario));
             super::demo::gather(
                 scenario,
-                args.expect.clone(),
-                args.data.clone(),
+                opts.expect.clone(),
+                opts.data.clone(),
                 billing,
                 now_unix_ms,
             )
         }
         None => super::gather::gather(&LiveOptions {
             nvml_lib,
-            expect: args.expect.clone(),
-            python: args.python.clone(),
+            expect: opts.expect.clone(),
+            python: opts.python.clone(),
             path_env: std::env::var_os("PATH"),
-            data: args.data.clone(),
+            data: opts.data.clone(),
             root: std::env::var_os(ROOT_ENV).map_or_else(|| PathBuf::from("/"), PathBuf::from),
             libcuda: std::env::var(LIBCUDA_ENV).unwrap_or_else(|_| "libcuda.so.1".into()),
             env: std::env::vars_os()
@@ -69,12 +76,12 @@ pub fn run(
                     Some((k.into_string().ok()?, v.to_string_lossy().into_owned()))
                 })
                 .collect(),
-            billing: billing(&files, &pricing, None),
+            billing: billing(opts, None),
             probe_limits: super::probe::Limits::default(),
         }),
     };
     let report = super::judge(&facts);
-    let text = if args.json {
+    let text = if opts.json {
         report.to_json()?
     } else {
         super::render::text(&report)
@@ -88,13 +95,13 @@ pub fn run(
 }
 
 /// The rate and budget the config layers resolve to, and where the rate comes from.
-fn billing(
-    files: &ConfigArgs,
-    pricing: &PricingArgs,
-    demo: Option<crate::config::DemoPricing>,
-) -> BillingFacts {
+fn billing(opts: &CheckOptions, demo: Option<gpumeter_core::config::DemoPricing>) -> BillingFacts {
     let from_demo = demo.is_some();
-    match crate::config::load(&cli::load_options(files, pricing, None, demo)) {
+    let load = LoadOptions {
+        demo,
+        ..opts.config.clone()
+    };
+    match gpumeter_core::config::load(&load) {
         Err(e) => BillingFacts {
             config_error: Some(e.to_string()),
             ..BillingFacts::default()
@@ -103,7 +110,7 @@ fn billing(
             let Some(p) = settings.pricing else {
                 return BillingFacts::default();
             };
-            let origin = if pricing.rate.is_some() {
+            let origin = if opts.rate_given {
                 "--rate"
             } else if from_demo {
                 "the demo scenario"

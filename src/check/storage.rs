@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::facts::{Facts, Mount};
 use super::verdict::{Family, Level, Verdict};
-use crate::units::rate;
+use gpumeter_core::units::rate;
 
 /// Sequential read per GPU an image/video training pipeline typically needs.
 pub const SEQ_PER_GPU: f64 = 200e6;
@@ -120,8 +120,8 @@ pub fn mount_of(mountinfo: &str, path: &Path) -> Option<Mount> {
         {
             best = Some(Mount {
                 point: point.into(),
-                fs_type: crate::sanitize::sanitize(fs_type, 40),
-                source: crate::sanitize::sanitize(&unescape(source), 120),
+                fs_type: gpumeter_core::sanitize::sanitize(fs_type, 40),
+                source: gpumeter_core::sanitize::sanitize(&unescape(source), 120),
             });
         }
     }

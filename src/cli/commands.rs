@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 
 use super::options::*;
 use super::parse::*;
-use crate::units::parse_duration;
+use gpumeter_core::units::parse_duration;
 
 #[derive(Debug, Args)]
 pub struct ConfigCmdArgs {
@@ -115,7 +115,7 @@ pub struct RecordCmdArgs {
 pub struct CheckArgs {
     /// The GPUs that were paid for, e.g. 8xH100, 4xA100, 8 or H100 (a mismatch fails).
     #[arg(long, value_name = "N×MODEL", value_parser = parse_expect)]
-    pub expect: Option<crate::check::Expect>,
+    pub expect: Option<gpumeter_core::expect::Expect>,
 
     /// The Python the job will run, to read its torch build (default: python3 or python on
     /// PATH). torch is not imported: CUDA is not initialised.
@@ -158,7 +158,7 @@ pub struct CheckArgs {
 pub struct ServeArgs {
     /// Address to listen on. Loopback by default; any other address needs a token
     /// (--token-file or GPUMETER_SERVE_TOKEN).
-    #[arg(long, value_name = "ADDR:PORT", default_value = crate::serve::DEFAULT_LISTEN, value_parser = crate::serve::parse_listen)]
+    #[arg(long, value_name = "ADDR:PORT", default_value = gpumeter_core::endpoint::DEFAULT_LISTEN, value_parser = gpumeter_core::endpoint::parse_listen)]
     pub listen: std::net::SocketAddr,
 
     /// Require `Authorization: Bearer <token>` with the token in this file (mode 600).

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{CliPricing, DemoPricing, Env, LoadOptions};
+use gpumeter_core::config::{CliPricing, DemoPricing, Env, LoadOptions};
 
 /// The interval when none is given.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);

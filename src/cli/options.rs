@@ -8,8 +8,8 @@ use clap::Args;
 
 use super::DEFAULT_INTERVAL;
 use super::parse::*;
-use crate::billing::{Budget, Rate};
-use crate::money::Currency;
+use gpumeter_core::billing::{Budget, Rate};
+use gpumeter_core::money::Currency;
 
 /// Where readings come from.
 #[derive(Debug, Clone, Default, Args)]
@@ -153,8 +153,8 @@ pub struct UiArgs {
 
     /// With --replay: start the dashboard this far into the recording (90s, 2h) or at this
     /// UTC time of day (HH:MM, the first time it comes).
-    #[arg(long, value_name = "DURATION|HH:MM", value_parser = crate::ui::replay::parse_start)]
-    pub start: Option<crate::ui::replay::StartAt>,
+    #[arg(long, value_name = "DURATION|HH:MM", value_parser = gpumeter_core::recording::parse_start)]
+    pub start: Option<gpumeter_core::recording::StartAt>,
     /// Look, don't touch (shared boxes, demos): no signals or renice from the process table,
     /// no autostop, no command hooks. Also [ui] readonly = true.
     #[arg(long)]

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use super::commands::CommandLine;
-use crate::billing::{Budget, Rate};
-use crate::money::Currency;
-use crate::units::parse_duration;
+use gpumeter_core::billing::{Budget, Rate};
+use gpumeter_core::money::Currency;
+use gpumeter_core::units::parse_duration;
 
 /// A size such as `500K`, `100M`, `2G` (powers of 1024) or a plain number of bytes.
 pub fn parse_size(s: &str) -> Result<u64, String> {
@@ -35,12 +35,12 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     Ok(bytes)
 }
 
-pub(super) fn parse_expect(s: &str) -> Result<crate::check::Expect, String> {
-    crate::check::Expect::parse(s)
+pub(super) fn parse_expect(s: &str) -> Result<gpumeter_core::expect::Expect, String> {
+    gpumeter_core::expect::Expect::parse(s)
 }
 
 pub(super) fn parse_command(s: &str) -> Result<CommandLine, String> {
-    crate::notify::run::split_command(s)
+    gpumeter_core::notify::run::split_command(s)
         .map(CommandLine)
         .ok_or_else(|| format!("'{s}' is not a command (empty, or an unclosed quote)"))
 }

@@ -22,9 +22,9 @@ use std::path::Path;
 
 use gpumeter_sim::{RateUnit, Scenario, Simulator};
 
-use crate::engine::Engine;
-use crate::engine::rules::{RulesConfig, Transition};
-use crate::money::{Currency, Money};
+use gpumeter_core::engine::Engine;
+use gpumeter_core::engine::rules::{RulesConfig, Transition};
+use gpumeter_core::money::{Currency, Money};
 
 pub use score::{Fired, Outcome, RuleStats, Totals, score};
 

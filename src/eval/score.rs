@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use gpumeter_sim::{FireLabel, Labels};
 
-use crate::engine::rules::job::gpu_ranges;
-use crate::engine::rules::{Alert, Transition};
+use gpumeter_core::engine::rules::job::gpu_ranges;
+use gpumeter_core::engine::rules::{Alert, Transition};
 
 /// An alert that fired, as the scoring sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -241,7 +241,7 @@ impl Totals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rules::{AlertKind, Severity};
+    use gpumeter_core::engine::rules::{AlertKind, Severity};
 
     fn alert(kind: AlertKind, id: &str, verdict: &str) -> Alert {
         Alert {
@@ -261,7 +261,7 @@ mod tests {
             cost_micros: None,
             next_step: None,
             since_unix_ms: 0,
-            currency: crate::money::Currency::USD,
+            currency: gpumeter_core::money::Currency::USD,
         }
     }
 

@@ -3,9 +3,9 @@
 //! dashboard writes them; an unknown value is `N/A`.
 
 use super::view::{BudgetState, HostRow, RowState, Totals};
-use crate::clock::{UtcStyle, utc_text};
-use crate::money::{Currency, Money};
-use crate::units::{NA, bytes};
+use gpumeter_core::clock::{UtcStyle, utc_text};
+use gpumeter_core::money::{Currency, Money};
+use gpumeter_core::units::{NA, bytes};
 
 /// Column titles, in order.
 pub const HEADERS: [&str; 11] = [

@@ -66,7 +66,7 @@ pub struct HostJson {
 }
 
 fn host(r: &HostRow) -> HostJson {
-    let micros = |m: Option<crate::money::Money>| m.map(|m| m.micros());
+    let micros = |m: Option<gpumeter_core::money::Money>| m.map(|m| m.micros());
     HostJson {
         name: r.name.clone(),
         url: r.base.clone(),

@@ -20,7 +20,7 @@ pub mod view;
 
 use std::io::Write;
 
-use crate::clock::SharedClock;
+use gpumeter_core::clock::SharedClock;
 use hosts::Host;
 use poll::PollConfig;
 use view::{Fleet, SortKey};

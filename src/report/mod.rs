@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::billing::calendar::day_key;
-use crate::billing::meter::MJ_PER_KWH;
-use crate::billing::pricing::HOUR_MS;
-use crate::ledger::query::Usage;
-use crate::ledger::{Ledger, LedgerError};
-use crate::money::Money;
+use gpumeter_core::billing::calendar::day_key;
+use gpumeter_core::billing::meter::MJ_PER_KWH;
+use gpumeter_core::billing::pricing::HOUR_MS;
+use gpumeter_core::ledger::query::Usage;
+use gpumeter_core::ledger::{Ledger, LedgerError};
+use gpumeter_core::money::Money;
 
 /// Why the report could not be made.
 #[derive(Debug, thiserror::Error)]

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::{Report, ReportRow};
-use crate::money::{Currency, Money};
+use gpumeter_core::money::{Currency, Money};
 
 /// The CSV header (one row per day, then one per session; `scope` tells which).
 pub const CSV_HEADER: &str = "scope,key,currency,paid_hours,busy_gpu_hours,idle_gpu_hours,\
@@ -103,7 +103,8 @@ pub fn bar(value: i64, max: i64, width: usize) -> String {
 
 pub fn table(report: &Report) -> String {
     let mut out = String::new();
-    let since = crate::billing::calendar::day_key(report.since_unix_ms.div_euclid(86_400_000));
+    let since =
+        gpumeter_core::billing::calendar::day_key(report.since_unix_ms.div_euclid(86_400_000));
     let _ = writeln!(
         out,
         "Spend per UTC day since {since} (ledger {})",
@@ -143,7 +144,8 @@ pub fn table(report: &Report) -> String {
     let sessions: Vec<&ReportRow> = report.sessions.iter().map(|s| &s.row).collect();
     table_rows(&mut out, "session", &sessions);
     for s in &report.sessions {
-        let when = |ms: i64| crate::clock::utc_text(ms, crate::clock::UtcStyle::Full);
+        let when =
+            |ms: i64| gpumeter_core::clock::utc_text(ms, gpumeter_core::clock::UtcStyle::Full);
         let _ = writeln!(
             out,
             "  #{} {} on {} ({}), {} → {}",

@@ -22,9 +22,9 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::{Semaphore, watch};
 
-use super::auth::Token;
 use super::published::Published;
 use super::sampler::{Ticks, Wake};
+use gpumeter_core::endpoint::auth::Token;
 
 /// Most connections served at once.
 pub const MAX_CONNECTIONS: usize = 256;

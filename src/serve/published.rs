@@ -7,8 +7,8 @@
 use bytes::Bytes;
 
 use super::metrics::{self, Health, MetricsOptions, Roster};
-use crate::engine::{Engine, SourceHealth};
-use crate::export::json;
+use gpumeter_core::engine::{Engine, SourceHealth};
+use gpumeter_core::export::json;
 
 /// One published state.
 #[derive(Debug, Clone, PartialEq, Eq)]

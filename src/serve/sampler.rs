@@ -20,11 +20,9 @@ use tokio::sync::watch;
 
 use super::metrics::{self, MetricsOptions, Roster};
 use super::published::{self, Published};
-use crate::clock::SharedClock;
-use crate::engine::rules::AlertKind;
-use crate::session::{Session, Step};
-use crate::source::Source;
-use crate::watch::lines;
+use gpumeter_core::clock::SharedClock;
+use gpumeter_core::session::{Session, lines};
+use gpumeter_core::source::Source;
 
 /// What the sampler thread is woken for between readings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +79,7 @@ impl Sampler {
                 let at = snap.taken_at_unix_ms;
                 self.roster.observe(&snap);
                 let step = self.session.ingest(snap);
-                self.show(&step, at, out, err)?;
+                lines::print_step(&self.session, &step, at, out, err)?;
             }
             Err(e) if e.is_final() => {
                 self.ended = true;
@@ -90,50 +88,15 @@ impl Sampler {
             Err(e) => {
                 self.errors += 1;
                 let now = self.clock.now_unix_ms();
-                let message =
-                    crate::sanitize::sanitize(&e.to_string(), crate::sanitize::MAX_COMMAND_CHARS);
+                let message = gpumeter_core::sanitize::sanitize(
+                    &e.to_string(),
+                    gpumeter_core::sanitize::MAX_COMMAND_CHARS,
+                );
                 self.session.source_failed(message, now, 0);
                 // Said on the first failure and then once a minute-ish, not every interval.
                 if self.errors % 60 == 1 {
                     writeln!(err, "gpumeter: {}: {e}", self.source.label())?;
                 }
-            }
-        }
-        Ok(())
-    }
-
-    /// Prints a step the way `watch` does; runs the stop command when autostop asks.
-    fn show(
-        &self,
-        step: &Step,
-        now: i64,
-        out: &mut dyn Write,
-        err: &mut dyn Write,
-    ) -> std::io::Result<()> {
-        for e in &step.budget {
-            writeln!(out, "{}", lines::budget(e, self.session.currency()))?;
-        }
-        for t in step
-            .transitions
-            .iter()
-            .filter(|t| t.alert().kind != AlertKind::Budget)
-        {
-            lines::transition(out, t, now)?;
-        }
-        let cfg = self.session.autostop_config();
-        for e in &step.autostop {
-            writeln!(out, "{}", lines::autostop(e, cfg, now))?;
-        }
-        if let (Some(m), Some(view)) = (&step.flushed, self.session.engine().billing()) {
-            writeln!(out, "{}", lines::minute(m, view))?;
-        }
-        for n in &step.notes {
-            writeln!(err, "gpumeter: {n}")?;
-        }
-        if let Some(argv) = &step.stop {
-            out.flush()?;
-            if let Err(e) = crate::session::run_stop(argv, true) {
-                writeln!(err, "gpumeter: autostop: {e}")?;
             }
         }
         Ok(())
@@ -159,7 +122,7 @@ pub fn run(
 ) -> std::io::Result<()> {
     let mut source = setup.source;
     // No screen: the GPU processes' stat at the trees' slower cadence (see `source::focus`).
-    source.set_focus(crate::source::focus::ProcessFocus::headless());
+    source.set_focus(gpumeter_core::source::focus::ProcessFocus::headless());
     let mut s = Sampler {
         source,
         clock: setup.clock,
@@ -196,15 +159,15 @@ pub fn run(
     }
     let last = s.session.finish();
     let now = s.clock.now_unix_ms();
-    s.show(&last, now, out, err)
+    lines::print_step(&s.session, &last, now, out, err).map(drop)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::SystemClock;
-    use crate::session::SessionConfig;
-    use crate::source::SourceError;
+    use gpumeter_core::clock::SystemClock;
+    use gpumeter_core::session::SessionConfig;
+    use gpumeter_core::source::SourceError;
     use gpumeter_model::Snapshot;
 
     /// Counts its readings.

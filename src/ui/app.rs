@@ -96,7 +96,7 @@ pub struct App {
     /// Whether the table shows the container column (its header's columns depend on it).
     pub(crate) table_containers: bool,
     /// Where the visible rows' pids go (the source reads those every tick).
-    focus: crate::source::focus::ProcessFocus,
+    focus: gpumeter_core::source::focus::ProcessFocus,
 }
 
 impl App {

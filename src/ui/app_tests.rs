@@ -398,7 +398,7 @@ fn h_opens_the_alert_history_and_any_key_closes_it() {
 /// GPU processes every few): the first page, then the page scrolled to.
 #[test]
 fn the_rows_on_screen_are_the_sources_focus() {
-    use crate::source::focus::{ProcessFocus, Watched};
+    use gpumeter_core::source::focus::{ProcessFocus, Watched};
     let focus = ProcessFocus::new();
     let options = UiOptions {
         focus: focus.clone(),

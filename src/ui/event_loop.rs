@@ -19,10 +19,10 @@ use tokio::sync::mpsc::Receiver;
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio::time::Instant;
 
-use crate::clock::{Clock, SharedClock};
-use crate::sanitize::sanitize;
-use crate::session::{Refusal, Session, SessionConfig, Step};
-use crate::source::collector::CollectorEvent;
+use gpumeter_core::clock::{Clock, SharedClock};
+use gpumeter_core::sanitize::sanitize;
+use gpumeter_core::session::{Refusal, Session, SessionConfig, Step};
+use gpumeter_core::source::collector::CollectorEvent;
 
 use super::loop_alerts;
 use super::process_action::{self, Acting};

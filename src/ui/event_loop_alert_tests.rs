@@ -14,11 +14,11 @@ use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::clock::FakeClock;
-use crate::source::Source;
-use crate::source::sim::SimSource;
 use crate::ui::tests::demo::START;
 use crate::ui::tests::fixtures::{self as testing, buffer_to_string};
+use gpumeter_core::clock::FakeClock;
+use gpumeter_core::source::Source;
+use gpumeter_core::source::sim::SimSource;
 
 type Events = std::pin::Pin<Box<dyn Stream<Item = io::Result<Event>>>>;
 

@@ -11,10 +11,11 @@ use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::clock::FakeClock;
+use crate::ui::replay::ReplaySetup;
 use crate::ui::replay::tests::{T0, recording};
-use crate::ui::replay::{ReplaySetup, StartAt};
 use crate::ui::tests::fixtures::{self as testing, buffer_to_string};
+use gpumeter_core::clock::FakeClock;
+use gpumeter_core::recording::StartAt;
 
 type Events = std::pin::Pin<Box<dyn Stream<Item = io::Result<Event>>>>;
 

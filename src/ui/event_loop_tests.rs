@@ -9,8 +9,8 @@ use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::clock::FakeClock;
 use crate::ui::tests::fixtures::{self as testing, buffer_to_string};
+use gpumeter_core::clock::FakeClock;
 
 type Events = std::pin::Pin<Box<dyn Stream<Item = io::Result<Event>>>>;
 
@@ -240,10 +240,10 @@ async fn a_stopped_collector_is_reported_not_spun_on() {
 
 mod billing {
     use super::*;
-    use crate::billing::{Budget, ClockStart, Pricing, Rate};
-    use crate::ledger::Ledger;
-    use crate::money::Money;
     use crate::ui::BillingSetup;
+    use gpumeter_core::billing::{Budget, ClockStart, Pricing, Rate};
+    use gpumeter_core::ledger::Ledger;
+    use gpumeter_core::money::Money;
 
     /// A minute boundary, so 90 s of readings close one minute and leave one open.
     const START: i64 = testing::T0 - testing::T0 % 60_000;

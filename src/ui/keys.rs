@@ -334,7 +334,7 @@ impl KeysError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}{error}", origin.as_ref().map(|o| format!("{o}: ")).unwrap_or_default())]
 pub struct PlacedKeysError {
-    pub origin: Option<crate::config::Origin>,
+    pub origin: Option<gpumeter_core::config::Origin>,
     pub error: KeysError,
 }
 
@@ -399,7 +399,9 @@ impl KeyMap {
     }
 
     /// The key map for the config files' `[keys]`; an error names the file and line.
-    pub fn from_settings(k: &crate::config::KeySettings) -> Result<KeyMap, PlacedKeysError> {
+    pub fn from_settings(
+        k: &gpumeter_core::config::KeySettings,
+    ) -> Result<KeyMap, PlacedKeysError> {
         KeyMap::with(&k.bindings).map_err(|error| PlacedKeysError {
             origin: error
                 .actions()

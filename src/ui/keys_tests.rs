@@ -133,7 +133,7 @@ fn the_default_config_documents_every_action_with_its_default_keys() {
 
 #[test]
 fn config_keys_reach_the_map_and_a_clash_names_the_file_and_line() {
-    use crate::config::{KeySettings, Origin};
+    use gpumeter_core::config::{KeySettings, Origin};
     let mut k = KeySettings::default();
     k.bindings.insert("snooze".into(), vec!["a".into()]);
     k.origins.insert(

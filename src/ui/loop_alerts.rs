@@ -1,10 +1,10 @@
 //! The event loop's alert side, as the dashboard shows it: the acknowledge/snooze keys applied
 //! to the session, the autostop countdown line, and the stop command run once the terminal is
 //! restored. The rules, channels and autostop themselves are the session core's
-//! ([`crate::session`]); this only reads the engine and calls the session.
+//! ([`gpumeter_core::session`]); this only reads the engine and calls the session.
 
-use crate::engine::Engine;
-use crate::session::Session;
+use gpumeter_core::engine::Engine;
+use gpumeter_core::session::Session;
 
 use super::app::{Action, App, SNOOZE_MS};
 
@@ -46,7 +46,7 @@ pub fn apply_action(action: Action, app: &mut App, session: &mut Session, now_ms
 pub fn run_stop(argv: &[String]) -> Vec<String> {
     let shown = argv.join(" ");
     println!("gpumeter: autostop: the machine was idle; running `{shown}`");
-    match crate::session::run_stop(argv, true) {
+    match gpumeter_core::session::run_stop(argv, true) {
         Ok(()) => vec![format!("autostop: `{shown}` finished")],
         Err(e) => vec![format!("autostop: `{shown}` failed: {e}")],
     }

@@ -38,8 +38,8 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
-use crate::billing::Pricing;
-use crate::engine::Engine;
+use gpumeter_core::billing::Pricing;
+use gpumeter_core::engine::Engine;
 
 pub use app::{Action, App};
 pub use event_loop::{EndReason, Feed, run, session_config};
@@ -62,7 +62,7 @@ pub struct UiOptions {
     /// The colours (`--theme`, `[ui] theme`); unused when `no_color` is set.
     pub theme: theme::Theme,
     /// Alert rules, notification channels and autostop (`[alerts]`, `[autostop]`).
-    pub alerts: crate::config::AlertSettings,
+    pub alerts: gpumeter_core::config::AlertSettings,
     /// The keys (`[keys]` over the built-in table).
     pub keys: keys::KeyMap,
     /// Whether the process keys may signal: this machine's readings, not `--readonly`.
@@ -74,7 +74,7 @@ pub struct UiOptions {
     pub ascii: bool,
     /// Told the table's visible rows at each sync, so the source reads the GPU processes on
     /// screen every tick and the others every few (`source::focus`).
-    pub focus: crate::source::focus::ProcessFocus,
+    pub focus: gpumeter_core::source::focus::ProcessFocus,
 }
 
 /// The billing session the dashboard runs beside the readings.
@@ -136,7 +136,7 @@ fn hidden_vram(engine: &Engine, gpu: u32) -> Option<u64> {
     let min = engine.rules().config().shared.min_hidden_bytes;
     engine
         .latest()
-        .and_then(|s| crate::engine::rules::shared::hidden_bytes(s, gpu))
+        .and_then(|s| gpumeter_core::engine::rules::shared::hidden_bytes(s, gpu))
         .filter(|b| *b >= min)
 }
 

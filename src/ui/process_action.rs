@@ -10,8 +10,8 @@ use gpumeter_model::{ProcessReading, Snapshot};
 
 use super::app::{Action, App};
 use crate::act::{self, ActError, Signal, Target};
-use crate::sanitize::sanitize;
-use crate::units;
+use gpumeter_core::sanitize::sanitize;
+use gpumeter_core::units;
 
 /// Longest command shown in the dialog.
 const MAX_COMMAND_CHARS: usize = 200;

@@ -247,7 +247,7 @@ fn the_dialog_draws_everything_it_names_at_80_columns() {
         "alice".to_string(),
         "python train.py".to_string(),
         "GPU 0, 1".to_string(),
-        format!("VRAM it frees {}", crate::units::bytes(6 * GIB)),
+        format!("VRAM it frees {}", gpumeter_core::units::bytes(6 * GIB)),
         "whole job: off".to_string(),
         "Enter/y send TERM".to_string(),
     ] {

@@ -18,9 +18,10 @@ use std::path::PathBuf;
 use gpumeter_model::Snapshot;
 use tokio::time::{Duration, Instant};
 
-use crate::session::{AutostopSetupError, Session, SessionConfig, Step};
-use crate::source::replay::ReplaySource;
-use crate::source::{Source, SourceError};
+use gpumeter_core::recording::StartAt;
+use gpumeter_core::session::{AutostopSetupError, Session, SessionConfig, Step};
+use gpumeter_core::source::replay::ReplaySource;
+use gpumeter_core::source::{Source, SourceError};
 
 use super::keys::KeyAction;
 
@@ -31,47 +32,6 @@ pub const SEEK_MS: i64 = 60_000;
 /// Most readings fed in one go while playing, so a burst (60×, a slow frame) never starves the
 /// keys; the rest follow on the next turn of the loop.
 const MAX_PER_PUMP: usize = 600;
-
-/// Where `--start` puts the replay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StartAt {
-    /// This long after the first reading (`90s`, `2h`).
-    After(i64),
-    /// The first time this UTC time of day (`03:10`, in minutes) comes on or after the first
-    /// reading.
-    Clock(i64),
-}
-
-/// Reads `--start`: a duration (`90s`, `5m`) or a UTC time of day (`HH:MM`).
-pub fn parse_start(s: &str) -> Result<StartAt, String> {
-    if let Some((h, m)) = s.split_once(':') {
-        let bad = || format!("'{s}' is not a time of day (HH:MM, UTC, e.g. 03:10)");
-        let h: i64 = h.trim().parse().map_err(|_| bad())?;
-        let m: i64 = m.trim().parse().map_err(|_| bad())?;
-        if !(0..24).contains(&h) || !(0..60).contains(&m) {
-            return Err(bad());
-        }
-        return Ok(StartAt::Clock(h * 60 + m));
-    }
-    let d = crate::units::parse_duration(s)?;
-    Ok(StartAt::After(
-        i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
-    ))
-}
-
-impl StartAt {
-    /// The recorded time this names, for a recording whose first reading is at `first_ms`.
-    pub fn resolve(self, first_ms: i64) -> i64 {
-        const DAY: i64 = 86_400_000;
-        match self {
-            StartAt::After(ms) => first_ms.saturating_add(ms),
-            StartAt::Clock(min) => {
-                let at = first_ms - first_ms.rem_euclid(DAY) + min * 60_000;
-                if at < first_ms { at + DAY } else { at }
-            }
-        }
-    }
-}
 
 /// What the dashboard replays, and from where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,7 +83,7 @@ pub struct Player {
 }
 
 /// Why a replay cannot start.
-pub type OpenError = crate::recording::ReadError;
+pub type OpenError = gpumeter_core::recording::ReadError;
 
 impl Player {
     /// Opens the recording; nothing is fed until [`Player::start`].

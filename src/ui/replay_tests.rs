@@ -8,10 +8,10 @@ use std::sync::Arc;
 use gpumeter_sim::Scenario;
 
 use super::*;
-use crate::billing::{Pricing, Rate};
-use crate::clock::FakeClock;
-use crate::recording::{RecordOptions, Writer};
-use crate::source::sim::SimSource;
+use gpumeter_core::billing::{Pricing, Rate};
+use gpumeter_core::clock::FakeClock;
+use gpumeter_core::recording::{RecordOptions, StartAt, Writer, parse_start};
+use gpumeter_core::source::sim::SimSource;
 
 /// 2026-01-05 09:00:00Z.
 pub const T0: i64 = 1_767_603_600_000;
@@ -175,20 +175,6 @@ fn start_puts_the_replay_at_an_offset_or_a_time_of_day() {
     let (mut p, mut s) = player(&path, Some(parse_start("2h").unwrap()));
     p.start(&mut s, Instant::now());
     assert_eq!(p.at_ms(), T0 + 199_000);
-}
-
-#[test]
-fn start_parses_and_resolves() {
-    assert_eq!(parse_start("90s"), Ok(StartAt::After(90_000)));
-    assert_eq!(parse_start("03:10"), Ok(StartAt::Clock(190)));
-    assert!(parse_start("25:00").unwrap_err().contains("HH:MM"));
-    assert!(parse_start("soon").is_err());
-    // 08:59 comes next on the following day for a recording that starts at 09:00.
-    assert_eq!(
-        StartAt::Clock(8 * 60 + 59).resolve(T0),
-        T0 + 86_400_000 - 60_000
-    );
-    assert_eq!(StartAt::Clock(9 * 60).resolve(T0), T0);
 }
 
 #[test]

@@ -67,7 +67,7 @@ impl ProcRow<'_> {
                 "[job {} procs {:.0}% CPU {} {} thr] ",
                 t.processes,
                 t.cpu_pct,
-                crate::units::bytes(t.rss_bytes),
+                gpumeter_core::units::bytes(t.rss_bytes),
                 t.threads
             )
         });

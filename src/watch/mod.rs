@@ -4,8 +4,9 @@
 //! of a scenario pass in seconds. Alerts are printed as they fire, and autostop (off unless
 //! asked for) runs its stop command, its output going to ours (the journal, under systemd).
 //!
-//! A thin front-end over [`crate::session::Session`]: the session does the per-tick work; this
-//! room only prints each [`Step`] (`lines.rs`) and runs the stop command when a step asks.
+//! A thin front-end over [`gpumeter_core::session::Session`]: the session does the per-tick work; this
+//! room only prints each [`Step`] with the core's printer ([`gpumeter_core::session::lines`]),
+//! which runs the stop command when a step asks, and keeps the run's summary.
 //!
 //! Stopping: `--for` ends it cleanly (last minute written). A signal or kill -9 loses at most the
 //! minute in progress; the ledger is never left half-written.
@@ -16,15 +17,13 @@ use std::time::Duration;
 
 use gpumeter_model::Snapshot;
 
-use crate::billing::{BudgetEvent, Pricing};
-use crate::clock::{Clock, FakeClock, SharedClock};
-use crate::engine::rules::{AlertKind, Transition};
-use crate::money::Money;
-use crate::session::{AutostopSetupError, Session, SessionConfig, Step};
-use crate::source::Source;
-use crate::source::focus::ProcessFocus;
-
-pub(crate) mod lines;
+use gpumeter_core::billing::{BudgetEvent, Pricing};
+use gpumeter_core::clock::{Clock, FakeClock, SharedClock};
+use gpumeter_core::engine::rules::Transition;
+use gpumeter_core::money::Money;
+use gpumeter_core::session::{AutostopSetupError, Session, SessionConfig, Step, lines};
+use gpumeter_core::source::Source;
+use gpumeter_core::source::focus::ProcessFocus;
 
 /// How long to run and how fast.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,7 +125,8 @@ impl Run {
         Ok(())
     }
 
-    /// Prints what one step says, and runs the stop command when autostop asks for it.
+    /// Prints what one step says (the core's printer, which also runs the stop command when
+    /// autostop asks for it) and keeps the run's summary.
     fn show(
         &mut self,
         step: &Step,
@@ -134,40 +134,16 @@ impl Run {
         out: &mut dyn Write,
         err: &mut dyn Write,
     ) -> std::io::Result<()> {
-        let currency = self.session.currency();
-        for e in &step.budget {
-            writeln!(out, "{}", lines::budget(e, currency))?;
-        }
         self.summary.events.extend(step.budget.iter().cloned());
         for t in &step.transitions {
             if let Transition::Fired(a) = t {
                 self.summary.alerts_fired.push(a.id.clone());
             }
-            // Budget crossings already have their own line.
-            if t.alert().kind != AlertKind::Budget {
-                lines::transition(out, t, now)?;
-            }
-        }
-        let cfg = self.session.autostop_config().clone();
-        for e in &step.autostop {
-            writeln!(out, "{}", lines::autostop(e, &cfg, now))?;
         }
         if let Some(m) = &step.flushed {
             self.summary.minutes_written += u64::from(m.written);
-            if let Some(view) = self.session.engine().billing() {
-                writeln!(out, "{}", lines::minute(m, view))?;
-            }
         }
-        for n in &step.notes {
-            writeln!(err, "gpumeter: {n}")?;
-        }
-        if let Some(argv) = &step.stop {
-            // The stop command's output follows ours (the journal, under systemd).
-            out.flush()?;
-            let result = crate::session::run_stop(argv, true);
-            if let Err(e) = &result {
-                writeln!(err, "gpumeter: autostop: {e}")?;
-            }
+        if let Some(result) = lines::print_step(&self.session, step, now, out, err)? {
             self.summary.stops.push(result);
         }
         Ok(())
@@ -180,7 +156,7 @@ impl Run {
         let busy = snap
             .gpus
             .iter()
-            .filter(|g| crate::billing::meter::gpu_busy(g))
+            .filter(|g| gpumeter_core::billing::meter::gpu_busy(g))
             .count();
         (busy, snap.gpus.len())
     }

@@ -1,9 +1,9 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::billing::{Budget, ClockStart, Rate};
-use crate::clock::FakeClock;
-use crate::source::sim::SimSource;
+use gpumeter_core::billing::{Budget, ClockStart, Rate};
+use gpumeter_core::clock::FakeClock;
+use gpumeter_core::source::sim::SimSource;
 
 #[test]
 fn budget_crossings_and_rule_verdicts_reach_the_alert_path() {
@@ -60,7 +60,7 @@ fn a_refused_autostop_stops_watch_before_the_first_reading() {
     let scenario = gpumeter_sim::Scenario::builtin("idle").unwrap();
     let mut source = SimSource::new(scenario, Arc::new(clock.clone()));
     let cfg = SessionConfig {
-        autostop_flags: crate::session::AutostopFlags {
+        autostop_flags: gpumeter_core::session::AutostopFlags {
             after_ms: Some(30 * 60_000),
             command: None,
         },

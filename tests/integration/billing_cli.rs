@@ -6,8 +6,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use assert_cmd::cargo::CommandCargoExt;
-use gpumeter::ledger::Ledger;
-use gpumeter::money::{Currency, Money};
+use gpumeter_core::ledger::Ledger;
+use gpumeter_core::money::{Currency, Money};
 
 fn gpumeter(ledger: &Path) -> Command {
     let mut cmd = Command::cargo_bin("gpumeter").unwrap();

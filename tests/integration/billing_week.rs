@@ -1,12 +1,12 @@
 //! A week of simulated minutes (idle nights, busy days) through the headless meter into a
 //! ledger, then `report` per day as JSON, CSV and text.
 
-use gpumeter::billing::{Budget, ClockStart, Pricing, Rate};
-use gpumeter::clock::{Clock, FakeClock};
-use gpumeter::model::{GpuReading, Snapshot};
 use gpumeter::report::{ReportFormat, ReportOptions, render::CSV_HEADER, run_report};
-use gpumeter::source::{Source, SourceError};
 use gpumeter::watch::{WatchClock, WatchOptions, run_watch};
+use gpumeter_core::billing::{Budget, ClockStart, Pricing, Rate};
+use gpumeter_core::clock::{Clock, FakeClock};
+use gpumeter_core::source::{Source, SourceError};
+use gpumeter_model::{GpuReading, Snapshot};
 
 const MONDAY: i64 = 1_767_571_200_000; // 2026-01-05T00:00:00Z
 const MIN: i64 = 60_000;

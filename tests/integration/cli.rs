@@ -53,7 +53,7 @@ fn demo_list_names_every_scenario_with_a_description() {
 #[test]
 fn snapshot_json_has_the_schema_fields() {
     let v = snapshot_json("training", "60s");
-    assert_eq!(v["schema"], gpumeter::model::SCHEMA_VERSION);
+    assert_eq!(v["schema"], gpumeter_model::SCHEMA_VERSION);
     // The demo carries its own price: the document has the bill.
     assert_eq!(v["billing"]["currency"], "USD");
     assert!(v["taken_at_unix_ms"].as_i64().unwrap() > 1_600_000_000_000);

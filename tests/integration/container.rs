@@ -139,5 +139,5 @@ fn inside_a_pid_namespace_the_host_pid_is_tied_to_the_local_holder() {
     assert_eq!(p["pid_match"], "device", "{p:#}");
     assert_eq!(p["visible"], true);
     assert_eq!(p["name"], "sleep");
-    assert_eq!(snap["schema"], gpumeter::model::SCHEMA_VERSION);
+    assert_eq!(snap["schema"], gpumeter_model::SCHEMA_VERSION);
 }

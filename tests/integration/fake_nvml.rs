@@ -6,7 +6,7 @@
 
 use std::process::{Child, Command, Stdio};
 
-use gpumeter::model::ThrottleReason;
+use gpumeter_model::ThrottleReason;
 use serde_json::{Value, json};
 
 use crate::support::fake_nvml::{FULL, gpu_processes, gpumeter, library, snapshot, truth};

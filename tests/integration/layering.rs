@@ -18,7 +18,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The `crate::` rooms a file's code names, from `crate::room` paths and `use crate::{room, …}`
-/// groups. Comments are skipped: a doc link to the room above (`[`crate::session`]`) says who
+/// groups. Comments are skipped: a doc link to the room above (`[`gpumeter_core::session`]`) says who
 /// calls, it is no dependency.
 fn rooms_used(text: &str) -> Vec<String> {
     let code: String = text
@@ -114,7 +114,7 @@ fn serve_draws_nothing_and_parses_no_arguments() {
 fn the_check_sees_grouped_imports() {
     assert_eq!(
         rooms_used(
-            "use crate::{config::Env, ui};\nlet x = crate::cli::Cli;\n//! see [`crate::session`]"
+            "use crate::{config::Env, ui};\nlet x = crate::cli::Cli;\n//! see [`gpumeter_core::session`]"
         ),
         ["config", "ui", "cli"]
     );

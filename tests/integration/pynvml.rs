@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gpumeter::model::GpuProcessKind;
+use gpumeter_model::GpuProcessKind;
 use serde_json::{Value, json};
 
 use crate::support::fake_nvml::{FULL, library, scenario_file, truth};
@@ -90,7 +90,7 @@ fn python() -> Option<PathBuf> {
 }
 
 /// The processes of one list on one GPU, as pynvml gives them: [pid, memory or null].
-fn listed(truth: &gpumeter::model::Snapshot, gpu: u32, graphics: bool) -> Value {
+fn listed(truth: &gpumeter_model::Snapshot, gpu: u32, graphics: bool) -> Value {
     let wanted = |k: GpuProcessKind| match k {
         GpuProcessKind::Mixed => true,
         GpuProcessKind::Graphics => graphics,

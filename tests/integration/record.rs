@@ -48,7 +48,7 @@ fn a_recording_killed_mid_run_still_replays_losing_at_most_the_last_reading() {
     child.wait().unwrap();
     let text = std::fs::read_to_string(&file).unwrap();
     let whole = text.lines().count() - 1 - usize::from(!text.ends_with('\n'));
-    let mut r = gpumeter::recording::Reader::open(&file).unwrap();
+    let mut r = gpumeter_core::recording::Reader::open(&file).unwrap();
     let mut n = 0;
     while r.next_reading().is_some() {
         n += 1;

@@ -82,7 +82,7 @@ fn routes_answer_with_the_right_status_and_type() {
         Some("application/json")
     );
     let v: serde_json::Value = serde_json::from_str(&snap.body).unwrap();
-    assert_eq!(v["schema"], gpumeter::model::SCHEMA_VERSION);
+    assert_eq!(v["schema"], gpumeter_model::SCHEMA_VERSION);
     assert_eq!(v["source"], "demo:idle");
     assert_eq!(v["billing"]["currency"], "USD");
     assert!(v["billing"]["spent_micros"].as_i64().unwrap() > 0);

@@ -200,7 +200,7 @@ fn the_xid_alert_goes_to_the_ledgers_alert_log() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let (l, _) = gpumeter::ledger::Ledger::open(&ledger, 0).unwrap();
+    let (l, _) = gpumeter_core::ledger::Ledger::open(&ledger, 0).unwrap();
     let log = l.alert_log_since(0).unwrap();
     let xid: Vec<_> = log.iter().filter(|(_, k, _)| k == "xid").collect();
     assert_eq!(xid.len(), 1, "{log:?}");

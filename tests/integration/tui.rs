@@ -62,7 +62,7 @@ fn idle_demo_shows_money_growing() {
     // (The exit status after q is q_quits_and_restores_the_terminal's business.)
     t.wait_dead(WAIT);
     // The session went to the ledger, the minute open at `q` included.
-    let (l, _) = gpumeter::ledger::Ledger::open(&ledger, 0).unwrap();
+    let (l, _) = gpumeter_core::ledger::Ledger::open(&ledger, 0).unwrap();
     let usage = l.total_usage().unwrap();
     assert!(usage.spend_micros >= (before * 1e6) as i64, "{usage:?}");
 }

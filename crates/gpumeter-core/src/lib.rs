@@ -14,7 +14,9 @@
 pub mod billing;
 pub mod clock;
 pub mod config;
+pub mod endpoint;
 pub mod engine;
+pub mod expect;
 pub mod export;
 pub mod ledger;
 pub mod money;

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use gpumeter_model::{GpuReading, GpuState, Snapshot, ThrottleReason};
 
 use super::out::{Labels, Out, Samples, opt_label};
-use crate::engine::rules::idle::gpu_idle;
-use crate::engine::rules::starved::Cause;
-use crate::engine::rules::{IdleTotals, RulesConfig};
+use gpumeter_core::engine::rules::idle::gpu_idle;
+use gpumeter_core::engine::rules::starved::Cause;
+use gpumeter_core::engine::rules::{IdleTotals, RulesConfig};
 
 /// What identifies a GPU once seen (kept when it is lost).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,9 +5,9 @@
 use gpumeter_model::Snapshot;
 
 use super::out::{Labels, Out, Samples, opt_label};
-use crate::billing::BillingView;
-use crate::engine::rules::idle::gpu_idle;
-use crate::engine::rules::{Alert, AlertKind, RulesConfig, Severity};
+use gpumeter_core::billing::BillingView;
+use gpumeter_core::engine::rules::idle::gpu_idle;
+use gpumeter_core::engine::rules::{Alert, AlertKind, RulesConfig, Severity};
 
 /// What the self-health families need beside the engine.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -16,7 +16,7 @@ pub mod process;
 #[cfg(test)]
 mod tests;
 
-use crate::engine::{Engine, SourceHealth};
+use gpumeter_core::engine::{Engine, SourceHealth};
 
 pub use gpu::Roster;
 pub use machine::Health;

@@ -7,18 +7,18 @@ use super::*;
 /// A built-in scenario after `seconds` of one-second readings through a session at its own
 /// price (no ledger, no user config), on a fake clock.
 fn played_for(name: &str, seconds: i64) -> Engine {
-    use crate::source::Source;
+    use gpumeter_core::source::Source;
     let scenario = gpumeter_sim::Scenario::builtin(name).unwrap();
-    let settings = crate::config::load(&crate::config::LoadOptions {
-        env: crate::config::Env::default(),
+    let settings = gpumeter_core::config::load(&gpumeter_core::config::LoadOptions {
+        env: gpumeter_core::config::Env::default(),
         demo: crate::launch::demo_pricing(&scenario),
         ..Default::default()
     })
     .unwrap();
-    let clock = crate::clock::FakeClock::new(1_767_603_600_000);
+    let clock = gpumeter_core::clock::FakeClock::new(1_767_603_600_000);
     let mut source =
-        crate::source::sim::SimSource::new(scenario, std::sync::Arc::new(clock.clone()));
-    let mut session = crate::session::Session::new(crate::session::SessionConfig {
+        gpumeter_core::source::sim::SimSource::new(scenario, std::sync::Arc::new(clock.clone()));
+    let mut session = gpumeter_core::session::Session::new(gpumeter_core::session::SessionConfig {
         pricing: settings.pricing,
         interval_ms: 1_000,
         alerts: settings.alerts,
@@ -309,7 +309,7 @@ fn starved_time_is_counted_by_cause_and_alerts_by_kind() {
     // Every kind × severity (3) is present, 0 when nothing stands.
     assert_eq!(
         samples(&text, "gpumeter_alert_active").len(),
-        crate::engine::rules::AlertKind::ALL.len() * 3
+        gpumeter_core::engine::rules::AlertKind::ALL.len() * 3
     );
 }
 

@@ -3,7 +3,7 @@
 //! panels, charts, process table, alerts) with its history, rules and widgets unchanged.
 //!
 //! Why a local session and not the server's own state: the dashboard draws from an
-//! [`Engine`](crate::engine::Engine) (history for the charts, the rules' visible alerts), and the
+//! [`Engine`](gpumeter_core::engine::Engine) (history for the charts, the rules' visible alerts), and the
 //! snapshot document carries one reading, not its history. Feeding the readings to a session
 //! of our own, as `--replay` does with recorded ones, keeps one per-tick path and one set of
 //! widgets. It has no ledger, rings no bell, runs no hook or autostop; it is priced at the
@@ -12,9 +12,9 @@
 
 use gpumeter_model::Document;
 
-use crate::billing::{ClockStart, Pricing, Rate};
-use crate::money::Currency;
-use crate::session::{Session, SessionConfig};
+use gpumeter_core::billing::{ClockStart, Pricing, Rate};
+use gpumeter_core::money::Currency;
+use gpumeter_core::session::{Session, SessionConfig};
 
 /// A host's local session and the newest reading it took.
 #[derive(Debug)]

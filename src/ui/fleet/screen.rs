@@ -101,7 +101,7 @@ fn host_line(r: &HostRow, w: &[usize], selected: bool, theme: &Theme) -> Line<'s
             let style = match i {
                 6 if r.idle_burn_per_hour.is_some_and(|m| m.micros() > 0) => theme.warm,
                 10 => alert_style(r, theme),
-                _ if text == crate::units::NA => theme.na,
+                _ if text == gpumeter_core::units::NA => theme.na,
                 _ => theme.text,
             };
             spans.push(cell(i, text, style));

@@ -23,7 +23,7 @@ pub(crate) fn demo_documents(name: &str, seconds: i64) -> Vec<Document> {
     played_with(name, seconds, |s, session| {
         if s > seconds - 5 {
             let e = session.engine();
-            docs.push(crate::export::json::document(
+            docs.push(gpumeter_core::export::json::document(
                 e.latest().unwrap(),
                 e.billing(),
                 e.alerts(),

@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use gpumeter_sim::Scenario;
 
-use crate::clock::FakeClock;
-use crate::config::{Env, LoadOptions};
-use crate::engine::Engine;
-use crate::session::{Session, SessionConfig};
-use crate::source::Source;
-use crate::source::sim::SimSource;
+use gpumeter_core::clock::FakeClock;
+use gpumeter_core::config::{Env, LoadOptions};
+use gpumeter_core::engine::Engine;
+use gpumeter_core::session::{Session, SessionConfig};
+use gpumeter_core::source::Source;
+use gpumeter_core::source::sim::SimSource;
 
 /// 2026-01-05T09:00:00Z, a Monday.
 pub const START: i64 = 1_767_603_600_000;
@@ -31,7 +31,7 @@ pub fn played_for(name: &str, seconds: i64) -> Engine {
 /// [`played_for`], calling `each` with the second and the session after every reading.
 pub fn played_with(name: &str, seconds: i64, mut each: impl FnMut(i64, &Session)) -> Engine {
     let scenario = Scenario::builtin(name).unwrap();
-    let settings = crate::config::load(&LoadOptions {
+    let settings = gpumeter_core::config::load(&LoadOptions {
         env: Env::default(),
         demo: crate::launch::demo_pricing(&scenario),
         ..Default::default()

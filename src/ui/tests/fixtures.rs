@@ -11,9 +11,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 
-use crate::engine::Engine;
-use crate::sanitize::{MAX_COMMAND_CHARS, sanitize};
 use crate::ui::{App, UiOptions};
+use gpumeter_core::engine::Engine;
+use gpumeter_core::sanitize::{MAX_COMMAND_CHARS, sanitize};
 
 /// When the latest fixture snapshot was taken.
 pub const T0: i64 = 1_760_000_000_000;
@@ -224,7 +224,7 @@ pub fn engine_with(last: Snapshot) -> Engine {
 
 /// [`engine_with`], metered at $31/h with a $1,000 run budget, the clock from boot.
 pub fn billed_engine_with(last: Snapshot) -> Engine {
-    use crate::billing::{Budget, Meter, MeterConfig, Pricing, Rate};
+    use gpumeter_core::billing::{Budget, Meter, MeterConfig, Pricing, Rate};
     let mut pricing = Pricing::simple(Rate::parse("31/h").unwrap());
     pricing.budget = Some(Budget::parse("1000/run").unwrap());
     let meter = Meter::new(MeterConfig {
@@ -262,7 +262,7 @@ pub fn options() -> UiOptions {
         source_label: "demo:fixture".into(),
         billing: None,
         theme: crate::ui::theme::Theme::default(),
-        alerts: crate::config::AlertSettings::default(),
+        alerts: gpumeter_core::config::AlertSettings::default(),
         ..Default::default()
     }
 }
@@ -307,9 +307,9 @@ pub fn buffer_to_string(buf: &Buffer) -> String {
 }
 
 /// A priced machine nine hours in, most of it idle, with a daily budget: the spend widgets' fixture.
-pub fn billing_view() -> crate::billing::BillingView {
-    use crate::billing::{BillingView, BudgetView, Granularity, Rate};
-    use crate::money::{Currency, Money};
+pub fn billing_view() -> gpumeter_core::billing::BillingView {
+    use gpumeter_core::billing::{BillingView, BudgetView, Granularity, Rate};
+    use gpumeter_core::money::{Currency, Money};
     let m = |s: &str| Money::parse(s).unwrap();
     BillingView {
         currency: Currency::USD,

@@ -4,11 +4,11 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 
-use crate::engine::Engine;
 use crate::ui::layout::{self, Screen};
 use crate::ui::sort::SortColumn;
 use crate::ui::tests::fixtures::{self, NOW, T0, buffer_to_string, render, render_at};
 use crate::ui::*;
+use gpumeter_core::engine::Engine;
 
 fn app() -> App {
     App::new(&fixtures::options())
@@ -39,8 +39,9 @@ fn right_after_start_the_charts_span_what_was_recorded_and_grow_to_the_window() 
     let s = buffer_to_string(&render(&mut app(), &fresh(20), 120, 40));
     assert!(util_title(&s).contains("· 19s of 5m"), "{}", util_title(&s));
     // The time axis: from the first reading to now, to the second.
-    let from = crate::clock::utc_text(NOW - 19_000, crate::clock::UtcStyle::ClockSeconds);
-    let to = crate::clock::utc_text(NOW, crate::clock::UtcStyle::ClockSeconds);
+    let from =
+        gpumeter_core::clock::utc_text(NOW - 19_000, gpumeter_core::clock::UtcStyle::ClockSeconds);
+    let to = gpumeter_core::clock::utc_text(NOW, gpumeter_core::clock::UtcStyle::ClockSeconds);
     let axis = s.lines().find(|l| l.contains(&to)).unwrap_or("");
     assert!(axis.contains(&from), "{s}");
     // Five minutes of readings fill the 5-minute window.
@@ -58,7 +59,8 @@ fn plus_and_minus_change_the_window_and_its_axis() {
     key(&mut a, KeyCode::Char('-'));
     let s = buffer_to_string(&render(&mut a, &engine, 120, 40));
     assert!(util_title(&s).contains("· 1m "), "{}", util_title(&s));
-    let from = crate::clock::utc_text(NOW - 60_000, crate::clock::UtcStyle::ClockSeconds);
+    let from =
+        gpumeter_core::clock::utc_text(NOW - 60_000, gpumeter_core::clock::UtcStyle::ClockSeconds);
     assert!(s.contains(&from), "{s}");
     for _ in 0..3 {
         key(&mut a, KeyCode::Char('+'));
@@ -66,7 +68,7 @@ fn plus_and_minus_change_the_window_and_its_axis() {
     let s = buffer_to_string(&render(&mut a, &engine, 120, 40));
     // An hour's window over 400 s of data: it spans the data, minutes on the axis.
     assert!(util_title(&s).contains("of 1h"), "{}", util_title(&s));
-    let to = crate::clock::utc_text(NOW, crate::clock::UtcStyle::Clock);
+    let to = gpumeter_core::clock::utc_text(NOW, gpumeter_core::clock::UtcStyle::Clock);
     assert!(s.contains(&to), "{s}");
 }
 

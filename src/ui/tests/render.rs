@@ -351,7 +351,7 @@ fn a_replay_shows_replay_and_the_recorded_time_not_its_age() {
         .next()
         .unwrap_or_default()
         .to_string();
-    let recorded = crate::clock::utc_text(T0, crate::clock::UtcStyle::Full);
+    let recorded = gpumeter_core::clock::utc_text(T0, gpumeter_core::clock::UtcStyle::Full);
     assert!(first.contains(&format!("REPLAY {recorded}")), "{first}");
     assert!(!first.contains(" ago"), "{first}");
 }

@@ -105,11 +105,13 @@ fn lines_with<'a>(text: &'a str, needle: &str) -> Vec<&'a str> {
 }
 
 /// The amount after `label` on the spend line or panel (`spent $279.34`).
-fn spent(text: &str) -> crate::money::Money {
+fn spent(text: &str) -> gpumeter_core::money::Money {
     let line = lines_with(text, "spent").into_iter().next().unwrap();
     let after = line.split("spent").nth(1).unwrap().trim_start();
     let amount = after.split_whitespace().next().unwrap();
-    crate::money::Currency::USD.parse_amount(amount).unwrap()
+    gpumeter_core::money::Currency::USD
+        .parse_amount(amount)
+        .unwrap()
 }
 
 #[test]

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier, Style};
 
-use crate::config::Origin;
 use crate::ui::tests::fixtures::{self, render};
 use crate::ui::theme::Theme;
 use crate::ui::theme::file::{BUILTIN_THEMES, ThemeError, builtin, builtin_names, load, parse};
 use crate::ui::{App, UiOptions};
+use gpumeter_core::config::Origin;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -10,9 +10,9 @@ use ratatui::style::Style;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::error::{Origin, field_at};
 use crate::ui::theme::Theme;
 use crate::ui::theme::style::{parse_colour, parse_modifier};
+use gpumeter_core::config::error::{Origin, field_at};
 
 /// The shipped themes, by name: `default` first (today's colours, also [`Theme::default`]).
 pub const BUILTIN_THEMES: [(&str, &str); 6] = [

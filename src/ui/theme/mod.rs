@@ -8,7 +8,7 @@ mod style;
 
 use ratatui::style::{Color, Modifier, Style};
 
-use crate::engine::rules::Severity;
+use gpumeter_core::engine::rules::Severity;
 
 /// Util (and VRAM, temperature) at or above this share is "warm" (yellow).
 pub const WARM_PCT: f64 = 50.0;

@@ -10,8 +10,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::engine::series::Series;
-use crate::engine::{Engine, GpuHistory};
+use gpumeter_core::engine::series::Series;
+use gpumeter_core::engine::{Engine, GpuHistory};
 
 use super::braille;
 use crate::ui::app::App;
@@ -240,7 +240,7 @@ fn time_axis(
     now_ms: i64,
     theme: &crate::ui::theme::Theme,
 ) {
-    use crate::clock::{UtcStyle, utc_text};
+    use gpumeter_core::clock::{UtcStyle, utc_text};
     let style = if window_ms <= 15 * 60_000 {
         UtcStyle::ClockSeconds
     } else {

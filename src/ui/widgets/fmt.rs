@@ -7,7 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
-use crate::units::NA;
+use gpumeter_core::units::NA;
 
 use crate::ui::theme::Theme;
 
@@ -84,7 +84,7 @@ pub fn age(ms: i64) -> String {
     if ms < 10_000 {
         format!("{:.1}s", ms as f64 / 1000.0)
     } else {
-        crate::units::duration_s((ms / 1000) as u64)
+        gpumeter_core::units::duration_s((ms / 1000) as u64)
     }
 }
 

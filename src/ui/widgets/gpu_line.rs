@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::units::NA;
+use gpumeter_core::units::NA;
 
 use crate::ui::theme::Theme;
 use crate::ui::widgets::Canvas;
@@ -88,7 +88,7 @@ pub fn compact_line(
         // Another tenant's memory: said, never blamed.
         rest.push(vec![
             styled(" hidden ", theme.label),
-            styled(crate::units::bytes(h), theme.hot),
+            styled(gpumeter_core::units::bytes(h), theme.hot),
         ]);
     }
     rest.push(vec![

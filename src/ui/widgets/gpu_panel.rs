@@ -9,7 +9,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::units::{self, NA};
+use gpumeter_core::units::{self, NA};
 
 use crate::ui::theme::Theme;
 use crate::ui::widgets::fmt::{self, styled};

@@ -8,8 +8,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::engine::{Engine, SourceHealth};
-use crate::units::{self, NA};
+use gpumeter_core::engine::{Engine, SourceHealth};
+use gpumeter_core::units::{self, NA};
 
 use crate::ui::app::App;
 use crate::ui::theme::Theme;
@@ -89,12 +89,12 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
             styled("REPLAY ", theme.warm),
             styled(
                 // The date only where there is room for the rest too.
-                crate::clock::utc_text(
+                gpumeter_core::clock::utc_text(
                     r.at_ms,
                     if width >= 110 {
-                        crate::clock::UtcStyle::FullSeconds
+                        gpumeter_core::clock::UtcStyle::FullSeconds
                     } else {
-                        crate::clock::UtcStyle::ClockSeconds
+                        gpumeter_core::clock::UtcStyle::ClockSeconds
                     },
                 ),
                 theme.text,
@@ -113,7 +113,10 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
             sep(theme),
             styled("REPLAY ", theme.warm),
             styled(
-                crate::clock::utc_text(snap.taken_at_unix_ms, crate::clock::UtcStyle::Full),
+                gpumeter_core::clock::utc_text(
+                    snap.taken_at_unix_ms,
+                    gpumeter_core::clock::UtcStyle::Full,
+                ),
                 theme.text,
             ),
         ]

@@ -10,7 +10,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 
-use crate::units::{self, NA};
+use gpumeter_core::units::{self, NA};
 
 use crate::ui::app::App;
 use crate::ui::rows::ProcRow;

@@ -8,8 +8,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::billing::BillingView;
-use crate::units::NA;
+use gpumeter_core::billing::BillingView;
+use gpumeter_core::units::NA;
 
 use crate::ui::theme::Theme;
 use crate::ui::widgets::Canvas;

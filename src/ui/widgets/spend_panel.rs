@@ -12,11 +12,11 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
-use crate::billing::{BillingView, BudgetView};
-use crate::clock::{UtcStyle, utc_text};
-use crate::money::Currency;
 use crate::ui::theme::Theme;
-use crate::units::{NA, duration_s};
+use gpumeter_core::billing::{BillingView, BudgetView};
+use gpumeter_core::clock::{UtcStyle, utc_text};
+use gpumeter_core::money::Currency;
+use gpumeter_core::units::{NA, duration_s};
 
 const LABEL_WIDTH: usize = 11;
 

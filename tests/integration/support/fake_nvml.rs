@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use gpumeter::model::Snapshot;
+use gpumeter_model::Snapshot;
 use gpumeter_sim::{Scenario, Simulator};
 use serde_json::Value;
 

@@ -7,6 +7,7 @@
 
 pub mod format;
 pub mod reader;
+pub mod start;
 pub mod writer;
 
 #[cfg(test)]
@@ -14,4 +15,5 @@ mod tests;
 
 pub use format::{FORMAT_VERSION, Header, INDEX_EVERY, IndexEntry, MAX_LINE_BYTES};
 pub use reader::{ReadError, Reader, Tail};
+pub use start::{StartAt, parse_start};
 pub use writer::{RecordError, RecordOptions, Writer};

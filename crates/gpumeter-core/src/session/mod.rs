@@ -24,6 +24,7 @@
 
 pub mod autostop;
 mod fanout;
+pub mod lines;
 pub mod metering;
 
 use std::path::PathBuf;

@@ -9,10 +9,6 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
-use crate::clock::{UtcStyle, utc_text};
-use crate::engine::Engine;
-use crate::engine::rules::alert::minutes_text;
-use crate::engine::rules::{Alert, HistoryEntry};
 use crate::ui::alert_view::{Detail, DetailOf};
 use crate::ui::app::App;
 use crate::ui::keys::KeyAction;
@@ -20,6 +16,10 @@ use crate::ui::theme::Theme;
 use crate::ui::widgets::Canvas;
 use crate::ui::widgets::alerts::panel::wrapped;
 use crate::ui::widgets::fmt::styled;
+use gpumeter_core::clock::{UtcStyle, utc_text};
+use gpumeter_core::engine::Engine;
+use gpumeter_core::engine::rules::alert::minutes_text;
+use gpumeter_core::engine::rules::{Alert, HistoryEntry};
 
 /// The alert a detail view shows, and the history entry it came from.
 fn find(of: &DetailOf, engine: &Engine) -> Option<(Alert, Option<HistoryEntry>)> {

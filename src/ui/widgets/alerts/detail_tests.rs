@@ -1,9 +1,9 @@
 //! The detail view at the small and the large size: whole text, wrapped, scrolled.
 
 use super::*;
-use crate::engine::rules::{AlertKind, HistoryEvent, Severity};
 use crate::ui::UiOptions;
 use crate::ui::tests::fixtures::buffer_to_string;
+use gpumeter_core::engine::rules::{AlertKind, HistoryEvent, Severity};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -34,7 +34,7 @@ fn alert() -> Alert {
                 .into(),
         ),
         since_unix_ms: NOW - 25 * 60_000,
-        currency: crate::money::Currency::USD,
+        currency: gpumeter_core::money::Currency::USD,
     }
 }
 
@@ -114,7 +114,7 @@ fn at_200x60_it_all_fits_and_a_history_entry_says_what_happened() {
 #[test]
 fn no_size_panics() {
     let app = App::new(&UiOptions::default());
-    let engine = crate::engine::Engine::new();
+    let engine = gpumeter_core::engine::Engine::new();
     let d = Detail {
         of: DetailOf::Standing("gone".into()),
         scroll: 7,

@@ -12,12 +12,12 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
-use crate::engine::rules::alert::minutes_text;
-use crate::engine::rules::{HistoryEntry, HistoryEvent};
 use crate::ui::theme::Theme;
+use gpumeter_core::engine::rules::alert::minutes_text;
+use gpumeter_core::engine::rules::{HistoryEntry, HistoryEvent};
 
 fn hhmm_utc(unix_ms: i64) -> String {
-    crate::clock::utc_text(unix_ms, crate::clock::UtcStyle::Clock)
+    gpumeter_core::clock::utc_text(unix_ms, gpumeter_core::clock::UtcStyle::Clock)
 }
 
 /// One history entry as a line.
@@ -107,7 +107,7 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rules::Alert;
+    use gpumeter_core::engine::rules::Alert;
     use ratatui::style::Color;
 
     const NOW: i64 = 1_750_000_000_000;
@@ -121,7 +121,7 @@ mod tests {
                 false,
                 1,
                 2,
-                crate::money::Currency::USD,
+                gpumeter_core::money::Currency::USD,
                 "day",
                 "day:x",
                 at,

@@ -16,10 +16,10 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
-use crate::engine::rules::alert::minutes_text;
-use crate::engine::rules::{Alert, Severity};
 use crate::ui::theme::Theme;
 use crate::ui::widgets::fmt::width;
+use gpumeter_core::engine::rules::alert::minutes_text;
+use gpumeter_core::engine::rules::{Alert, Severity};
 
 /// Evidence lines shown per alert at most.
 const MAX_EVIDENCE: usize = 6;
@@ -244,7 +244,7 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::rules::AlertKind;
+    use gpumeter_core::engine::rules::AlertKind;
     use ratatui::style::Color;
 
     const NOW: i64 = 1_750_000_000_000;
@@ -264,7 +264,7 @@ mod tests {
             cost_micros: Some(1_160_000),
             next_step: Some("raise DataLoader num_workers".into()),
             since_unix_ms: NOW - 12 * 60_000,
-            currency: crate::money::Currency::USD,
+            currency: gpumeter_core::money::Currency::USD,
         }
     }
 

@@ -8,8 +8,8 @@ use ratatui::layout::Rect;
 use ratatui::text::Span;
 use ratatui::widgets::{Clear, Paragraph};
 
-use crate::engine::Engine;
-use crate::engine::rules::Alert;
+use gpumeter_core::engine::Engine;
+use gpumeter_core::engine::rules::Alert;
 
 use crate::ui::app::App;
 use crate::ui::keys::KeyAction;

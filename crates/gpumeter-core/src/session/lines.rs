@@ -1,17 +1,20 @@
-//! What `watch` prints, one line per thing: the minute (spend, burn, busy GPUs), a budget
-//! crossing, an alert transition (fired ones with their evidence and next step, indented), an
-//! autostop event, and the run's total. Pure text from `&` references: the session decided what
-//! happened, this only says it.
+//! A [`Step`] as lines of text, the one printer of `watch` and `serve`: the minute (spend,
+//! burn, busy GPUs), a budget crossing, an alert transition (fired ones with their evidence and
+//! next step, indented), an autostop event, and the run's total. Pure text from `&` references:
+//! the session decided what happened, this only says it ([`print_step`] also runs the stop
+//! command a step asks for, after the lines before it are out).
 
 use std::io::Write;
 
 use crate::billing::{BillingView, BudgetEvent};
 use crate::clock::{UtcStyle, utc_text};
 use crate::engine::autostop::{AutostopConfig, AutostopEvent};
-use crate::engine::rules::Transition;
 use crate::engine::rules::alert::minutes_text;
+use crate::engine::rules::{AlertKind, Transition};
 use crate::ledger::FlushedMinute;
 use crate::money::{Currency, Money};
+
+use super::{Session, Step};
 
 /// The time at the start of every line: `2026-01-05 14:05Z`.
 pub fn at(unix_ms: i64) -> String {
@@ -101,4 +104,47 @@ pub fn total(v: &BillingView) -> String {
         v.cost_per_busy_gpu_hour
             .map_or(crate::units::NA.into(), |m| v.currency.format(m))
     )
+}
+
+/// Prints a step: budget crossings, alert transitions (a budget alert's crossing already has its
+/// line), autostop events and the closed minute to `out`, notes to `err`. When the step asks
+/// for the stop command it runs, its output following ours, and its result is returned (an
+/// error is also said on `err`).
+pub fn print_step(
+    session: &Session,
+    step: &Step,
+    now: i64,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> std::io::Result<Option<Result<(), String>>> {
+    for e in &step.budget {
+        writeln!(out, "{}", budget(e, session.currency()))?;
+    }
+    for t in step
+        .transitions
+        .iter()
+        .filter(|t| t.alert().kind != AlertKind::Budget)
+    {
+        transition(out, t, now)?;
+    }
+    let cfg = session.autostop_config();
+    for e in &step.autostop {
+        writeln!(out, "{}", autostop(e, cfg, now))?;
+    }
+    if let (Some(m), Some(view)) = (&step.flushed, session.engine().billing()) {
+        writeln!(out, "{}", minute(m, view))?;
+    }
+    for n in &step.notes {
+        writeln!(err, "gpumeter: {n}")?;
+    }
+    let Some(argv) = &step.stop else {
+        return Ok(None);
+    };
+    // The stop command's output follows ours (the journal, under systemd).
+    out.flush()?;
+    let result = super::run_stop(argv, true);
+    if let Err(e) = &result {
+        writeln!(err, "gpumeter: autostop: {e}")?;
+    }
+    Ok(Some(result))
 }
