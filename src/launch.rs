@@ -31,7 +31,7 @@ pub enum LaunchError {
 }
 
 impl LaunchError {
-    /// The process exit code documented in the README.
+    /// The process exit code documented in docs/cli.md.
     pub fn exit_code(&self) -> u8 {
         match self {
             LaunchError::NvmlUnavailable(_) => 3,
