@@ -7,12 +7,12 @@ use std::net::TcpListener;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use gpumeter::fleet::hosts::Host;
-use gpumeter::fleet::poll::{self, PollConfig, PollEvent};
 use gpumeter::ui::fleet::{FleetOptions, FleetUi};
 use gpumeter_core::billing::{ClockStart, Pricing, Rate};
 use gpumeter_core::clock::{SharedClock, SystemClock};
 use gpumeter_core::export::json;
+use gpumeter_core::fleet::hosts::Host;
+use gpumeter_core::fleet::poll::{self, PollConfig, PollEvent};
 use gpumeter_core::session::{Session, SessionConfig};
 use gpumeter_model::Document;
 use gpumeter_sim::{Scenario, Simulator};

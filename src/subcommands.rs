@@ -328,7 +328,9 @@ pub(crate) fn config_cmd(action: &cli::ConfigAction) -> anyhow::Result<()> {
 }
 
 pub(crate) fn fleet_cmd(cli: &Cli, args: &cli::FleetArgs) -> anyhow::Result<()> {
-    use gpumeter::fleet::{self, hosts, poll::PollConfig};
+    use gpumeter::fleet;
+    use gpumeter_core::fleet::hosts;
+    use gpumeter_core::fleet::poll::{self, PollConfig};
     let warn = &mut |w: String| eprintln!("gpumeter: {w}");
     let default_token = match &args.token_file {
         Some(p) => Some(hosts::read_token(p, warn)?),
@@ -371,7 +373,7 @@ pub(crate) fn fleet_cmd(cli: &Cli, args: &cli::FleetArgs) -> anyhow::Result<()> 
         || cli.ui.no_color
         || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let (tx, rx) = tokio::sync::mpsc::channel(64);
-    fleet::poll::spawn(hosts.clone(), cfg, clock.clone(), tx).context("starting the poller")?;
+    poll::spawn(hosts.clone(), cfg, clock.clone(), tx).context("starting the poller")?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

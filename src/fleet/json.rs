@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::view::{HostRow, Totals};
+use gpumeter_core::fleet::view::{HostRow, Totals};
 
 /// Version of this document. Bump on any change a reader would misread.
 pub const FLEET_SCHEMA_VERSION: u32 = 1;

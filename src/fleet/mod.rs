@@ -1,29 +1,19 @@
-//! `gpumeter fleet`: one screen over several `gpumeter serve` instances, read through their
-//! `/api/v1/snapshot` documents. A front-end like the dashboard: it reads the model's
-//! [`Document`](gpumeter_model::Document) and borrows the dashboard's widgets and formatters;
-//! the engine and the session know nothing of it.
+//! `gpumeter fleet --once`: polls every host once and prints the table ([`table`]) or JSON
+//! ([`json`]). The fleet's model (hosts, polling, rows, the words of a cell) is the core's
+//! [`gpumeter_core::fleet`]; the fleet screen is the dashboard's (`crate::ui::fleet`).
 //!
-//! Rooms: [`hosts`] (the addresses and tokens, from the command line and a hosts file),
-//! [`poll`] (HTTP requests with timeouts, concurrency cap and backoff, on threads of their
-//! own), [`view`] (the fleet's state, its rows and totals: pure), [`cells`] (the words of a
-//! row), [`table`] and [`json`] (`fleet --once`). The screen is in `crate::ui::fleet`.
-//!
-//! May touch: model, money, clock, units, sanitize, the idle rule's thresholds, `serve`'s token
-//! type, the dashboard's formatters. Never: the engine's state, the ledger, notify.
+//! May touch: the core's fleet model, units. Never: the engine's state, the ledger, notify,
+//! the dashboard.
 
-pub mod cells;
-pub mod hosts;
 pub mod json;
-pub mod poll;
 pub mod table;
-pub mod view;
 
 use std::io::Write;
 
 use gpumeter_core::clock::SharedClock;
-use hosts::Host;
-use poll::PollConfig;
-use view::{Fleet, SortKey};
+use gpumeter_core::fleet::hosts::Host;
+use gpumeter_core::fleet::poll::{self, PollConfig};
+use gpumeter_core::fleet::view::{self, Fleet, SortKey};
 
 /// `fleet --once`: polls every host once and prints the table (or JSON). Hosts that are
 /// down are marked in the output, not an error.

@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use super::cells::{self, HEADERS};
-use super::view::{HostRow, Totals};
-use crate::ui::widgets::fmt::{pad_right, width};
+use gpumeter_core::fleet::cells::{self, HEADERS};
+use gpumeter_core::fleet::view::{HostRow, Totals};
+use gpumeter_core::units::{pad_right, width};
 
 /// The whole table, newline-terminated.
 pub fn render(rows: &[HostRow], totals: &Totals) -> String {

@@ -36,7 +36,7 @@ impl ChartWindow {
 
     /// The window as the chart titles say it (`5m`, `1h`).
     pub fn label(&self) -> String {
-        label(self.span_ms())
+        gpumeter_core::units::duration(self.span_ms(), gpumeter_core::units::DurationStyle::Compact)
     }
 
     pub fn wider(&mut self) -> Action {
@@ -56,21 +56,6 @@ impl ChartWindow {
     }
 }
 
-/// A whole number of hours, minutes or seconds, the largest unit that divides `ms`: `24h`,
-/// `15m`, `42s`.
-pub fn label(ms: i64) -> String {
-    let s = (ms / 1000).max(0);
-    if s >= 3600 && s % 3600 == 0 {
-        format!("{}h", s / 3600)
-    } else if s >= 60 && s % 60 == 0 {
-        format!("{}m", s / 60)
-    } else if s >= 60 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{s}s")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,15 +72,6 @@ mod tests {
         }
         assert_eq!(w.span_ms(), 86_400_000);
         assert_eq!(w.wider(), Action::None);
-        assert_eq!(w.label(), "24h");
-    }
-
-    #[test]
-    fn labels_use_the_largest_whole_unit() {
-        assert_eq!(label(60_000), "1m");
-        assert_eq!(label(900_000), "15m");
-        assert_eq!(label(6 * 3_600_000), "6h");
-        assert_eq!(label(42_000), "42s");
-        assert_eq!(label(90_000), "1m30s");
+        assert_eq!(w.label(), "1d");
     }
 }

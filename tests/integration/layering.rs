@@ -17,10 +17,19 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The `crate::` rooms a file's code names, from `crate::room` paths and `use crate::{room, …}`
-/// groups. Comments are skipped: a doc link to the room above (`[`gpumeter_core::session`]`) says who
-/// calls, it is no dependency.
+/// The rooms a file's code names, from `crate::room` paths and `use crate::{room, …}` groups,
+/// and the core's from `gpumeter_core::room` paths (as `core:room`, so that the core's
+/// `fleet` model is not the binary's `fleet` front-end). Comments
+/// are skipped: a doc link to the room above (`[`crate::session`]`) says who calls, it is no
+/// dependency.
 fn rooms_used(text: &str) -> Vec<String> {
+    let named = |prefix: &str, name: &str| {
+        if prefix == "crate::" {
+            name.to_string()
+        } else {
+            format!("core:{name}")
+        }
+    };
     let code: String = text
         .lines()
         .filter(|l| !l.trim_start().starts_with("//"))
@@ -28,22 +37,27 @@ fn rooms_used(text: &str) -> Vec<String> {
         .join("\n");
     let text = code.as_str();
     let mut out = Vec::new();
-    for (i, _) in text.match_indices("crate::") {
-        let rest = &text[i + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let inner = group.split('}').next().unwrap_or_default();
-            for part in inner.split(',') {
-                let name = part.trim().split("::").next().unwrap_or_default().trim();
-                if !name.is_empty() {
-                    out.push(name.to_string());
-                }
+    for prefix in ["crate::", "gpumeter_core::"] {
+        for (i, _) in text.match_indices(prefix) {
+            if prefix == "crate::" && text[..i].ends_with("gpumeter_") {
+                continue;
             }
-        } else {
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            out.push(name);
+            let rest = &text[i + prefix.len()..];
+            if let Some(group) = rest.strip_prefix('{') {
+                let inner = group.split('}').next().unwrap_or_default();
+                for part in inner.split(',') {
+                    let name = part.trim().split("::").next().unwrap_or_default().trim();
+                    if !name.is_empty() {
+                        out.push(named(prefix, name));
+                    }
+                }
+            } else {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect::<String>();
+                out.push(named(prefix, &name));
+            }
         }
     }
     out
@@ -70,7 +84,7 @@ fn check_dir(root: &Path, room: &str, forbidden: &[&str]) {
         for used in rooms_used(&text) {
             assert!(
                 !forbidden.contains(&used.as_str()),
-                "{} uses crate::{used}, which {room} must not depend on",
+                "{} uses {used}, which {room} must not depend on",
                 f.display()
             );
         }
@@ -94,29 +108,52 @@ fn sources_and_recordings_know_nothing_of_the_engine_or_the_front_ends() {
     check_core("recording", &above);
 }
 
+/// The binary crate's front-ends. Each shows what the core decided and never imports another
+/// (what two of them share lives in the core), nor `cli`: each takes plain options, built in
+/// `main.rs` and `subcommands.rs`.
+const FRONT_ENDS: [&str; 7] = ["ui", "watch", "serve", "fleet", "check", "report", "eval"];
+
 #[test]
-fn fleet_parses_no_arguments_and_keeps_no_ledger() {
+fn no_front_end_imports_another_or_the_argument_parser() {
+    for room in FRONT_ENDS {
+        let mut forbidden: Vec<&str> = FRONT_ENDS.iter().copied().filter(|r| *r != room).collect();
+        forbidden.push("cli");
+        check(room, &forbidden);
+    }
+}
+
+#[test]
+fn the_argument_parser_names_no_front_end() {
+    check("cli", &FRONT_ENDS);
+}
+
+#[test]
+fn fleet_keeps_no_ledger_and_reads_no_local_source() {
     // It reads servers through the model's document: no local source, ledger or channels.
     check(
         "fleet",
         &[
-            "cli", "config", "ledger", "notify", "source", "watch", "session",
+            "core:config",
+            "core:ledger",
+            "core:notify",
+            "core:source",
+            "core:session",
+            "core:engine",
         ],
+    );
+    check_core(
+        "fleet",
+        &["config", "ledger", "notify", "source", "session"],
     );
 }
 
 #[test]
-fn serve_draws_nothing_and_parses_no_arguments() {
-    check("serve", &["ui", "cli"]);
-}
-
-#[test]
-fn the_check_sees_grouped_imports() {
+fn the_check_sees_grouped_imports_and_both_crates() {
     assert_eq!(
         rooms_used(
-            "use crate::{config::Env, ui};\nlet x = crate::cli::Cli;\n//! see [`gpumeter_core::session`]"
+            "use crate::{config::Env, ui};\nlet x = crate::cli::Cli;\nuse gpumeter_core::session::Step;\n//! see [`crate::session`]"
         ),
-        ["config", "ui", "cli"]
+        ["config", "ui", "cli", "core:session"]
     );
 }
 

@@ -6,7 +6,9 @@
 //! (one metering run: engine + billing + ledger writer + alert fan-out + autostop guard; one
 //! `Step` per reading). `billing`, `ledger`, `notify` and `export` are rooms the session and
 //! the front-ends use; `config` reads the config file and hands each room its resolved
-//! settings; `money`, `units`, `clock`, `sanitize` and `recording` are the shared ground. The
+//! settings; `money`, `units`, `clock`, `sanitize` and `recording` are the shared ground;
+//! `endpoint` (port, listen address, tokens), `expect` (what was paid for) and `fleet` (the
+//! fleet's hosts, polling and rows) are what two front-ends would otherwise share sideways. The
 //! engine imports none of `config`, `notify` or `session`; time comes through a
 //! [`clock::Clock`] so every rule is testable with a fake clock. The front-ends (the `gpumeter`
 //! crate: the dashboard, `watch`, `serve`, `fleet`, `check`) use this crate and never each other.
@@ -18,6 +20,7 @@ pub mod endpoint;
 pub mod engine;
 pub mod expect;
 pub mod export;
+pub mod fleet;
 pub mod ledger;
 pub mod money;
 pub mod notify;

@@ -256,6 +256,13 @@ impl Currency {
         self.format_with(m, self.decimals)
     }
 
+    /// An hourly amount: `$31.00/h`, `¥3,150/h` (the one way every room writes a rate).
+    pub fn per_hour(&self, m: Money) -> String {
+        let mut s = self.format(m);
+        s.push_str("/h");
+        s
+    }
+
     /// Like [`Currency::format`] with more decimals (rates such as `$0.0042/min`), at most 6.
     pub fn format_with(&self, m: Money, decimals: u8) -> String {
         let decimals = decimals.min(6);

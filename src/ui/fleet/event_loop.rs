@@ -20,10 +20,10 @@ use tokio::sync::mpsc::Receiver;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::{FleetOptions, FleetUi};
-use crate::fleet::poll::PollEvent;
 use crate::ui::terminal::TerminalGuard;
 use crate::ui::{Action, UiError};
 use gpumeter_core::clock::{Clock, SharedClock};
+use gpumeter_core::fleet::poll::PollEvent;
 
 const FRAME: Duration = Duration::from_millis(50);
 const TICK: Duration = Duration::from_secs(1);

@@ -15,11 +15,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
-use crate::fleet::hosts::Host;
-use crate::fleet::poll::PollEvent;
-use crate::fleet::view::{self, Fleet, HostRow, SortKey};
 use crate::ui::theme::Theme;
 use crate::ui::{Action, App, UiOptions};
+use gpumeter_core::fleet::hosts::Host;
+use gpumeter_core::fleet::poll::PollEvent;
+use gpumeter_core::fleet::view::{self, Fleet, HostRow, SortKey};
 
 pub use event_loop::run;
 use remote::Remote;

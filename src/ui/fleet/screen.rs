@@ -8,10 +8,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::fleet::cells::{self, HEADERS};
-use crate::fleet::view::{HostRow, RowState, SortKey, Totals};
 use crate::ui::theme::Theme;
 use crate::ui::widgets::fmt::{self, styled};
+use gpumeter_core::fleet::cells::{self, HEADERS};
+use gpumeter_core::fleet::view::{HostRow, RowState, SortKey, Totals};
 
 /// Lines the screen keeps for itself: totals, a blank, the header, the hints.
 pub const CHROME_ROWS: u16 = 4;

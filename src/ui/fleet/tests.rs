@@ -10,11 +10,11 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::{FleetOptions, FleetUi};
-use crate::fleet::hosts::Host;
-use crate::fleet::poll::{Failure, PollEvent};
 use crate::ui::Action;
 use crate::ui::tests::demo::{START, played_with};
 use crate::ui::tests::fixtures::buffer_to_string;
+use gpumeter_core::fleet::hosts::Host;
+use gpumeter_core::fleet::poll::{Failure, PollEvent};
 
 /// What a `serve --demo NAME` answers after `seconds`, its readings one second apart.
 pub(crate) fn demo_documents(name: &str, seconds: i64) -> Vec<Document> {

@@ -131,7 +131,7 @@ fn render_one(
     let span_text = if span_ms < window_ms {
         format!(
             "· {} of {} ",
-            crate::ui::chart_window::label(span_ms),
+            gpumeter_core::units::duration(span_ms, gpumeter_core::units::DurationStyle::Compact),
             app.window.label()
         )
     } else {

@@ -1,13 +1,15 @@
-//! Small text pieces the widgets share: bars, percentages, watts, energy, clocks, sample age, and
-//! fitting text into a width. Absent readings come out as `N/A`, never 0.
+//! Small text pieces the widgets share: bars, percentages, watts, energy, clocks, and spans
+//! fitted into a width (the text measures and the sample age are the core's
+//! [`gpumeter_core::units`], re-exported here for the widgets). Absent readings come out as
+//! `N/A`, never 0.
 
 use std::borrow::Cow;
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthStr;
 
 use gpumeter_core::units::NA;
+pub use gpumeter_core::units::{age, pad_left, pad_right, truncate, width};
 
 use crate::ui::theme::Theme;
 
@@ -78,75 +80,9 @@ pub fn clock_pair(cur: Option<u32>, max: Option<u32>) -> String {
     }
 }
 
-/// Sample age: `0.4s`, `12s`, `3m05s`.
-pub fn age(ms: i64) -> String {
-    let ms = ms.max(0);
-    if ms < 10_000 {
-        format!("{:.1}s", ms as f64 / 1000.0)
-    } else {
-        gpumeter_core::units::duration_s((ms / 1000) as u64)
-    }
-}
-
-/// Display width of a string.
-pub fn width(s: &str) -> usize {
-    UnicodeWidthStr::width(s)
-}
-
 /// Total display width of spans.
 pub fn spans_width(spans: &[Span<'_>]) -> usize {
     spans.iter().map(|s| width(&s.content)).sum()
-}
-
-/// `s` cut to `max` display cells, with `…` marking a cut.
-pub fn truncate(s: &str, max: usize) -> String {
-    cut(s, max).0.into_owned()
-}
-
-/// [`truncate`] without a copy when `s` fits, and the cut text's width.
-fn cut(s: &str, max: usize) -> (Cow<'_, str>, usize) {
-    let full = width(s);
-    if full <= max {
-        return (Cow::Borrowed(s), full);
-    }
-    if max == 0 {
-        return (Cow::Borrowed(""), 0);
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in s.chars() {
-        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if used + w > max - 1 {
-            break;
-        }
-        out.push(c);
-        used += w;
-    }
-    out.push('…');
-    // Measured as a whole, as the callers measured the cut text before.
-    let w = width(&out);
-    (Cow::Owned(out), w)
-}
-
-/// `s` padded with spaces (or cut) to exactly `w` cells.
-pub fn pad_right(s: &str, w: usize) -> String {
-    // One allocation: the table pads ~200 cells a frame.
-    let (t, used) = cut(s, w);
-    let fill = w.saturating_sub(used);
-    let mut out = String::with_capacity(t.len() + fill);
-    out.push_str(&t);
-    out.extend(std::iter::repeat_n(' ', fill));
-    out
-}
-
-/// `s` right-aligned in `w` cells (cut when longer).
-pub fn pad_left(s: &str, w: usize) -> String {
-    let (t, used) = cut(s, w);
-    let fill = w.saturating_sub(used);
-    let mut out = String::with_capacity(fill + t.len());
-    out.extend(std::iter::repeat_n(' ', fill));
-    out.push_str(&t);
-    out
 }
 
 /// The fixed spans, then each whole segment (most important first) that still fits in `width`;
@@ -183,35 +119,6 @@ mod tests {
     }
 
     #[test]
-    fn padding_aligns_in_display_cells_and_cuts_what_is_too_long() {
-        assert_eq!(pad_left("42", 5), "   42");
-        assert_eq!(pad_right("42", 5), "42   ");
-        assert_eq!(pad_left("日本", 6), "  日本", "wide glyphs count two cells");
-        assert_eq!(pad_right("日本", 6), "日本  ");
-        assert_eq!(pad_left("python3", 5), "pyth…");
-        assert_eq!(pad_right("python3", 5), "pyth…");
-        assert_eq!(pad_left("", 0), "");
-        assert_eq!(width(&pad_right("ü", 3)), 3);
-        for s in [
-            "",
-            "a",
-            "日本語テキスト",
-            "e\u{301}e\u{301}xyz",
-            "👩‍🔬 lab",
-            "tab\there",
-            "x…y",
-        ] {
-            for w in 0..12 {
-                // As truncate-then-pad gave them.
-                let t = truncate(s, w);
-                let fill = " ".repeat(w.saturating_sub(width(&t)));
-                assert_eq!(pad_right(s, w), format!("{t}{fill}"), "{s:?} {w}");
-                assert_eq!(pad_left(s, w), format!("{fill}{t}"), "{s:?} {w}");
-            }
-        }
-    }
-
-    #[test]
     fn bars_fill_proportionally_and_keep_their_width() {
         let t = Theme::colour();
         assert_eq!(text(&bar(Some(50.0), 10, &t)), "█████─────");
@@ -242,22 +149,5 @@ mod tests {
         assert_eq!(energy(0), "0.0Wh");
         assert_eq!(energy(3_600_000 * 850), "850.0Wh");
         assert_eq!(energy(3_600_000 * 1234), "1.23kWh");
-    }
-
-    #[test]
-    fn truncation_marks_cuts_and_respects_wide_chars() {
-        assert_eq!(truncate("abcdef", 4), "abc…");
-        assert_eq!(truncate("abc", 3), "abc");
-        assert_eq!(truncate("日本語テキスト", 5), "日本…");
-        assert_eq!(pad_right("ab", 4), "ab  ");
-        assert_eq!(pad_left("ab", 4), "  ab");
-        assert_eq!(truncate("abc", 0), "");
-    }
-
-    #[test]
-    fn age_is_precise_when_fresh() {
-        assert_eq!(age(400), "0.4s");
-        assert_eq!(age(-5), "0.0s");
-        assert_eq!(age(65_000), "1m05s");
     }
 }

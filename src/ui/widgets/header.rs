@@ -102,7 +102,7 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
             styled(
                 format!(
                     " +{} ",
-                    units::duration_s(u64::try_from((r.at_ms - r.first_ms) / 1000).unwrap_or(0))
+                    units::duration(r.at_ms - r.first_ms, units::DurationStyle::Compact)
                 ),
                 theme.dim,
             ),
@@ -150,7 +150,10 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
         vec![
             sep(theme),
             styled("up ", theme.label),
-            styled(units::opt(sys.uptime_s, units::duration_s), theme.text),
+            styled(
+                units::opt(sys.uptime_s, units::duration_of_secs),
+                theme.text,
+            ),
         ],
     ];
     let mut segments = segments;

@@ -425,7 +425,7 @@ fn cell(c: Col, p: &ProcessReading, theme: &Theme, now_ms: i64) -> (String, Styl
             .map_or_else(na, |b| (units::bytes(b), theme.text)),
         Col::Time => p.start_time_unix_s.map_or_else(na, |s| {
             let secs = (now_ms / 1000 - s).max(0) as u64;
-            (units::duration_s(secs), theme.text)
+            (units::duration_of_secs(secs), theme.text)
         }),
         Col::Command => (String::new(), theme.text),
     }

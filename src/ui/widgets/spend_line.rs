@@ -35,7 +35,7 @@ pub fn line(view: &BillingView, theme: &Theme, width: usize) -> Line<'static> {
     // Each part: its wordings, longest first.
     let mut parts: Vec<Vec<Vec<Span<'static>>>> = vec![vec![vec![
         dot(),
-        styled(format!("{}/h", money(view.burn_per_hour)), theme.text),
+        styled(view.currency.per_hour(view.burn_per_hour), theme.text),
     ]]];
     let (idle, idle_style) = match view.idle_share {
         Some(s) => (

@@ -16,7 +16,7 @@ use crate::ui::theme::Theme;
 use gpumeter_core::billing::{BillingView, BudgetView};
 use gpumeter_core::clock::{UtcStyle, utc_text};
 use gpumeter_core::money::Currency;
-use gpumeter_core::units::{NA, duration_s};
+use gpumeter_core::units::{DurationStyle, NA, duration};
 
 const LABEL_WIDTH: usize = 11;
 
@@ -70,10 +70,7 @@ pub(crate) fn ceiling(b: &BudgetView) -> String {
             } else {
                 day_month_utc(at)
             };
-            format!(
-                "in {} at {at}",
-                duration_s(u64::try_from(ms / 1_000).unwrap_or(0))
-            )
+            format!("in {} at {at}", duration(ms, DurationStyle::Compact))
         }
         _ => format!("not reached this {}", b.period),
     }
@@ -93,8 +90,8 @@ pub fn lines(view: &BillingView, theme: &Theme) -> Vec<Line<'static>> {
     out.push(line(
         "burn",
         format!(
-            "{}/h  ({}, {})",
-            money(view.burn_per_hour),
+            "{}  ({}, {})",
+            c.per_hour(view.burn_per_hour),
             view.rate,
             view.granularity.name()
         ),

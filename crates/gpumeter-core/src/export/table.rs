@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use gpumeter_model::{GpuReading, GpuState, ProcessReading, Snapshot};
 
-use crate::units::{NA, bytes, duration_s, opt, rate};
+use crate::units::{NA, bytes, duration_of_secs, opt, rate};
 
 /// Renders a snapshot as aligned text tables.
 pub fn to_table(snap: &Snapshot) -> String {
@@ -28,7 +28,7 @@ fn header(out: &mut String, snap: &Snapshot) {
         s.hostname.as_deref().unwrap_or(NA),
         s.driver_version.as_deref().unwrap_or(NA),
         s.cuda_driver_version.as_deref().unwrap_or(NA),
-        opt(s.uptime_s, duration_s),
+        opt(s.uptime_s, duration_of_secs),
         snap.source
     );
     let _ = writeln!(
@@ -162,7 +162,7 @@ fn processes(out: &mut String, procs: &[ProcessReading], now_s: i64) {
             },
             opt(p.cpu_pct, |v| format!("{v:.0}")),
             opt(p.rss_bytes, bytes),
-            opt(p.start_time_unix_s, |t| duration_s(
+            opt(p.start_time_unix_s, |t| duration_of_secs(
                 (now_s - t).max(0) as u64
             )),
             clip(command, 120),

@@ -5,19 +5,20 @@ use std::time::Duration;
 
 use super::run::{RunError, RunSpec, run};
 use crate::sanitize::sanitize;
+use crate::units::{DurationStyle, duration};
 
 const MAX_MESSAGE: usize = 400;
 
 /// The autostop warning text.
 pub fn autostop_message(host: &str, remaining_ms: i64, idle_ms: i64, command: &[String]) -> String {
-    let mins = |ms: i64| (ms + 59_999) / 60_000;
+    let words = |ms: i64| duration(ms, DurationStyle::Words);
     sanitize(
         &format!(
-            "gpumeter autostop: {host} has been idle for {} min and will run `{}` in {} min. \
+            "gpumeter autostop: {host} has been idle for {} and will run `{}` in {}. \
              Press any key in gpumeter, or start GPU work, to cancel.",
-            idle_ms / 60_000,
+            words(idle_ms),
             command.join(" "),
-            mins(remaining_ms)
+            words(remaining_ms)
         ),
         MAX_MESSAGE,
     )
@@ -54,7 +55,7 @@ mod tests {
         let m = autostop_message("box\x1b[2J", 4 * 60_000 + 1, 26 * 60_000, &cmd);
         assert_eq!(
             m,
-            "gpumeter autostop: box has been idle for 26 min and will run `sudo shutdown -h now` in 5 min. \
+            "gpumeter autostop: box has been idle for 26 min and will run `sudo shutdown -h now` in 4 min. \
              Press any key in gpumeter, or start GPU work, to cancel."
         );
     }

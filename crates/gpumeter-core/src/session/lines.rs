@@ -9,7 +9,6 @@ use std::io::Write;
 use crate::billing::{BillingView, BudgetEvent};
 use crate::clock::{UtcStyle, utc_text};
 use crate::engine::autostop::{AutostopConfig, AutostopEvent};
-use crate::engine::rules::alert::minutes_text;
 use crate::engine::rules::{AlertKind, Transition};
 use crate::ledger::FlushedMinute;
 use crate::money::{Currency, Money};
@@ -28,10 +27,10 @@ pub fn minute(m: &FlushedMinute, view: &BillingView) -> String {
         .idle_share
         .map_or(crate::units::NA.into(), |s| format!("{:.0}%", s * 100.0));
     format!(
-        "{}  spent {}  burn {}/h  busy {}/{} GPUs  idle {} of spend",
+        "{}  spent {}  burn {}  busy {}/{} GPUs  idle {} of spend",
         at(m.minute * 60_000),
         c.format(Money::from_micros(m.total.spend_micros)),
-        c.format(view.burn_per_hour),
+        c.per_hour(view.burn_per_hour),
         view.busy_gpus,
         view.gpus,
         idle
@@ -73,7 +72,7 @@ pub fn autostop(e: &AutostopEvent, cfg: &AutostopConfig, now: i64) -> String {
         AutostopEvent::Armed { .. } => format!(
             "{}  autostop: armed (stops after {} idle)",
             at(now),
-            minutes_text(cfg.after_ms)
+            crate::units::duration(cfg.after_ms, crate::units::DurationStyle::Words)
         ),
         AutostopEvent::Warning {
             remaining_ms,
@@ -82,14 +81,14 @@ pub fn autostop(e: &AutostopEvent, cfg: &AutostopConfig, now: i64) -> String {
         } => format!(
             "{}  autostop: idle for {}, running `{command}` in {}",
             at(now),
-            minutes_text(*idle_ms),
-            minutes_text(*remaining_ms)
+            crate::units::duration(*idle_ms, crate::units::DurationStyle::Words),
+            crate::units::duration(*remaining_ms, crate::units::DurationStyle::Words)
         ),
         AutostopEvent::Cancelled { .. } => format!("{}  autostop: cancelled", at(now)),
         AutostopEvent::Stop { idle_ms, .. } => format!(
             "{}  autostop: idle for {}: running `{command}`",
             at(now),
-            minutes_text(*idle_ms)
+            crate::units::duration(*idle_ms, crate::units::DurationStyle::Words)
         ),
     }
 }

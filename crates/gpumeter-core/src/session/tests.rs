@@ -53,7 +53,7 @@ fn autostop_warns_on_the_terminal_channels_then_hands_back_the_stop_once() {
     }
     assert_eq!(stops, vec![(60, vec!["true".to_string()])]);
     let text = String::from_utf8(terminal).unwrap();
-    assert!(text.contains("will run `true` in 1 min"), "{text:?}");
+    assert!(text.contains("will run `true` in 30 s"), "{text:?}");
     assert!(text.contains("autostop: running `true`"), "{text:?}");
 }
 

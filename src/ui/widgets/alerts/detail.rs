@@ -18,7 +18,6 @@ use crate::ui::widgets::alerts::panel::wrapped;
 use crate::ui::widgets::fmt::styled;
 use gpumeter_core::clock::{UtcStyle, utc_text};
 use gpumeter_core::engine::Engine;
-use gpumeter_core::engine::rules::alert::minutes_text;
 use gpumeter_core::engine::rules::{Alert, HistoryEntry};
 
 /// The alert a detail view shows, and the history entry it came from.
@@ -72,12 +71,18 @@ pub fn lines(
             "{} at {} ({} ago)",
             e.event.name(),
             utc_text(e.at_unix_ms, UtcStyle::DayClock),
-            minutes_text(now_unix_ms - e.at_unix_ms)
+            gpumeter_core::units::duration(
+                now_unix_ms - e.at_unix_ms,
+                gpumeter_core::units::DurationStyle::Words
+            )
         ),
         None => format!(
             "standing since {} ({})",
             utc_text(alert.since_unix_ms, UtcStyle::DayClock),
-            minutes_text(now_unix_ms - alert.since_unix_ms)
+            gpumeter_core::units::duration(
+                now_unix_ms - alert.since_unix_ms,
+                gpumeter_core::units::DurationStyle::Words
+            )
         ),
     };
     out.extend(wrapped(label(alert.kind.name()), &when, cols));

@@ -13,7 +13,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
 use crate::ui::theme::Theme;
-use gpumeter_core::engine::rules::alert::minutes_text;
 use gpumeter_core::engine::rules::{HistoryEntry, HistoryEvent};
 
 fn hhmm_utc(unix_ms: i64) -> String {
@@ -34,7 +33,13 @@ pub fn line(e: &HistoryEntry, now_unix_ms: i64, theme: &Theme) -> Line<'static> 
         Span::styled(
             format!(
                 "{:>11} ",
-                format!("{} ago", minutes_text(now_unix_ms - e.at_unix_ms))
+                format!(
+                    "{} ago",
+                    gpumeter_core::units::duration(
+                        now_unix_ms - e.at_unix_ms,
+                        gpumeter_core::units::DurationStyle::Words
+                    )
+                )
             ),
             theme.dim,
         ),

@@ -18,7 +18,6 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
 use crate::ui::theme::Theme;
 use crate::ui::widgets::fmt::width;
-use gpumeter_core::engine::rules::alert::minutes_text;
 use gpumeter_core::engine::rules::{Alert, Severity};
 
 /// Evidence lines shown per alert at most.
@@ -39,7 +38,13 @@ fn title_line(a: &Alert, now_unix_ms: i64, theme: &Theme) -> Line<'static> {
         Span::raw(" "),
         Span::raw(a.title.clone()),
         Span::styled(
-            format!("  ({})", minutes_text(now_unix_ms - a.since_unix_ms)),
+            format!(
+                "  ({})",
+                gpumeter_core::units::duration(
+                    now_unix_ms - a.since_unix_ms,
+                    gpumeter_core::units::DurationStyle::Words
+                )
+            ),
             theme.dim,
         ),
     ])

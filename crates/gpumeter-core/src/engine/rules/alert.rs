@@ -228,16 +228,6 @@ impl Transition {
     }
 }
 
-/// Minutes as people read them: `42 min`, `3 h 07 min`.
-pub fn minutes_text(ms: i64) -> String {
-    let min = ms.max(0) / 60_000;
-    if min < 60 {
-        format!("{min} min")
-    } else {
-        format!("{} h {:02} min", min / 60, min % 60)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,7 +291,5 @@ mod tests {
         for k in AlertKind::ALL {
             assert_eq!(AlertKind::parse(k.name()), Some(k));
         }
-        assert_eq!(minutes_text(42 * 60_000 + 59_000), "42 min");
-        assert_eq!(minutes_text(187 * 60_000), "3 h 07 min");
     }
 }

@@ -16,7 +16,6 @@ use std::collections::VecDeque;
 use super::alert::{Alert, AlertKind, Severity};
 use super::config::CheckpointConfig;
 use super::job::{self, gpu_ranges};
-use super::starved_text::window_text;
 use super::window::{DEFAULT_MAX_GAP_MS, MeanWindow};
 use super::{Ctx, RuleOutput};
 use crate::units;
@@ -187,9 +186,12 @@ impl CheckpointRule {
         let cost = ctx
             .rate_micros_per_h()
             .map(|r| (r as f64 * held_share * lost_ms as f64 / 3_600_000.0).round() as i64);
-        let pause_text = window_text(mean_pause.round() as i64);
-        let every = window_text(interval);
-        let cost_text = per_hour.map_or_else(String::new, |c| format!(" ({}/h)", ctx.money(c)));
+        let pause_text = crate::units::duration(
+            mean_pause.round() as i64,
+            crate::units::DurationStyle::Words,
+        );
+        let every = crate::units::duration(interval, crate::units::DurationStyle::Words);
+        let cost_text = per_hour.map_or_else(String::new, |c| format!(" ({})", ctx.per_hour(c)));
         let first = self.pauses.front().map_or(ctx.now_ms, |p| p.start_ms);
         Alert {
             id: "checkpoint".into(),

@@ -15,7 +15,7 @@ use foldhash::{HashMap, HashMapExt};
 
 use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading, Snapshot};
 
-use super::alert::{Alert, AlertKind, Severity, minutes_text};
+use super::alert::{Alert, AlertKind, Severity};
 use super::config::ForgottenConfig;
 use super::window::Window;
 use super::{Ctx, RuleOutput};
@@ -190,7 +190,7 @@ impl ForgottenRule {
                 format!(
                     "≤ {:.0} % for {}",
                     self.cfg.max_sm_pct,
-                    minutes_text(quiet_ms)
+                    crate::units::duration(quiet_ms, crate::units::DurationStyle::Words)
                 ),
             ),
             ("GPU-hours blocked".to_string(), format!("{gpu_hours:.2}")),
@@ -201,7 +201,10 @@ impl ForgottenRule {
         }
         if let Some(start) = p.start_time_unix_s {
             let age_ms = ctx.now_ms - start.saturating_mul(1000);
-            evidence.push(("process age".into(), minutes_text(age_ms)));
+            evidence.push((
+                "process age".into(),
+                crate::units::duration(age_ms, crate::units::DurationStyle::Words),
+            ));
         }
         if let (Some(c), Some(r)) = (cost, per_gpu_rate.map(|r| r.micros())) {
             evidence.push((
@@ -218,12 +221,12 @@ impl ForgottenRule {
                 "Forgotten allocation: {name} (pid {}, {who}) holds {} on {gpu_word} {gpu_list} with no kernels for {}",
                 p.pid,
                 units::bytes(vram),
-                minutes_text(quiet_ms)
+                crate::units::duration(quiet_ms, crate::units::DurationStyle::Words)
             ),
             detail: format!(
                 "It holds memory but has run nothing for {} — {gpu_hours:.2} GPU-hours blocked. \
                  Typically a notebook kernel or an interactive session left open.",
-                minutes_text(quiet_ms)
+                crate::units::duration(quiet_ms, crate::units::DurationStyle::Words)
             ),
             evidence,
             cost_micros: cost,

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::alert::{Alert, AlertKind, Severity, minutes_text};
+use super::alert::{Alert, AlertKind, Severity};
 use super::config::HungConfig;
 use super::job::gpu_ranges;
 use super::label::process_label;
@@ -92,7 +92,7 @@ impl HungRule {
         let gpus: Vec<u32> = hung.iter().map(|(g, _)| *g).collect();
         let since = hung.iter().map(|(_, s)| *s).min().unwrap_or(now);
         let list = gpu_ranges(&gpus);
-        let lasted = minutes_text(now - since);
+        let lasted = crate::units::duration(now - since, crate::units::DurationStyle::Words);
         let (subject, verb) = if gpus.len() == 1 {
             (format!("GPU {list}"), "reports busy but does")
         } else {
@@ -113,7 +113,7 @@ impl HungRule {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let window = minutes_text(self.cfg.window_ms);
+        let window = crate::units::duration(self.cfg.window_ms, crate::units::DurationStyle::Words);
         let recent = format!("{} s", evidence_span(self.cfg.window_ms) / 1000);
         let th = &self.cfg.thresholds;
         let mut evidence = vec![

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use gpumeter_model::{GpuReading, GpuState, Snapshot, StuckThresholds};
 
-use super::alert::{Alert, AlertKind, Severity, minutes_text};
+use super::alert::{Alert, AlertKind, Severity};
 use super::config::IdleConfig;
 use super::window::{DEFAULT_MAX_GAP_MS, Edge, Window};
 use super::{Ctx, RuleOutput};
@@ -215,14 +215,14 @@ impl IdleRule {
     fn alert(&self, ctx: &Ctx<'_>, e: &Episode) -> Alert {
         let snap = ctx.snap;
         let idle_ms = ctx.now_ms - e.since_ms;
-        let minutes = minutes_text(idle_ms);
+        let minutes = crate::units::duration(idle_ms, crate::units::DurationStyle::Words);
         let n = snap.gpus.len();
         let money = |m: i64| ctx.money(m);
         let title = match ctx.rate_micros_per_h() {
             Some(rate) => format!(
-                "GPUs idle {minutes} — {} so far, {}/h",
+                "GPUs idle {minutes} — {} so far, {}",
                 money(e.cost_micros),
-                money(rate)
+                ctx.per_hour(rate)
             ),
             None => format!("GPUs idle {minutes} — no price set, cost unknown"),
         };
@@ -256,7 +256,7 @@ impl IdleRule {
             ),
         ];
         if let Some(rate) = ctx.rate_micros_per_h() {
-            evidence.push(("rate".into(), format!("{}/h", money(rate))));
+            evidence.push(("rate".into(), ctx.per_hour(rate)));
             evidence.push(("idle cost, this stretch".into(), money(e.cost_micros)));
             evidence.push((
                 "idle cost since start".into(),

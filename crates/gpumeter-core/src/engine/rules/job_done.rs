@@ -10,13 +10,12 @@ use std::collections::BTreeMap;
 
 use gpumeter_model::Snapshot;
 
-use super::alert::{Alert, AlertKind, Severity, minutes_text};
+use super::alert::{Alert, AlertKind, Severity};
 use super::config::{IdleConfig, JobDoneConfig};
 use super::idle::gpu_idle;
 use super::job::{JobKey, gpu_ranges};
 use super::label::process_label;
 use super::{Ctx, RuleOutput};
-use crate::units;
 
 /// A job being watched.
 #[derive(Debug, Clone)]
@@ -185,9 +184,12 @@ impl JobDoneRule {
         let ago_text = if ago < 60_000 {
             "just now".to_string()
         } else {
-            format!("{} ago", minutes_text(ago))
+            format!(
+                "{} ago",
+                crate::units::duration(ago, crate::units::DurationStyle::Words)
+            )
         };
-        let ran = units::duration_s(u64::try_from(e.ran_ms.max(0) / 1000).unwrap_or(0));
+        let ran = crate::units::duration(e.ran_ms, crate::units::DurationStyle::Compact);
         let idle_now = snap
             .gpus
             .iter()
@@ -202,7 +204,7 @@ impl JobDoneRule {
         });
         let gpu_word = if idle_now == 1 { "GPU" } else { "GPUs" };
         let price = match idle_rate {
-            Some(r) => format!(" at {}/h", ctx.money(r.micros())),
+            Some(r) => format!(" at {}", ctx.per_hour(r.micros())),
             None => " (no price set)".to_string(),
         };
         let what = match e.how {
@@ -228,7 +230,7 @@ impl JobDoneRule {
         if let (Some(c), Some(r)) = (cost, idle_rate) {
             evidence.push((
                 "idle since it ended".into(),
-                format!("{} at {}/h", ctx.money(c), ctx.money(r.micros())),
+                format!("{} at {}", ctx.money(c), ctx.per_hour(r.micros())),
             ));
         }
         Alert {

@@ -126,7 +126,7 @@ fn gpus_going_idle_under_a_live_job_give_the_notice_too() {
     assert!(
         f[0].alert()
             .title
-            .starts_with("python train.py (pid 4242): its GPUs went idle 1 min ago after 6h1"),
+            .starts_with("python train.py (pid 4242): its GPUs went idle 60 s ago after 6h1"),
         "{}",
         f[0].alert().title
     );

@@ -104,6 +104,11 @@ impl<'a> Ctx<'a> {
         self.currency.format(Money::from_micros(micros))
     }
 
+    /// Micro-units an hour as text: `$31.00/h` ([`Currency::per_hour`]).
+    pub fn per_hour(&self, micros: i64) -> String {
+        self.currency.per_hour(Money::from_micros(micros))
+    }
+
     /// The rate in micro-units per hour, for the rules' exact integer tallies.
     pub fn rate_micros_per_h(&self) -> Option<i64> {
         self.rate_per_hour.map(Money::micros)

@@ -20,15 +20,6 @@ fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| units::NA.into(), |v| format!("{v:.0} %"))
 }
 
-/// A window length as people say it: `60 s`, `5 min`.
-pub(super) fn window_text(ms: i64) -> String {
-    if ms >= 120_000 && ms % 60_000 == 0 {
-        format!("{} min", ms / 60_000)
-    } else {
-        format!("{} s", ms / 1000)
-    }
-}
-
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
@@ -111,8 +102,7 @@ pub(super) fn alert(
     let snap = ctx.snap;
     let gpus = gpu_ranges(v.starved);
     let gpu_word = if v.starved.len() == 1 { "GPU" } else { "GPUs" };
-    let window = window_text(cfg.window_ms);
-    let money = |m: i64| ctx.money(m);
+    let window = crate::units::duration(cfg.window_ms, crate::units::DurationStyle::Words);
 
     let used = js.cores_used.mean();
     let allowed = js.cores_allowed.mean();
@@ -246,10 +236,10 @@ pub(super) fn alert(
         evidence.push((
             "GPU time wasted".into(),
             format!(
-                "{:.0} % waiting ≈ {}/h of {}/h",
+                "{:.0} % waiting ≈ {} of {}",
                 v.waiting * 100.0,
-                money(w),
-                money(rate)
+                ctx.per_hour(w),
+                ctx.per_hour(rate)
             ),
         ));
     }

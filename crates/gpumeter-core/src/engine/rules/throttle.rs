@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use gpumeter_model::{GpuReading, ThrottleReason};
 
-use super::alert::{Alert, AlertKind, Severity, minutes_text};
+use super::alert::{Alert, AlertKind, Severity};
 use super::config::ThrottleConfig;
 use super::job::gpu_ranges;
 use super::window::Window;
@@ -140,7 +140,7 @@ impl ThrottleRule {
         let list = gpu_ranges(gpus);
         let gpu_word = if gpus.len() == 1 { "GPU" } else { "GPUs" };
         let (what, next) = words(r);
-        let lasted = minutes_text(ctx.now_ms - since);
+        let lasted = crate::units::duration(ctx.now_ms - since, crate::units::DurationStyle::Words);
         let join = |f: &dyn Fn(&GpuReading) -> Option<String>| {
             readings
                 .iter()
@@ -180,7 +180,7 @@ impl ThrottleRule {
                 "NVML reports `{}` on {gpu_word} {list} for most of the last {}: the clocks run \
                  below their maximum, so work takes longer than it should.",
                 r.label(),
-                super::starved_text::window_text(self.cfg.window_ms)
+                crate::units::duration(self.cfg.window_ms, crate::units::DurationStyle::Words)
             ),
             evidence,
             cost_micros: None,

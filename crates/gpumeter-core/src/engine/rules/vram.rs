@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use gpumeter_model::{GpuReading, GpuState, Snapshot};
 
-use super::alert::{Alert, AlertKind, Severity, minutes_text};
+use super::alert::{Alert, AlertKind, Severity};
 use super::config::VramConfig;
 use super::label::process_label;
 use super::line_fit::LineFit;
@@ -154,12 +154,12 @@ impl VramRule {
             .and_then(|(pid, _)| snap.processes.iter().find(|p| p.pid == pid))
             .map(process_label);
         let title = format!(
-            "GPU {} at {:.1}/{:.1} GiB, +{:.1} GiB/min → full in ~{} min{}",
+            "GPU {} at {:.1}/{:.1} GiB, +{:.1} GiB/min → full in ~{}{}",
             g.index,
             used as f64 / GIB,
             total as f64 / GIB,
             per_min / GIB,
-            (to_full_ms / 60_000).max(1),
+            crate::units::duration(to_full_ms, crate::units::DurationStyle::Words),
             who.as_ref().map(|w| format!(" ({w})")).unwrap_or_default()
         );
         let mut evidence = vec![
@@ -173,7 +173,10 @@ impl VramRule {
                 ),
             ),
             (
-                format!("trend over {}", minutes_text(trend.covered_ms)),
+                format!(
+                    "trend over {}",
+                    crate::units::duration(trend.covered_ms, crate::units::DurationStyle::Words)
+                ),
                 format!(
                     "+{:.2} GiB/min (+{:.1} GiB, fit r² {:.2})",
                     per_min / GIB,
@@ -183,7 +186,10 @@ impl VramRule {
             ),
             (
                 "full in".to_string(),
-                format!("~{}", minutes_text(to_full_ms)),
+                format!(
+                    "~{}",
+                    crate::units::duration(to_full_ms, crate::units::DurationStyle::Words)
+                ),
             ),
         ];
         if let (Some(w), Some((_, grew))) = (&who, grower) {
@@ -210,8 +216,8 @@ impl VramRule {
                 "VRAM on GPU {} has grown steadily for {}; at this pace the next allocation \
                  fails (CUDA out of memory) in about {}.",
                 g.index,
-                minutes_text(trend.covered_ms),
-                minutes_text(to_full_ms)
+                crate::units::duration(trend.covered_ms, crate::units::DurationStyle::Words),
+                crate::units::duration(to_full_ms, crate::units::DurationStyle::Words)
             ),
             evidence,
             cost_micros: cost,
@@ -247,7 +253,7 @@ impl VramRule {
                 "GPU {} VRAM above {:.0} % for {} ({:.1}/{:.1} GiB)",
                 g.index,
                 self.cfg.high_pct,
-                minutes_text(ctx.now_ms - since),
+                crate::units::duration(ctx.now_ms - since, crate::units::DurationStyle::Words),
                 used as f64 / GIB,
                 total as f64 / GIB
             ),
@@ -300,7 +306,7 @@ impl VramRule {
             Some(format!(
                 "{} over {} on {gpus} GPU(s) (an OOM without a checkpoint loses it)",
                 ctx.money(c),
-                minutes_text(age)
+                crate::units::duration(age, crate::units::DurationStyle::Words)
             )),
         )
     }

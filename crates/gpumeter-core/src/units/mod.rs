@@ -1,6 +1,15 @@
-//! Numbers for people: formatting bytes, rates, durations, percentages (shared by the dashboard
-//! and the plain-text snapshot so both say the same thing the same way), and reading the
-//! durations people write (`90s`, `5m`) on the command line and in config files.
+//! Numbers and text for people, one formatter of each: bytes, rates, durations ([`duration`],
+//! the one duration formatter, in a compact and a prose style; [`age`] for sample ages),
+//! text fitted to a width in display cells ([`width`], [`pad_right`], [`truncate`]), and the
+//! durations people write (`90s`, `5m`) on the command line and in config files. Shared by every
+//! front-end and the alert texts so all say the same thing the same way. Money is
+//! [`crate::money`]'s.
+
+mod duration;
+mod text;
+
+pub use duration::{DurationStyle, age, duration, duration_of_secs};
+pub use text::{pad_left, pad_right, truncate, truncate_cow, width};
 
 /// `None` is shown as this, never as 0.
 pub const NA: &str = "N/A";
@@ -36,20 +45,6 @@ pub fn rate(bytes_per_s: f64) -> String {
         format!("{v:.0}{}", UNITS[i])
     } else {
         format!("{v:.1}{}", UNITS[i])
-    }
-}
-
-/// Compact duration: `45s`, `12m03s`, `3h07m`, `2d04h`.
-pub fn duration_s(secs: u64) -> String {
-    let (d, h, m, s) = (secs / 86_400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
-    if d > 0 {
-        format!("{d}d{h:02}h")
-    } else if h > 0 {
-        format!("{h}h{m:02}m")
-    } else if m > 0 {
-        format!("{m}m{s:02}s")
-    } else {
-        format!("{s}s")
     }
 }
 
@@ -123,14 +118,6 @@ mod tests {
         assert_eq!(rate(0.0), "0B/s");
         assert_eq!(rate(12_300_000.0), "12.3MB/s");
         assert_eq!(rate(-5.0), "0B/s");
-    }
-
-    #[test]
-    fn durations_pick_two_units() {
-        assert_eq!(duration_s(45), "45s");
-        assert_eq!(duration_s(723), "12m03s");
-        assert_eq!(duration_s(3 * 3600 + 7 * 60 + 9), "3h07m");
-        assert_eq!(duration_s(2 * 86_400 + 4 * 3600), "2d04h");
     }
 
     #[test]

@@ -17,8 +17,8 @@
 
 use std::path::{Path, PathBuf};
 
-use gpumeter_core::endpoint::DEFAULT_PORT;
-use gpumeter_core::endpoint::auth::{self, Token};
+use crate::endpoint::DEFAULT_PORT;
+use crate::endpoint::auth::{self, Token};
 
 /// Longest name shown for a host.
 const MAX_NAME_CHARS: usize = 40;
@@ -193,7 +193,7 @@ pub fn collect(
             };
             hosts.push(Host {
                 name: entry.name.map_or(a.authority, |n| {
-                    gpumeter_core::sanitize::sanitize(n, MAX_NAME_CHARS)
+                    crate::sanitize::sanitize(n, MAX_NAME_CHARS)
                 }),
                 base: a.base,
                 token,

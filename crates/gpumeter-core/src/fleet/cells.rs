@@ -3,23 +3,18 @@
 //! dashboard writes them; an unknown value is `N/A`.
 
 use super::view::{BudgetState, HostRow, RowState, Totals};
-use gpumeter_core::clock::{UtcStyle, utc_text};
-use gpumeter_core::money::{Currency, Money};
-use gpumeter_core::units::{NA, bytes};
+use crate::clock::{UtcStyle, utc_text};
+use crate::money::Money;
+use crate::units::{NA, bytes};
 
 /// Column titles, in order.
 pub const HEADERS: [&str; 11] = [
     "HOST", "STATE", "GPUS", "UTIL", "VRAM", "BURN/H", "IDLE/H", "TODAY", "BUDGET", "AGE", "ALERT",
 ];
 
-/// `$31.00/h`.
-pub fn per_hour(c: Currency, m: Money) -> String {
-    format!("{}/h", c.format(m))
-}
-
 fn money(r: &HostRow, m: Option<Money>, hourly: bool) -> String {
     match (r.currency, m) {
-        (Some(c), Some(m)) if hourly => per_hour(c, m),
+        (Some(c), Some(m)) if hourly => c.per_hour(m),
         (Some(c), Some(m)) => c.format(m),
         _ => NA.to_string(),
     }
@@ -68,8 +63,7 @@ pub fn cells(r: &HostRow) -> Vec<String> {
         money(r, r.idle_burn_per_hour, true),
         money(r, r.spent_today, false),
         r.budget.as_ref().map_or_else(na, budget),
-        r.sample_age_ms
-            .map_or_else(na, crate::ui::widgets::fmt::age),
+        r.sample_age_ms.map_or_else(na, crate::units::age),
         r.alert.as_ref().map_or_else(
             || "-".to_string(),
             |a| format!("{}: {}", a.severity, a.title),
@@ -91,8 +85,8 @@ pub fn totals_line(t: &Totals) -> String {
     for m in &t.money {
         parts.push(format!(
             "burn {} · idle {} · today {}",
-            per_hour(m.currency, m.burn_per_hour),
-            per_hour(m.currency, m.idle_burn_per_hour),
+            m.currency.per_hour(m.burn_per_hour),
+            m.currency.per_hour(m.idle_burn_per_hour),
             m.currency.format(m.spent_today)
         ));
     }

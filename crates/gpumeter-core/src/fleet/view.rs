@@ -12,10 +12,10 @@ use gpumeter_model::{Document, GpuState};
 
 use super::hosts::Host;
 use super::poll::{Failure, PollEvent};
-use gpumeter_core::engine::rules::RulesConfig;
-use gpumeter_core::engine::rules::idle::gpu_idle;
-use gpumeter_core::money::{Currency, Money};
-use gpumeter_core::sanitize::sanitize;
+use crate::engine::rules::RulesConfig;
+use crate::engine::rules::idle::gpu_idle;
+use crate::money::{Currency, Money};
+use crate::sanitize::sanitize;
 
 /// A host whose newest reading is older than this is shown as stale (its server's sampler is
 /// stuck, or the clocks disagree).

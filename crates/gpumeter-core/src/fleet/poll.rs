@@ -17,8 +17,8 @@ use std::time::Duration;
 use gpumeter_model::{Document, SCHEMA_VERSION};
 
 use super::hosts::Host;
-use gpumeter_core::clock::SharedClock;
-use gpumeter_core::sanitize::sanitize;
+use crate::clock::SharedClock;
+use crate::sanitize::sanitize;
 
 /// Largest snapshot document read (a 3000-process machine is ~2 MiB).
 pub const MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
