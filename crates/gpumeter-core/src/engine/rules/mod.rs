@@ -12,7 +12,6 @@
 
 mod active;
 pub mod alert;
-mod budget_text;
 pub mod checkpoint;
 pub mod config;
 pub mod forgotten;
@@ -25,8 +24,6 @@ pub mod label;
 mod line_fit;
 pub mod shared;
 pub mod starved;
-mod starved_cause;
-mod starved_text;
 pub mod throttle;
 pub mod vram;
 pub mod window;
@@ -56,7 +53,7 @@ pub use active::{ActiveAlert, HistoryEntry, HistoryEvent};
 pub use alert::{Alert, AlertKind, Severity, Transition};
 pub use config::RulesConfig;
 pub use idle::{IdleTally, IdleTotals};
-pub use starved_cause::cause_label;
+pub use starved::cause_label;
 
 /// What every rule sees on a tick.
 #[derive(Debug, Clone)]

@@ -2,12 +2,13 @@
 //! job ("the container may use 8 cores and used 7.9; throttled 38 % of the last 60 s"), the
 //! busiest thread for the single-threaded verdict, the cgroup evidence lines (quota, throttled
 //! share, memory limit, OOM kills, pressure) and the job's main process named by its local PID
-//! with the host PID beside it. Pure formatting of what `starved.rs` measured.
+//! with the host PID beside it. Pure formatting of what the rule
+//! ([`super`]) measured.
 
 use gpumeter_model::{PidMatch, PlaceKind, Snapshot};
 
-use super::job::busiest_thread;
-use super::starved::{Host, JobState, THROTTLED_PCT, Verdict};
+use super::state::{Host, JobState, THROTTLED_PCT, Verdict};
+use crate::engine::rules::job::busiest_thread;
 use crate::units;
 
 /// The cgroup's CPU budget, when it is what limits the job: (cores, what sets it).

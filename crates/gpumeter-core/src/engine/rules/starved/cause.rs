@@ -2,11 +2,11 @@
 //! into one [`Cause`], with each sign in words — the ones that decided it and the ones weighed
 //! and rejected ("disk reads 200 MB/s, steady at their peak, disk 40 % busy: not at a limit";
 //! "iowait 0 %: not waiting on disk"). Pure: numbers in, a verdict and sentences out. The
-//! order of the causes and their thresholds are in `starved.rs`'s module doc.
+//! order of the causes and their thresholds are in the module doc of [`super`].
 
-use super::budget_text::cores_text;
-use super::config::StarvedConfig;
-use super::starved::{CPU_PRESSURE_PCT, Host, IO_PRESSURE_PCT, JobState, THROTTLED_PCT};
+use super::cgroup::cores_text;
+use super::state::{CPU_PRESSURE_PCT, Host, IO_PRESSURE_PCT, JobState, THROTTLED_PCT};
+use crate::engine::rules::config::StarvedConfig;
 use crate::units;
 
 /// What the evidence is consistent with.

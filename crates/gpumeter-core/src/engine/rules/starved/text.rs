@@ -1,15 +1,16 @@
 //! The words and numbers of a starved-GPU alert: the title, the "consistent with" sentence, the
-//! evidence table and the next step for each cause. Pure formatting of what `starved.rs` found.
+//! evidence table and the next step for each cause. Pure formatting of what the rule
+//! ([`super`]) found.
 
-use super::Ctx;
-use super::alert::{Alert, AlertKind, Severity};
-use super::budget_text::{
+use super::cause::{Cause, cause_label, cause_words};
+use super::cgroup::{
     budget_sentence, cgroup_budget, cgroup_evidence, cores_text, job_main_text, thread_sentence,
 };
-use super::config::StarvedConfig;
-use super::job::{busiest, busiest_thread, gpu_ranges};
-use super::starved::{Cause, Host, JobState, Verdict};
-use super::starved_cause::{cause_label, cause_words};
+use super::state::{Host, JobState, Verdict};
+use crate::engine::rules::Ctx;
+use crate::engine::rules::alert::{Alert, AlertKind, Severity};
+use crate::engine::rules::config::StarvedConfig;
+use crate::engine::rules::job::{busiest, busiest_thread, gpu_ranges};
 use crate::units;
 use gpumeter_model::Snapshot;
 

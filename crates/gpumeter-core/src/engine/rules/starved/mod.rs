@@ -1,0 +1,374 @@
+//! Starved GPU: a job holds the GPU, but over the window (default 60 s) the GPU's activity stays
+//! low — SM activity (GPM) below 50 % on cards that report it, else NVML util below 60 % — and
+//! above the idle level (a GPU doing nothing is idle or forgotten, not starved). The verdict
+//! needs that for most of a window to start, and the opposite to end.
+//!
+//! The job's host numbers, averaged over the same window, then say what the GPU is waiting on:
+//! - CPU-bound input: the job's tree uses ≥ 85 % of the cores it may use (affinity sets,
+//!   cgroup quota and cpuset), or the cgroup was throttled in ≥ 25 % of its CFS periods, or
+//!   most of the tree is runnable while CPU pressure (PSI) is ≥ 20 % (a CPU shared with a
+//!   noisy neighbour gives the job less than its cores); where
+//!   no thread was sampled, also a main process at ≥ 95 % of one core;
+//! - a single-threaded pipeline: the busiest thread of the GPU processes at ≥ 95 % of one core
+//!   (num_workers = 0, a GIL-bound loader) while the job is not CPU-bound as a whole;
+//! - I/O-bound input: iowait ≥ 15 %, a process of the tree in D state most of the window, or
+//!   I/O pressure (PSI) ≥ 20 % of the time;
+//! - host-to-device copies: PCIe RX ≥ 1 GB/s while SM activity (or util) < 30 %;
+//! - else disk-throughput bound when reads are high *and* the disk shows saturation (busy ≥ 90 %
+//!   of the time with ≥ 2 requests in flight, `/proc/diskstats`); a steady read rate alone is
+//!   no limit; else unclassified.
+//!
+//! Rooms: [`state`] (what is kept per GPU, per job and for the host between readings),
+//! [`cause`] (weighs those signs into one cause and words the ones that decided it and the
+//! ones weighed and rejected), [`text`] (the alert's words, evidence and next step), [`cgroup`]
+//! (the container's CPU budget and cgroup evidence). Every threshold is an `[alerts.starved]`
+//! key ([`StarvedConfig`]).
+//!
+//! Hysteresis and holds (tuned on the labelled corpus, `docs/accuracy.md`):
+//! - each sample's condition is the GPU's util over a short span (a quarter of the window, at
+//!   most 10 s: enough to smooth a sawtooth of a few seconds), and the verdict needs that for
+//!   80 % of the window: a pause shorter than that (a checkpoint, a burst of requests and the
+//!   quiet after it) never fires, and a pause at the idle level is no starvation at all;
+//! - warm-up: nothing fires for a job in its first 5 minutes (`warmup`, by its GPU processes'
+//!   start time; what its GPUs did then is no evidence later) nor before its loop has run: its
+//!   GPUs active (above the idle level) for one window without a break, or for three windows in
+//!   all — loading, compiling and autotuning come first, blips of GPU work with idle gaps;
+//! - a lighter phase: an unclassified verdict is held back when the job's input work (its CPU
+//!   and the disk reads) fell with the util, to ≤ 60 % of what it was while the GPUs were busy —
+//!   an evaluation pass, not a GPU waiting for input.
+//!
+//! One alert per job (torchrun ranks share one), worded "consistent with", with the evidence
+//! numbers, a severity from the starved share of the job's last hour (≥ 5 % moderate, ≥ 20 %
+//! high), the cost of the GPU time spent waiting, and a next step for that cause.
+
+mod cause;
+mod cgroup;
+mod state;
+mod text;
+
+use std::collections::BTreeMap;
+
+use gpumeter_model::Snapshot;
+
+use super::alert::{Alert, Severity};
+use super::config::StarvedConfig;
+use super::job::{Job, JobKey};
+use super::window::{DEFAULT_MAX_GAP_MS, MeanWindow, Window};
+use super::{Ctx, RuleOutput};
+use cause::Activity;
+use state::{GpuState, Host, JobState, Verdict};
+
+pub use cause::{Cause, cause_label};
+
+/// Longest span of the per-sample util (see the module doc).
+const MAX_SMOOTH_MS: i64 = 10_000;
+/// Warm-up ends after one window of unbroken GPU activity, or this many windows of it in all.
+const WARMUP_WINDOWS: i64 = 3;
+
+#[derive(Debug, Clone)]
+pub struct StarvedRule {
+    cfg: StarvedConfig,
+    idle_util_pct: f64,
+    fire_share: f64,
+    clear_share: f64,
+    gpus: BTreeMap<u32, GpuState>,
+    jobs: BTreeMap<JobKey, JobState>,
+    host: Host,
+    last_t: Option<i64>,
+    /// GPUs of jobs in their first `warmup` at the last tick: their samples are no evidence.
+    young: Vec<u32>,
+    /// Time each GPU has stood starved, by cause, since start (ms; the exporter's counter).
+    totals: BTreeMap<(u32, Cause), i64>,
+}
+
+impl StarvedRule {
+    /// `idle_util_pct`: at or below this mean util a GPU is idle, not starved.
+    pub fn new(cfg: StarvedConfig, idle_util_pct: f64, fire_share: f64, clear_share: f64) -> Self {
+        let span = cfg.window_ms;
+        Self {
+            host: Host {
+                iowait: MeanWindow::new(span),
+                disk_read: MeanWindow::new(span),
+                disk_peak: 0.0,
+                throttled: MeanWindow::new(span),
+                cgroup_used: MeanWindow::new(span),
+                io_pressure: MeanWindow::new(span),
+                cpu_pressure: MeanWindow::new(span),
+                disk_busy: MeanWindow::new(span),
+                disk_queue: MeanWindow::new(span),
+                oom: std::collections::VecDeque::new(),
+            },
+            cfg,
+            idle_util_pct,
+            fire_share,
+            clear_share,
+            gpus: BTreeMap::new(),
+            jobs: BTreeMap::new(),
+            last_t: None,
+            young: Vec::new(),
+            totals: BTreeMap::new(),
+        }
+    }
+
+    /// Starved time per (GPU, cause) since start, in ms: each tick a verdict stands adds the
+    /// tick's length to every GPU it names.
+    pub fn totals(&self) -> &BTreeMap<(u32, Cause), i64> {
+        &self.totals
+    }
+
+    /// One reading: the host's window means, each GPU's activity and verdict, then each job's
+    /// judgement (one alert per starved job).
+    pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
+        let now = ctx.now_ms;
+        let dt = self
+            .last_t
+            .map_or(0, |l| (now - l).clamp(0, DEFAULT_MAX_GAP_MS));
+        self.last_t = Some(now);
+        self.observe_host(ctx.snap, now);
+        self.observe_gpus(ctx);
+
+        let jobs = ctx.jobs();
+        let rate_per_gpu = ctx
+            .rate_micros_per_h()
+            .map(|r| r / i64::try_from(ctx.snap.gpus.len().max(1)).unwrap_or(1));
+        let mut out = RuleOutput::default();
+        self.young.clear();
+        for (i, j) in jobs.iter().enumerate() {
+            if let Some(alert) = self.judge_job(ctx, i, j, dt, rate_per_gpu)
+                && self.cfg.enabled
+            {
+                out.alerts.push(alert);
+            }
+        }
+        let live: Vec<JobKey> = jobs.iter().map(|j| j.key).collect();
+        self.jobs.retain(|k, _| live.contains(k));
+        out
+    }
+
+    /// The machine-wide numbers every verdict shares, into their windows.
+    fn observe_host(&mut self, snap: &Snapshot, now: i64) {
+        self.host.iowait.push(now, snap.host.iowait_pct);
+        self.host
+            .disk_read
+            .push(now, snap.host.disk_read_bytes_per_s);
+        let cg = &snap.host.cgroup;
+        self.host.throttled.push(now, cg.cpu_throttled_pct);
+        self.host.cgroup_used.push(now, cg.cpu_used_cores);
+        self.host.io_pressure.push(now, snap.host.io_pressure_pct);
+        self.host.cpu_pressure.push(now, snap.host.cpu_pressure_pct);
+        self.host.disk_busy.push(now, snap.host.disk_busy_pct);
+        self.host.disk_queue.push(now, snap.host.disk_queue_depth);
+        if let Some(n) = cg.oom_kills {
+            self.host.oom.push_back((now, n));
+        }
+        while self
+            .host
+            .oom
+            .front()
+            .is_some_and(|&(t, _)| t < now - self.cfg.window_ms || t > now)
+        {
+            self.host.oom.pop_front();
+        }
+        if self.host.disk_read.covered_ms() * 2 >= self.cfg.window_ms {
+            let m = self.host.disk_read.mean().unwrap_or(0.0);
+            self.host.disk_peak = self.host.disk_peak.max(m);
+        }
+    }
+
+    /// Each GPU's activity (GPM's SM activity where the card has it, else util) and its
+    /// starved condition, while a job holds it; GPUs gone from the reading are dropped.
+    fn observe_gpus(&mut self, ctx: &Ctx<'_>) {
+        let (snap, now) = (ctx.snap, ctx.now_ms);
+        let (span, horizon) = (self.cfg.window_ms, self.cfg.severity_horizon_ms);
+        let smooth = (span / 4).clamp(500, MAX_SMOOTH_MS);
+        let (fire, clear) = (self.fire_share, self.clear_share);
+        let cache = ctx.job_cache();
+        for g in &snap.gpus {
+            let held = cache.held(g.index);
+            let st = self.gpus.entry(g.index).or_insert_with(|| GpuState {
+                activity: MeanWindow::new(span),
+                util: MeanWindow::new(span),
+                recent: MeanWindow::new(smooth),
+                recent_mean: None,
+                gpm: false,
+                below: self.cfg.util_below_pct,
+                verdict: Window::new(span, fire, clear),
+                history: Window::new(horizon, 0.5, 0.1),
+            });
+            let util = g.util_gpu_pct.map(f64::from).filter(|_| held);
+            let sm = g.sm_active_pct.filter(|v| v.is_finite() && held);
+            // A card that reports GPM is judged on it: util reads 100 % while one kernel is
+            // resident, however little of the GPU it uses.
+            st.gpm = sm.is_some();
+            st.below = if st.gpm {
+                self.cfg.sm_active_below_pct
+            } else {
+                self.cfg.util_below_pct
+            };
+            let activity = sm.or(util);
+            st.activity.push(now, activity);
+            st.util.push(now, util);
+            st.recent.push(now, activity);
+            st.recent_mean = st.recent.mean();
+            let starved = if self.young.contains(&g.index) {
+                None
+            } else if held {
+                st.recent_mean
+                    .map(|m| m > self.idle_util_pct && m < st.below)
+            } else {
+                Some(false)
+            };
+            st.verdict.push(now, starved);
+            st.history.push(now, if held { starved } else { None });
+        }
+        self.gpus.retain(|i, _| snap.gpu(*i).is_some());
+    }
+
+    /// The `i`th job of the reading: its evidence into its windows, its warm-up, and when its
+    /// GPUs stand starved past it, the alert (with the cause, severity and waste so far).
+    fn judge_job(
+        &mut self,
+        ctx: &Ctx<'_>,
+        i: usize,
+        j: &Job,
+        dt: i64,
+        rate_per_gpu: Option<i64>,
+    ) -> Option<Alert> {
+        let (snap, now) = (ctx.snap, ctx.now_ms);
+        let span = self.cfg.window_ms;
+        let cache = ctx.job_cache();
+        let js = self
+            .jobs
+            .entry(j.key)
+            .or_insert_with(|| JobState::new(span));
+        let sample = cache.sample(snap, i).unwrap_or_default();
+        js.push(now, &sample);
+        let recent: Vec<f64> = j
+            .gpus
+            .iter()
+            .filter_map(|g| self.gpus.get(g).and_then(|s| s.recent_mean))
+            .collect();
+        let job_util =
+            (!recent.is_empty()).then(|| recent.iter().sum::<f64>() / recent.len() as f64);
+        // The busy level: the GPUs' own thresholds (GPM or util), averaged.
+        let belows: Vec<f64> = j
+            .gpus
+            .iter()
+            .filter_map(|g| self.gpus.get(g).map(|s| s.below))
+            .collect();
+        let busy_level = if belows.is_empty() {
+            self.cfg.util_below_pct
+        } else {
+            belows.iter().sum::<f64>() / belows.len() as f64
+        };
+        if job_util.is_some_and(|u| u > self.idle_util_pct) {
+            js.active_ms += dt;
+            js.active_run_ms += dt;
+        } else {
+            js.active_run_ms = 0;
+        }
+        if job_util.is_some_and(|u| u >= busy_level) {
+            js.busy_cores.push(now, sample.cores_used);
+            js.busy_reads.push(now, snap.host.disk_read_bytes_per_s);
+        } else {
+            // Keep the baseline's clock moving without adding to it.
+            js.busy_cores.push(now, None);
+            js.busy_reads.push(now, None);
+        }
+        let starved: Vec<u32> = j
+            .gpus
+            .iter()
+            .copied()
+            .filter(|g| self.gpus.get(g).is_some_and(|s| s.verdict.is_active()))
+            .collect();
+        // The oldest GPU process's age, where /proc gives start times.
+        let age_ms = cache
+            .roots_started(snap, i)
+            .map(|s| now - s.saturating_mul(1000));
+        let young = age_ms.is_some_and(|a| (0..self.cfg.warmup_ms).contains(&a));
+        if young {
+            self.young.extend(&j.gpus);
+        }
+        let warming_up = young || (js.active_run_ms < span && js.active_ms < WARMUP_WINDOWS * span);
+        if starved.is_empty() || warming_up {
+            js.since = None;
+            js.waste_acc = 0;
+            return None;
+        }
+        let mean_of = |f: &dyn Fn(&GpuState) -> Option<f64>| {
+            let v: Vec<f64> = starved
+                .iter()
+                .filter_map(|g| self.gpus.get(g).and_then(f))
+                .collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        };
+        let util_mean = mean_of(&|s| s.activity.mean()).unwrap_or(0.0);
+        let nvml_util = mean_of(&|s| s.util.mean());
+        let activity = Activity {
+            pct: util_mean,
+            gpm: starved
+                .iter()
+                .all(|g| self.gpus.get(g).is_some_and(|s| s.gpm)),
+        };
+        let waiting = (1.0 - util_mean / 100.0).clamp(0.0, 1.0);
+        let since = starved
+            .iter()
+            .filter_map(|g| self.gpus.get(g).and_then(|s| s.verdict.active_since()))
+            .min()
+            .unwrap_or(now);
+        let step = match js.since {
+            // Backfill from when the starving began, then one tick at a time.
+            None => now - since,
+            Some(_) => dt,
+        };
+        js.since = Some(js.since.unwrap_or(since));
+        if let Some(r) = rate_per_gpu {
+            let ms = (step as f64 * waiting * starved.len() as f64).round() as i64;
+            js.waste_acc += i128::from(ms) * i128::from(r);
+        }
+        let share = starved
+            .iter()
+            .filter_map(|g| self.gpus.get(g).and_then(|s| s.history.observed_share()))
+            .fold(0.0, f64::max);
+        let severity = if share >= self.cfg.high_share {
+            Severity::High
+        } else if share >= self.cfg.moderate_share {
+            Severity::Moderate
+        } else {
+            Severity::Info
+        };
+        let js = &self.jobs[&j.key];
+        let online = snap.host.cpu_count.map(f64::from);
+        let classified = cause::classify(&self.cfg, &self.host, js, activity, online);
+        let cause = classified.cause;
+        // A lighter phase, or one already over (the GPUs are busy again while the
+        // window catches up): nothing to say.
+        let busy_again = job_util.is_some_and(|u| u >= busy_level);
+        let dropped = js.phase_dropped(self.host.disk_read.mean(), self.cfg.phase_drop_share);
+        if cause == Cause::Unclassified && (busy_again || dropped) {
+            return None;
+        }
+        for g in &starved {
+            *self.totals.entry((*g, cause)).or_insert(0) += dt;
+        }
+        let js = &self.jobs[&j.key];
+        let verdict = Verdict {
+            job: j,
+            starved: &starved,
+            util_mean,
+            activity,
+            nvml_util,
+            waiting,
+            share,
+            cause,
+            classified,
+            wasting_per_hour: rate_per_gpu
+                .map(|r| (r as f64 * waiting * starved.len() as f64).round() as i64),
+        };
+        let mut alert = text::alert(ctx, &self.cfg, &self.host, js, &verdict);
+        alert.severity = severity;
+        alert.since_unix_ms = js.since.unwrap_or(since);
+        alert.cost_micros = ctx.rate_per_hour.map(|_| js.waste_micros());
+        Some(alert)
+    }
+}

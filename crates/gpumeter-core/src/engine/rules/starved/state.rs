@@ -1,0 +1,151 @@
+//! What the starved rule keeps between readings: each GPU's windows and verdict, each job's
+//! evidence averaged over the window (and its busy-time baseline), the host's window means, and
+//! the [`Verdict`] the alert's words are made from. Plain data and small pure helpers.
+
+use super::cause::{Activity, Cause, Classified};
+use crate::engine::rules::job::{Job, JobSample};
+use crate::engine::rules::window::{MeanWindow, Window};
+
+/// How far back the busy-time level of a job's input work looks.
+pub(super) const BASELINE_SPAN_MS: i64 = 600_000;
+/// CPU-bound when the cgroup was throttled in at least this share of its periods (percent).
+pub(super) const THROTTLED_PCT: f64 = 25.0;
+/// CPU-contended when most of the tree is runnable and some task waited for a CPU at least this
+/// share of the time (PSI, percent).
+pub(super) const CPU_PRESSURE_PCT: f64 = 20.0;
+/// I/O-bound when some task waited on I/O at least this share of the time (PSI, percent).
+pub(super) const IO_PRESSURE_PCT: f64 = 20.0;
+
+/// One GPU's starvation state.
+#[derive(Debug, Clone)]
+pub(super) struct GpuState {
+    /// The activity the verdict rests on: GPM's SM activity where the card has it, else util.
+    pub(super) activity: MeanWindow,
+    /// NVML's utilization, shown beside SM activity (a resident kernel reads 100 %).
+    pub(super) util: MeanWindow,
+    /// Activity over the short span each sample's condition looks at…
+    pub(super) recent: MeanWindow,
+    /// …and its mean after this tick's sample, worked out once for the GPU and its job.
+    pub(super) recent_mean: Option<f64>,
+    /// Whether the last sample's activity came from GPM…
+    pub(super) gpm: bool,
+    /// …and the starved threshold it was judged against (percent).
+    pub(super) below: f64,
+    pub(super) verdict: Window,
+    /// The starved condition over the severity horizon, while held.
+    pub(super) history: Window,
+}
+
+/// A job's evidence, averaged over the window.
+#[derive(Debug, Clone)]
+pub(super) struct JobState {
+    pub(super) cores_used: MeanWindow,
+    pub(super) cores_allowed: MeanWindow,
+    pub(super) main_core_pct: MeanWindow,
+    pub(super) thread_pct: MeanWindow,
+    pub(super) dstate: MeanWindow,
+    pub(super) runnable: MeanWindow,
+    /// Cores used and disk reads while the job's GPUs were busy (its normal input work).
+    pub(super) busy_cores: MeanWindow,
+    pub(super) busy_reads: MeanWindow,
+    /// Time its GPUs have been active (above the idle level) since it appeared…
+    pub(super) active_ms: i64,
+    /// …and without a break, up to now.
+    pub(super) active_run_ms: i64,
+    pub(super) pcie_rx: MeanWindow,
+    /// Waste since the alert began, rate × ms (micro-units·ms per hour).
+    pub(super) waste_acc: i128,
+    pub(super) since: Option<i64>,
+}
+
+impl JobState {
+    pub(super) fn new(span: i64) -> Self {
+        Self {
+            cores_used: MeanWindow::new(span),
+            cores_allowed: MeanWindow::new(span),
+            main_core_pct: MeanWindow::new(span),
+            thread_pct: MeanWindow::new(span),
+            dstate: MeanWindow::new(span),
+            runnable: MeanWindow::new(span),
+            busy_cores: MeanWindow::new(BASELINE_SPAN_MS),
+            busy_reads: MeanWindow::new(BASELINE_SPAN_MS),
+            active_ms: 0,
+            active_run_ms: 0,
+            pcie_rx: MeanWindow::new(span),
+            waste_acc: 0,
+            since: None,
+        }
+    }
+
+    pub(super) fn push(&mut self, t: i64, s: &JobSample) {
+        self.cores_used.push(t, s.cores_used);
+        self.cores_allowed.push(t, s.cores_allowed);
+        self.main_core_pct.push(t, s.main_core_pct);
+        self.thread_pct.push(t, s.thread_pct);
+        self.dstate.push(t, s.dstate);
+        self.runnable.push(t, s.runnable);
+        self.pcie_rx.push(t, s.pcie_rx);
+    }
+
+    /// Whether the job's input work fell with the util (a lighter phase, see the module doc).
+    pub(super) fn phase_dropped(&self, reads_now: Option<f64>, drop_share: f64) -> bool {
+        let (Some(now), Some(base)) = (self.cores_used.mean(), self.busy_cores.mean()) else {
+            return false;
+        };
+        let cpu_fell = base > 0.0 && now <= drop_share * base;
+        let reads_fell = match (reads_now, self.busy_reads.mean()) {
+            (Some(r), Some(b)) if b > 1e6 => r <= drop_share * b,
+            _ => true,
+        };
+        cpu_fell && reads_fell
+    }
+
+    pub(super) fn waste_micros(&self) -> i64 {
+        i64::try_from(self.waste_acc / 3_600_000).unwrap_or(i64::MAX)
+    }
+}
+
+/// Machine-wide numbers the verdicts share.
+#[derive(Debug, Clone)]
+pub(super) struct Host {
+    pub(super) iowait: MeanWindow,
+    pub(super) disk_read: MeanWindow,
+    /// Highest window mean of disk reads seen since start.
+    pub(super) disk_peak: f64,
+    /// The cgroup: throttled share of periods, cores used, I/O pressure.
+    pub(super) throttled: MeanWindow,
+    pub(super) cgroup_used: MeanWindow,
+    pub(super) io_pressure: MeanWindow,
+    pub(super) cpu_pressure: MeanWindow,
+    pub(super) disk_busy: MeanWindow,
+    pub(super) disk_queue: MeanWindow,
+    /// OOM-kill counter readings within the window: (time, count).
+    pub(super) oom: std::collections::VecDeque<(i64, u64)>,
+}
+
+impl Host {
+    /// OOM kills within the window.
+    pub(super) fn oom_kills(&self) -> Option<u64> {
+        let (first, last) = (self.oom.front()?, self.oom.back()?);
+        Some(last.1.saturating_sub(first.1))
+    }
+}
+
+/// What the text of a starved alert is made from.
+pub(super) struct Verdict<'a> {
+    pub(super) job: &'a Job,
+    pub(super) starved: &'a [u32],
+    /// The window mean of the activity judged (SM activity or util).
+    pub(super) util_mean: f64,
+    pub(super) activity: Activity,
+    /// NVML's utilization over the window (beside SM activity).
+    pub(super) nvml_util: Option<f64>,
+    /// Share of GPU time spent waiting (1 − activity).
+    pub(super) waiting: f64,
+    /// Starved share of the job's recent time.
+    pub(super) share: f64,
+    pub(super) cause: Cause,
+    /// The signs that decided the cause and those weighed and rejected.
+    pub(super) classified: Classified,
+    pub(super) wasting_per_hour: Option<i64>,
+}
