@@ -218,6 +218,53 @@ def anon_kib(pid):
     return None
 
 
+# What a monitor costs the box is its private memory, not its RSS: RSS counts the clean,
+# file-backed pages of code and libraries that the kernel drops and rereads at will, and counts
+# a page shared with other processes whole in each. Sampled from smaps_rollup over the steady
+# half of a run, beside VmRSS. smaps_rollup key -> results.json key.
+SMAPS_KEYS = {"Pss": "pss_kib", "Pss_Anon": "pss_anon_kib", "Private_Dirty": "private_dirty_kib",
+              "Private_Clean": "private_clean_kib"}
+
+
+def smaps_kib(pid):
+    """{smaps_rollup key: KiB} of SMAPS_KEYS, a key this kernel lacks left out; None once gone."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key in SMAPS_KEYS:
+                    out[key] = int(rest.split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return out
+
+
+# The smaps_rollup keys this kernel has (Pss_Anon is 5.9+, smaps_rollup itself 4.14+): a figure
+# it cannot give reads N/A in the report, never 0. Set in main().
+SMAPS_HAS = set()
+
+
+def smaps_steady(samples):
+    """{results.json key: median KiB} over the second half of smaps_kib() samples (None: none)."""
+    half = samples[len(samples) // 2:]
+    out = {}
+    for key, name in SMAPS_KEYS.items():
+        vals = [s[key] for s in half if key in s]
+        out[name] = statistics.median(vals) if vals else None
+    return out
+
+
+def smaps_lacks(name):
+    """Whether this kernel's smaps_rollup has no field for results.json key `name`."""
+    return not any(n == name and k in SMAPS_HAS for k, n in SMAPS_KEYS.items())
+
+
+def fmt_smaps(v, name, digits=1):
+    """A smaps_rollup figure in MiB; N/A where this kernel has no such field, – where unsampled."""
+    return "N/A" if smaps_lacks(name) else fmt(kib_mib(v), digits=digits)
+
+
 def proc_count():
     return sum(1 for n in os.listdir("/proc") if n.isdigit())
 
@@ -385,13 +432,16 @@ def run_once(name, argv, env, seconds, warmup, prefix):
     threads0, own0 = thread_cpu(pid), threads_cpu_s(pid)
     cpu0, ticks0 = tree_cpu_s(pid), tree_ticks_s(pid)
     w0 = time.monotonic()
-    rss = []
+    rss, smaps = [], []
     end = w0 + seconds
     while time.monotonic() < end:
         time.sleep(min(1.0, max(0.0, end - time.monotonic())))
         v = status_kib(pid, "VmRSS")
         if v is not None:
             rss.append(v)
+        s = smaps_kib(pid)
+        if s is not None:
+            smaps.append(s)
     cpu1, ticks1 = tree_cpu_s(pid), tree_ticks_s(pid)
     window = time.monotonic() - w0
     threads1, own1 = thread_cpu(pid), threads_cpu_s(pid)
@@ -401,7 +451,7 @@ def run_once(name, argv, env, seconds, warmup, prefix):
     alive = st is not None
     last = pane_text(session)
     tmux("kill-session", "-t", session, check=False)
-    return {
+    out = {
         "monitor": name,
         "alive": alive,
         "cpu_s_per_min": (cpu1 - cpu0) * 60.0 / window if alive else None,
@@ -418,6 +468,9 @@ def run_once(name, argv, env, seconds, warmup, prefix):
         "cpu_method": CPU_METHOD,
         "last_screen": None if alive else last,
     }
+    # pss_kib, pss_anon_kib, private_dirty_kib, private_clean_kib: steady medians, like rss's.
+    out.update(smaps_steady(smaps))
+    return out
 
 
 # Complete escape sequences (CSI, OSC, charset and two-byte ones) and one cut off at a chunk's end.
@@ -547,9 +600,10 @@ def summarize(results, frames, order):
         shots = [r for r in frames if r["host_procs"] == hosts]
         procs = med(rows + shots, "proc_count") or 0
         lines += [f"### {hosts} extra host processes (~{procs:.0f} in /proc)", "",
-                  "| monitor | CPU s/min | steady RSS MiB | peak RSS MiB | anon MiB | threads | "
+                  "| monitor | CPU s/min | PSS MiB | PSS anon MiB | private dirty MiB | "
+                  "private clean MiB | steady RSS MiB | peak RSS MiB | anon MiB | threads | "
                   "first paint ms | first data ms | runs |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         stats = {}
         for m in order:
             mr = [r for r in rows if r["monitor"] == m]
@@ -557,12 +611,13 @@ def summarize(results, frames, order):
             if not mr and not ms:
                 continue
             s = {k: med(mr, k) for k in ("cpu_s_per_min", "rss_steady_kib", "rss_peak_kib",
-                                          "anon_kib", "threads")}
+                                          "anon_kib", "threads", *SMAPS_KEYS.values())}
             s.update({k: med(ms, k) for k in ("first_paint_ms", "first_data_ms")})
             stats[m] = s
             ok = sum(1 for r in mr if r["alive"])
             lines.append(
-                f"| {m} | {fmt(s['cpu_s_per_min'], digits=3)} | {fmt(kib_mib(s['rss_steady_kib']), digits=1)} | "
+                f"| {m} | {fmt(s['cpu_s_per_min'], digits=3)} | {smaps_cells(s)} | "
+                f"{fmt(kib_mib(s['rss_steady_kib']), digits=1)} | "
                 f"{fmt(kib_mib(s['rss_peak_kib']), digits=1)} | {fmt(kib_mib(s['anon_kib']), digits=1)} | "
                 f"{fmt(s['threads'], digits=0)} | "
                 f"{fmt(s['first_paint_ms'], digits=1)} | {fmt(s['first_data_ms'], digits=1)} | {ok}/{len(mr)} |")
@@ -577,6 +632,8 @@ def summarize(results, frames, order):
                     continue
                 lines.append(f"- {m}: CPU {ratio(g['cpu_s_per_min'], s['cpu_s_per_min'])}"
                              f"{round_spread(rows, 'gpumeter', m)}, "
+                             f"PSS {ratio_smaps(g, s, 'pss_kib')}, "
+                             f"private dirty {ratio_smaps(g, s, 'private_dirty_kib')}, "
                              f"steady RSS {ratio(g['rss_steady_kib'], s['rss_steady_kib'])}, "
                              f"first data {ratio(g['first_data_ms'], s['first_data_ms'])}")
         peer = stats.get("nvtop")
@@ -617,6 +674,15 @@ def thread_medians(rows, scale=1.0, digits=3):
 
 def kib_mib(v):
     return None if v is None else v / 1024
+
+
+def smaps_cells(r):
+    """`PSS | PSS anon | private dirty | private clean` cells (MiB) of a run or of medians."""
+    return " | ".join(fmt_smaps(r.get(n), n) for n in SMAPS_KEYS.values())
+
+
+def ratio_smaps(a, b, name):
+    return "N/A" if smaps_lacks(name) else ratio(a.get(name), b.get(name))
 
 
 def ratio(a, b):
@@ -667,12 +733,14 @@ def scale(args, lib_dir, env, workdir, out, base_ms):
                       f"{fmt(kib_mib(r['rss_steady_kib']), digits=1)} MiB", flush=True)
         finally:
             machine.close()
-    lines = ["| mode | GPUs | GPU procs | host procs (/proc) | CPU ms/tick | steady RSS MiB | "
-             "peak RSS MiB | anon MiB | first data ms |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| mode | GPUs | GPU procs | host procs (/proc) | CPU ms/tick | PSS MiB | PSS anon MiB | "
+             "private dirty MiB | private clean MiB | steady RSS MiB | peak RSS MiB | anon MiB | "
+             "first data ms |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         per_tick = None if r["cpu_s_per_min"] is None else r["cpu_s_per_min"] * 1000 / 60
         lines.append(f"| {r['mode']} | {r['gpus']} | {r['gpu_procs']} | {r['host_procs']} ({r['proc_count']}) | "
-                     f"{fmt(per_tick, digits=2)} | {fmt(kib_mib(r['rss_steady_kib']), digits=1)} | "
+                     f"{fmt(per_tick, digits=2)} | {smaps_cells(r)} | "
+                     f"{fmt(kib_mib(r['rss_steady_kib']), digits=1)} | "
                      f"{fmt(kib_mib(r['rss_peak_kib']), digits=1)} | "
                      f"{fmt(kib_mib(r['anon_kib']), digits=1)} | "
                      f"{fmt(r.get('first_data_ms'), digits=1)} |")
@@ -720,7 +788,7 @@ def slope_kib_per_h(points):
 
 
 def growth(args, lib_dir, env, workdir, out):
-    """One gpumeter TUI for a long run; RSS and anon every `--growth-every` seconds."""
+    """One gpumeter TUI for a long run; RSS, anon, PSS and private every `--growth-every` s."""
     lib1 = os.path.join(lib_dir, "libnvidia-ml.so.1")
     argv = [args.gpumeter, "--nvml-lib", lib1, "--no-ledger", "--interval", "1s"]
     total = parse_span(args.growth)
@@ -742,8 +810,10 @@ def growth(args, lib_dir, env, workdir, out):
                 exited = True
                 print("    growth: gpumeter exited; last screen:\n" + pane_text(session)[:800])
                 break
+            sm = smaps_kib(pid) or {}
             rows.append({"t_s": now, "rss_kib": parts[0], "anon_kib": parts[1],
-                         "file_kib": parts[2]})
+                         "file_kib": parts[2],
+                         **{n: sm.get(k) for k, n in SMAPS_KEYS.items()}})
             if len(rows) % 6 == 1:
                 print(f"  growth {now:7.0f} s: RSS {parts[0] / 1024:.1f} MiB, anon "
                       f"{parts[1] / 1024:.1f} MiB", flush=True)
@@ -776,10 +846,19 @@ def growth(args, lib_dir, env, workdir, out):
              f"| what | at start (~10 s) | steady median (≥ {steady_from // 60} min) | end | peak | "
              f"slope from {steady_from // 60} min |",
              "|---|---|---|---|---|---|"]
-    for key, name in (("rss_kib", "RSS MiB"), ("anon_kib", "anon MiB"), ("file_kib", "file MiB")):
-        sl = slope_kib_per_h([(r["t_s"], r[key]) for r in steady])
-        lines.append(f"| {name} | {mib(first[key])} | {mib(statistics.median(r[key] for r in steady))} | "
-                     f"{mib(last[key])} | {mib(max(r[key] for r in rows))} | "
+    for key, name in (("pss_kib", "PSS MiB"), ("pss_anon_kib", "PSS anon MiB"),
+                      ("private_dirty_kib", "private dirty MiB"),
+                      ("private_clean_kib", "private clean MiB"),
+                      ("rss_kib", "RSS MiB"), ("anon_kib", "anon MiB"), ("file_kib", "file MiB")):
+        if key in SMAPS_KEYS.values() and smaps_lacks(key):
+            lines.append(f"| {name} | N/A | N/A | N/A | N/A | N/A |")
+            continue
+        pts = [(r["t_s"], r[key]) for r in steady if r.get(key) is not None]
+        got = [r[key] for r in rows if r.get(key) is not None]
+        sl = slope_kib_per_h(pts)
+        lines.append(f"| {name} | {mib(first.get(key))} | "
+                     f"{mib(statistics.median(v for _, v in pts) if pts else None)} | "
+                     f"{mib(last.get(key))} | {mib(max(got) if got else None)} | "
                      f"{fmt(sl, ' KiB/h', digits=0)} |")
     window = rows[-1]["t_s"] - rows[0]["t_s"]
     cpu = fmt(cpu_s * 60 / window if cpu_s is not None and window else None, digits=3)
@@ -818,7 +897,7 @@ def main():
     ap.add_argument("--frames-only", action="store_true",
                     help="only the first-frame probes (no CPU/RSS runs)")
     ap.add_argument("--growth", help="also one long gpumeter TUI run of this span (30m, 1800s): "
-                    "RSS, anon and file pages sampled over it")
+                    "RSS, anon, file, PSS and private pages sampled over it")
     ap.add_argument("--growth-every", type=float, default=10, help="seconds between growth samples")
     ap.add_argument("--cpu", choices=("auto", "ticks"), default="auto",
                     help="ticks: /proc/<pid>/stat's 10 ms ticks even where the CPU-time clock works")
@@ -832,6 +911,7 @@ def main():
 
     global CPU_METHOD
     CPU_METHOD = "clock" if args.cpu != "ticks" and clock_works() else "ticks"
+    SMAPS_HAS.update(smaps_kib(os.getpid()) or {})
     os.makedirs(args.out, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="gpumeter-overhead-")
     env = dict(os.environ)
@@ -846,7 +926,8 @@ def main():
     # One idle session keeps the server up, so no run pays for starting it.
     tmux("new-session", "-d", "-s", "keep", "-x", str(COLS), "-y", str(ROWS), "sleep 1000000")
     report = open(os.path.join(args.out, "results.md"), "w")
-    results = {"machine": machine_info(), "runs": [], "frames": [], "scale": [], "growth": []}
+    results = {"machine": machine_info(), "smaps_fields": sorted(SMAPS_HAS), "runs": [],
+               "frames": [], "scale": [], "growth": []}
     try:
         found, notes = monitors(args, args.lib_dir)
         report.write(f"# gpumeter overhead, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n")
@@ -858,6 +939,15 @@ def main():
         base_ms = spawn_baseline(env_keep)
         report.write(f"\nCPU: {CPU_METHODS[CPU_METHOD]}; per thread from /proc/<pid>/task/*/"
                      f"schedstat (ns){' or stat (ticks)' if CPU_METHOD == 'ticks' else ''}.\n")
+        lacks = [k for k in SMAPS_KEYS if k not in SMAPS_HAS]
+        report.write("\nMemory: what a monitor costs the box is its private memory. PSS (its pages, "
+                     "a shared one divided among its sharers), PSS anon, private dirty and private "
+                     "clean are medians over the second half of each run of /proc/<pid>/smaps_rollup "
+                     "read every second, beside steady RSS (VmRSS, the same samples), which also "
+                     "counts whole every clean file-backed page of code and libraries the kernel "
+                     "drops and rereads at will. Peak RSS is VmHWM, anon smaps_rollup's Anonymous at "
+                     "the end."
+                     + (f" This kernel has no {', '.join(lacks)} (N/A)." if lacks else "") + "\n")
         if args.frames_only:
             runs = "no CPU/RSS runs"
         else:
@@ -893,7 +983,10 @@ def main():
                             results["runs"].append(r)
                             print(f"  {hosts:5} host, round {rnd}: {name:9} "
                                   f"{fmt(r['cpu_s_per_min'], digits=3)} CPU s/min, "
-                                  f"{fmt(kib_mib(r['rss_steady_kib']), digits=1)} MiB"
+                                  f"{fmt(kib_mib(r['rss_steady_kib']), digits=1)} MiB RSS, "
+                                  f"{fmt_smaps(r['pss_kib'], 'pss_kib')} MiB PSS, "
+                                  f"{fmt_smaps(r['private_dirty_kib'], 'private_dirty_kib')} MiB "
+                                  "private dirty"
                                   + ("" if r["alive"] else "  (EXITED)"), flush=True)
                             if r["last_screen"]:
                                 print("    last screen:\n" + r["last_screen"][:800])
