@@ -16,7 +16,6 @@ pub mod eval;
 pub mod fleet;
 pub mod launch;
 pub mod report;
-pub mod residency;
 pub mod serve;
 pub mod ui;
 pub mod watch;

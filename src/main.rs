@@ -198,7 +198,6 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.spawn(gpumeter::residency::after_startup());
     let notes = match runtime.block_on(ui::run(feed, clock, options)) {
         // Said as it would have been before the screen came up (and with its exit code).
         Err(ui::UiError::SourceUnavailable(m)) => {

@@ -74,8 +74,6 @@ pub fn run(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    // Start-up's pages go once it is over, as in the dashboard (see `residency`).
-    runtime.spawn(crate::residency::after_startup());
     let shared = http::Shared {
         state: rx.clone(),
         token,

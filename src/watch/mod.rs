@@ -215,17 +215,8 @@ pub fn run_watch_with(
         summary: WatchSummary::default(),
     };
     let end = opts.for_ms.map(|d| clock.now().saturating_add(d));
-    let began = std::time::Instant::now();
-    // Start-up's pages go once it is over, as in the dashboard (see `residency`); a
-    // fast-forwarded run has no steady state to keep small.
-    let mut released = 0;
-    let fast = matches!(clock, WatchClock::Fast(_));
     loop {
         let started = std::time::Instant::now();
-        if !fast && crate::residency::releases_due(began.elapsed()) > released {
-            crate::residency::release_startup_pages();
-            released += 1;
-        }
         let now = clock.now();
         if end.is_some_and(|e| now > e) {
             break;

@@ -8,7 +8,6 @@ mod billing_week;
 mod check;
 mod cli;
 mod cli_help;
-mod code_order;
 mod config_cmd;
 mod container;
 mod corpus;
