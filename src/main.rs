@@ -110,6 +110,7 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         &cli.pricing,
         Some(&cli.ui),
         demo_pricing(g)?,
+        g.simulated(),
     ))?;
     // A bad theme is an error even under NO_COLOR: it would bite the next run.
     let themes = config::Env::from_process().user_themes_dir();
@@ -301,7 +302,7 @@ fn check_options(cli: &Cli, args: &cli::CheckArgs) -> gpumeter::check::run::Chec
             .nvml_lib
             .clone()
             .or_else(|| cli.source.nvml_lib.clone()),
-        config: cli::load_options(&files, &pricing, None, None),
+        config: cli::load_options(&files, &pricing, None, None, false),
         rate_given: pricing.rate.is_some(),
     }
 }

@@ -28,6 +28,7 @@ pub(crate) fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
             &args.pricing.or(&cli.pricing),
             None,
             demo_pricing(g)?,
+            g.simulated(),
         ))?;
         let mut alerts = settings.alerts;
         // A one-shot reading notifies no one and stops nothing: webhooks, hooks and autostop off.
@@ -199,6 +200,7 @@ pub(crate) fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
         &args.pricing.or(&cli.pricing),
         None,
         demo_pricing(g)?,
+        g.simulated(),
     ))?;
     let (clock, shared): (WatchClock, SharedClock) = if args.fast {
         let fake = FakeClock::new(SystemClock.now_unix_ms());
@@ -236,7 +238,13 @@ pub(crate) fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
 
 pub(crate) fn report_cmd(cli: &Cli, args: &ReportArgs) -> anyhow::Result<()> {
     let files = args.files.or(&cli.files);
-    let settings = config::load(&cli::load_options(&files, &Default::default(), None, None))?;
+    let settings = config::load(&cli::load_options(
+        &files,
+        &Default::default(),
+        None,
+        None,
+        false,
+    ))?;
     let path = settings
         .ledger
         .path
@@ -277,6 +285,7 @@ pub(crate) fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
         &args.pricing.or(&cli.pricing),
         None,
         demo_pricing(g)?,
+        g.simulated(),
     ))?;
     if settings.pricing.is_none() {
         eprintln!("gpumeter: no pricing configured (pricing.rate or --rate): no spend to export");
@@ -311,7 +320,7 @@ pub(crate) fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
 }
 
 pub(crate) fn config_cmd(action: &cli::ConfigAction) -> anyhow::Result<()> {
-    let mut opts = cli::load_options(&Default::default(), &Default::default(), None, None);
+    let mut opts = cli::load_options(&Default::default(), &Default::default(), None, None, false);
     let text = match action {
         cli::ConfigAction::Default => config::DEFAULT_CONFIG.to_string(),
         cli::ConfigAction::Path => config::show::files_text(&opts),

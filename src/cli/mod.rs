@@ -104,12 +104,14 @@ impl Cli {
 }
 
 /// What to load from the config file and the flags. `ui` is `None` for commands that draw
-/// nothing; `demo` is a demo scenario's own prices.
+/// nothing; `demo` is a demo scenario's own prices; `simulated` says the readings come from a
+/// demo or a replay (no ledger then, unless `--ledger` names one).
 pub fn load_options(
     files: &ConfigArgs,
     pricing: &PricingArgs,
     ui: Option<&UiArgs>,
     demo: Option<DemoPricing>,
+    simulated: bool,
 ) -> LoadOptions {
     LoadOptions {
         config_path: files.config.clone(),
@@ -121,6 +123,7 @@ pub fn load_options(
             currency: pricing.currency,
             ledger: files.ledger.clone(),
             no_ledger: files.no_ledger,
+            simulated,
             theme: ui.and_then(|u| u.theme.clone()),
             readonly: ui.is_some_and(|u| u.readonly),
             ascii: ui.is_some_and(|u| u.ascii),

@@ -49,6 +49,11 @@ impl SourceArgs {
         }
     }
 
+    /// The readings are a demo's or a replay's, not this machine's now.
+    pub fn simulated(&self) -> bool {
+        self.demo.is_some() || self.replay.is_some()
+    }
+
     pub fn interval(&self) -> Duration {
         self.interval.unwrap_or(DEFAULT_INTERVAL)
     }

@@ -314,3 +314,56 @@ fn the_idle_alert_and_the_minute_lines_write_yen_alike() {
         "{text}"
     );
 }
+
+/// The ledger is the user's bill: a demo or a replay never writes it, neither at the default
+/// place nor where the user's config points, unless `--ledger PATH` names one for the run.
+#[test]
+fn a_demo_or_a_replay_leaves_the_users_ledger_untouched() {
+    use crate::support::{default_ledger, gpumeter};
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let watch = |extra: &[&str]| {
+        let out = gpumeter(home)
+            .args(["--demo", "training", "--rate", "36/h"])
+            .args(extra)
+            .args(["watch", "--for", "5m", "--fast"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = watch(&[]);
+    assert!(text.contains("spent $"), "the demo still shows its bill: {text}");
+    assert!(!default_ledger(home).exists(), "a demo wrote the default ledger");
+
+    let mine = home.join("mine.sqlite");
+    std::fs::create_dir_all(home.join("config/gpumeter")).unwrap();
+    std::fs::write(
+        home.join("config/gpumeter/config.toml"),
+        format!("[ledger]\npath = \"{}\"\n", mine.display()),
+    )
+    .unwrap();
+    watch(&[]);
+    assert!(!mine.exists(), "a demo wrote the ledger the config names");
+
+    let recording = home.join("run.ndjson");
+    let out = gpumeter(home)
+        .args(["--demo", "training", "record"])
+        .arg(&recording)
+        .args(["--for", "3m", "--fast"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = gpumeter(home)
+        .args(["--rate", "36/h", "--replay"])
+        .arg(&recording)
+        .args(["watch", "--fast"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!mine.exists() && !default_ledger(home).exists(), "a replay wrote a ledger");
+
+    let asked = home.join("demo.sqlite");
+    watch(&["--ledger", asked.to_str().unwrap()]);
+    assert!(ledger_spend(&asked) > Money::ZERO, "--ledger names the demo's own ledger");
+}

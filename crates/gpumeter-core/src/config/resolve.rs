@@ -22,6 +22,9 @@ pub struct CliPricing {
     pub ledger: Option<PathBuf>,
     /// `--no-ledger`.
     pub no_ledger: bool,
+    /// The readings are simulated or replayed (`--demo`, `--replay`): the ledger is the user's
+    /// bill, so such a run writes none unless `--ledger PATH` names one.
+    pub simulated: bool,
     /// `--theme NAME|PATH`.
     pub theme: Option<String>,
     /// `--readonly` (it can only turn read-only on).
@@ -301,7 +304,8 @@ fn ledger_settings(
         .rev()
         .find_map(|l| l.raw.ledger.as_ref()?.enabled)
         .unwrap_or(true)
-        && !cli.no_ledger;
+        && !cli.no_ledger
+        && (cli.ledger.is_some() || !cli.simulated);
     let from_file = layers.iter().rev().find_map(|l| {
         let p = l.raw.ledger.as_ref()?.path.as_ref()?;
         Some((
