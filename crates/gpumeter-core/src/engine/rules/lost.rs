@@ -10,8 +10,9 @@
 //! being lost in between, so a card that drops out and back in stays one alert. A GPU missing
 //! from the readings has not come back.
 //!
-//! Lost is the cause, so the other rules defer: a lost GPU is never idle to the idle rule,
-//! while billing counts the card's share as idle spend.
+//! Lost is the cause, so the other rules defer: a lost GPU is never idle to the idle rule and
+//! a job whose GPUs were lost did not "finish" (job done), while billing counts the card's
+//! share as idle spend.
 
 use std::collections::BTreeMap;
 
