@@ -2,7 +2,7 @@
 //! still bills. High at the first reading that sees it lost, with what it costs: the GPU's share
 //! of the rate (the billing view's per-GPU rate, else the rate over the GPUs). GPUs lost
 //! together are one alert naming them all; when every GPU is lost (a spot reclaim, a host
-//! fault) it says the box bills for nothing.
+//! fault) it says the box bills for nothing — autostop counts that as idle.
 //!
 //! Only `GPU_IS_LOST` counts: a GPU whose calls fail otherwise (a transient NVML error, state
 //! `Error`) is unreadable, not lost. Hysteresis: no window to fire (a lost card does not come
@@ -148,7 +148,7 @@ impl LostRule {
         };
         let ranks_gone = if all {
             " Every GPU is gone (a spot reclaim or a host fault): the processes on them cannot \
-             run."
+             run, and autostop counts the box as idle."
         } else {
             " Processes on it cannot run; a multi-GPU job usually hangs or dies with it."
         };
