@@ -329,12 +329,22 @@ fn a_demo_or_a_replay_leaves_the_users_ledger_untouched() {
             .args(["watch", "--for", "5m", "--fast"])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let text = watch(&[]);
-    assert!(text.contains("spent $"), "the demo still shows its bill: {text}");
-    assert!(!default_ledger(home).exists(), "a demo wrote the default ledger");
+    assert!(
+        text.contains("spent $"),
+        "the demo still shows its bill: {text}"
+    );
+    assert!(
+        !default_ledger(home).exists(),
+        "a demo wrote the default ledger"
+    );
 
     let mine = home.join("mine.sqlite");
     std::fs::create_dir_all(home.join("config/gpumeter")).unwrap();
@@ -353,17 +363,31 @@ fn a_demo_or_a_replay_leaves_the_users_ledger_untouched() {
         .args(["--for", "3m", "--fast"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = gpumeter(home)
         .args(["--rate", "36/h", "--replay"])
         .arg(&recording)
         .args(["watch", "--fast"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(!mine.exists() && !default_ledger(home).exists(), "a replay wrote a ledger");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !mine.exists() && !default_ledger(home).exists(),
+        "a replay wrote a ledger"
+    );
 
     let asked = home.join("demo.sqlite");
     watch(&["--ledger", asked.to_str().unwrap()]);
-    assert!(ledger_spend(&asked) > Money::ZERO, "--ledger names the demo's own ledger");
+    assert!(
+        ledger_spend(&asked) > Money::ZERO,
+        "--ledger names the demo's own ledger"
+    );
 }

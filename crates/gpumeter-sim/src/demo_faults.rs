@@ -25,7 +25,9 @@ pub(crate) fn apply(snap: &mut Snapshot, faults: &[FaultSpec], elapsed_ms: u64) 
         let Some(err) = f.error.filter(|e| e.0 != 0) else {
             continue;
         };
-        if f.from_s.is_some_and(|s| (elapsed_ms as f64) < s * 1000.0) {
+        if f.from_s.is_some_and(|s| (elapsed_ms as f64) < s * 1000.0)
+            || f.until_s.is_some_and(|s| elapsed_ms as f64 >= s * 1000.0)
+        {
             continue;
         }
         let func = f.function.as_str();

@@ -339,5 +339,7 @@ pub struct FaultSpec {
     pub after_calls: Option<u64>,
     /// Active from this elapsed time on.
     pub from_s: Option<f64>,
+    /// Active before this elapsed time only (absent: to the end): a transient failure.
+    pub until_s: Option<f64>,
     pub latency_ms: Option<u64>,
 }

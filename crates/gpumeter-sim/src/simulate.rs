@@ -126,6 +126,7 @@ impl Simulator {
                 (f.gpu.is_none() || f.gpu == gpu)
                     && function_matches(&f.function, gpu, function)
                     && f.from_s.is_none_or(|s| elapsed_ms as f64 >= s * 1000.0)
+                    && f.until_s.is_none_or(|s| (elapsed_ms as f64) < s * 1000.0)
                     && f.after_calls.is_none_or(|n| call_number > n)
             })
             .map(|f| Fault {

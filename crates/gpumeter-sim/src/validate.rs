@@ -203,6 +203,15 @@ impl Scenario {
                     format!("must be ≥ 0, got {t}"),
                 );
             }
+            if let Some(t) = f
+                .until_s
+                .filter(|t| !(t.is_finite() && *t > f.from_s.unwrap_or(0.0)))
+            {
+                return bad(
+                    format!("fault[{i}].until_s"),
+                    format!("must be after from_s, got {t}"),
+                );
+            }
         }
         Ok(())
     }

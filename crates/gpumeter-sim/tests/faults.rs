@@ -147,3 +147,35 @@ from_s = 5
     assert_eq!(snap.gpus[0].state, GpuState::Ok);
     assert!(snap.processes.is_empty());
 }
+
+/// `until_s` ends a fault: a transient error blanks the GPU (Error, not Lost) only inside
+/// [from_s, until_s), for the call-by-call answers and the snapshots alike.
+#[test]
+fn until_s_makes_a_fault_transient() {
+    let mut s = sim(r#"
+[[fault]]
+gpu = 0
+function = "*"
+error = "UNKNOWN"
+from_s = 5
+until_s = 8
+"#);
+    assert_eq!(s.fault(Some(0), POWER, 4_999, 1), None);
+    assert_eq!(s.fault(Some(0), POWER, 5_000, 1).unwrap().error, Some(999));
+    assert_eq!(s.fault(Some(0), POWER, 7_999, 1).unwrap().error, Some(999));
+    assert_eq!(s.fault(Some(0), POWER, 8_000, 1), None);
+    assert_eq!(s.snapshot_at(6_000, 0).gpus[0].state, GpuState::Error);
+    assert_eq!(s.snapshot_at(6_000, 0).gpus[0].power_watts, None);
+    let back = s.snapshot_at(8_000, 0);
+    assert_eq!(back.gpus[0].state, GpuState::Ok);
+    assert_eq!(back.gpus[0].power_watts, Some(100.0));
+}
+
+#[test]
+fn until_s_must_come_after_from_s() {
+    let bad = format!(
+        "{BASE}[[fault]]\nfunction = \"*\"\nerror = \"UNKNOWN\"\nfrom_s = 5\nuntil_s = 5\n"
+    );
+    let err = Scenario::from_toml("t.toml", &bad).unwrap_err().to_string();
+    assert!(err.contains("until_s"), "{err}");
+}

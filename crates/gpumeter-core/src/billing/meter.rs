@@ -124,6 +124,8 @@ pub struct Meter {
     last_tick: TickRecord,
     /// Spend that is not idle cost (`spent − idle_cost`); never goes down. See `refresh_money`.
     non_idle: Money,
+    /// Lost-GPU ms not yet whole machine ms (see `observe`): carried so the split never drifts.
+    lost_rem: i64,
 }
 
 impl Meter {
@@ -148,6 +150,7 @@ impl Meter {
             budget: BudgetTracker::default(),
             last_tick: TickRecord::default(),
             non_idle: Money::ZERO,
+            lost_rem: 0,
         }
     }
 
@@ -268,8 +271,21 @@ impl Meter {
         t.observed_ms = t.observed_ms.saturating_add(credited);
         t.gpu_ms = t.gpu_ms.saturating_add(i64::from(gpus) * credited);
         t.busy_gpu_ms = t.busy_gpu_ms.saturating_add(i64::from(busy) * credited);
+        let lost = snap
+            .gpus
+            .iter()
+            .filter(|g| g.state == GpuState::Lost)
+            .count();
+        let lost = i64::try_from(lost).unwrap_or(0);
         if tick.all_idle {
             t.idle_ms = t.idle_ms.saturating_add(credited);
+        } else if lost > 0 {
+            // A lost card bills and does nothing: its share of the machine's time is idle time,
+            // even while the other GPUs work.
+            let n = i64::from(gpus).max(1);
+            let share = lost.saturating_mul(credited).saturating_add(self.lost_rem);
+            t.idle_ms = t.idle_ms.saturating_add(share / n);
+            self.lost_rem = share % n;
         }
         let energy: u64 = tick.gpus.iter().filter_map(|g| g.energy_mj).sum();
         t.energy_mj = t.energy_mj.saturating_add(energy);

@@ -149,6 +149,33 @@ fn memory_controller_activity_counts_as_busy_and_lost_gpus_do_not() {
     assert_eq!(m.spent(), Money::from_micros(833));
 }
 
+/// A lost card is idle paid time even while the others work: one of three lost for 3 h (a
+/// split that does not divide evenly per tick) is exactly 1 h of idle, a third of the spend.
+#[test]
+fn a_lost_gpu_is_idle_spend_while_the_others_work() {
+    let mut m = meter("3/h", Granularity::PerSecond);
+    let lost = |at: i64| {
+        let mut s = snap(at, &[90, 90, 0]);
+        s.gpus[2] = GpuReading {
+            index: 2,
+            state: GpuState::Lost,
+            ..GpuReading::default()
+        };
+        s
+    };
+    m.observe(&lost(T0), T0);
+    for i in 1..=3 * 3600 {
+        let at = T0 + i * 1_000;
+        m.observe(&lost(at), at);
+    }
+    assert_eq!(m.totals().idle_ms, H);
+    assert_eq!(m.spent(), units("9"));
+    assert_eq!(m.totals().idle_cost, units("3"));
+    let share = m.idle_share().unwrap();
+    assert!((share - 1.0 / 3.0).abs() < 1e-9, "{share}");
+    assert_eq!(m.view().idle_cost, units("3"));
+}
+
 #[test]
 fn energy_comes_from_counter_deltas_and_survives_resets() {
     let mut pricing = Pricing::simple(Rate::parse("0/h").unwrap());

@@ -45,7 +45,8 @@ pub struct BillingView {
     pub burn_per_hour: Money,
     /// The list price of one GPU-hour on this machine (None without GPUs).
     pub list_per_gpu_hour: Option<Money>,
-    /// Share of the watched time with every GPU idle (None before anything was spent).
+    /// Share of the watched time with every GPU idle, plus lost GPUs' share of the rest (None
+    /// before anything was spent).
     pub idle_share: Option<f64>,
     /// What the idle time cost at the list rate.
     pub idle_cost: Money,
@@ -96,8 +97,9 @@ impl Meter {
         self.totals.busy_gpu_ms as f64 / HOUR_MS as f64
     }
 
-    /// Share of the watched time during which every GPU was idle (of the spend, at a constant
-    /// rate). Time before the first reading is paid but unwatched, so it is left out.
+    /// Share of the watched time during which every GPU was idle, plus the lost GPUs' share
+    /// of the rest (of the spend, at a constant rate). Time before the first reading is paid but
+    /// unwatched, so it is left out.
     pub fn idle_share(&self) -> Option<f64> {
         let t = &self.totals;
         (t.observed_ms > 0 && t.spent.micros() > 0)

@@ -43,7 +43,7 @@ pub fn channels(raw: &RawAlerts) -> Result<NotifyConfig, ValueError> {
             k => Some(AlertKind::parse(k).ok_or_else(|| {
                 ValueError::new(
                     &field,
-                    "unknown alert kind (idle, forgotten, starved, throttle, budget, checkpoint, hung, xid, vram, shared, job_done or any)",
+                    "unknown alert kind (idle, forgotten, starved, throttle, budget, checkpoint, hung, xid, lost, vram, shared, job_done or any)",
                 )
             })?),
         };

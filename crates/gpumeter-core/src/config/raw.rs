@@ -91,12 +91,13 @@ pub struct RawAlerts {
     pub throttle: Option<RawThrottle>,
     pub hung: Option<RawWindowed>,
     pub xid: Option<RawSwitch>,
+    pub lost: Option<RawLost>,
     pub vram: Option<RawVram>,
     pub shared: Option<RawWindowed>,
     pub job_done: Option<RawJobDone>,
     pub webhook: Option<RawWebhook>,
-    /// Alert kind (`idle`, `forgotten`, `starved`, `throttle`, `budget`, `hung`, `xid`, `vram`,
-    /// `shared`, `job_done`, or `any`) → argv.
+    /// Alert kind (`idle`, `forgotten`, `starved`, `throttle`, `budget`, `hung`, `xid`, `lost`,
+    /// `vram`, `shared`, `job_done`, or `any`) → argv.
     pub hooks: Option<BTreeMap<String, Vec<String>>>,
 }
 
@@ -178,6 +179,14 @@ pub struct RawCheckpoint {
 #[serde(deny_unknown_fields)]
 pub struct RawSwitch {
     pub enabled: Option<bool>,
+}
+
+/// `[alerts.lost]`: on or off, and how long a lost GPU must answer again before it clears.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLost {
+    pub enabled: Option<bool>,
+    pub clear_after: Option<String>,
 }
 
 /// `[alerts.hung]`, `[alerts.shared]`: on or off, and the hysteresis window.

@@ -4,7 +4,8 @@
 use super::raw::RawAlerts;
 use super::values::{ValueError, duration_ms, number};
 use crate::engine::rules::config::{
-    CheckpointConfig, ForgottenConfig, IdleConfig, RulesConfig, StarvedConfig, ThrottleConfig,
+    CheckpointConfig, ForgottenConfig, IdleConfig, LostConfig, RulesConfig, StarvedConfig,
+    ThrottleConfig,
 };
 
 const MIN: i64 = 60_000;
@@ -288,6 +289,16 @@ pub fn rules(raw: &RawAlerts) -> Result<RulesConfig, ValueError> {
         )?,
     };
     let (hung, xid, vram, shared, job_done) = super::signal_rules::signals(raw, &d)?;
+    let l = raw.lost.clone().unwrap_or_default();
+    let lost = LostConfig {
+        enabled: l.enabled.unwrap_or(d.lost.enabled),
+        clear_after_ms: duration_ms(
+            "alerts.lost.clear_after",
+            &l.clear_after,
+            d.lost.clear_after_ms,
+            0,
+        )?,
+    };
     Ok(RulesConfig {
         fire_share: fire,
         clear_share: clear,
@@ -299,6 +310,7 @@ pub fn rules(raw: &RawAlerts) -> Result<RulesConfig, ValueError> {
         throttle,
         hung,
         xid,
+        lost,
         vram,
         shared,
         job_done,

@@ -1,5 +1,6 @@
 //! Autostop: stop a paid machine nobody uses. Off by default. The machine is idle when every
-//! GPU is idle (the idle rule's test), host CPU ≤ 10 % and network ≤ 100 KB/s; after that has
+//! GPU is idle (the idle rule's test) or lost ([`paid_for_nothing`]: all lost is a spot reclaim
+//! or a host fault), host CPU ≤ 10 % and network ≤ 100 KB/s; after that has
 //! lasted `after` (default 30 min) this state machine says "stop" once. It warns 5 min and
 //! 1 min before, arms only after the first real GPU activity or 15 min after boot, and
 //! [`Autostop::cancel`] (any key in the dashboard) starts the countdown over.
@@ -15,6 +16,20 @@ use serde::Serialize;
 
 use super::rules::config::IdleConfig;
 use super::rules::idle::{gpu_idle, machine_idle};
+
+/// Whether the GPUs do nothing the meter is paid for: every GPU idle, or lost (`GPU_IS_LOST`
+/// is a definite answer, unlike an unreadable GPU). All lost is a spot reclaim or a host fault:
+/// the box bills for nothing.
+pub fn paid_for_nothing(snap: &Snapshot, idle: &IdleConfig) -> bool {
+    let lost = |g: &gpumeter_model::GpuReading| g.state == GpuState::Lost;
+    if snap.gpus.iter().any(lost) {
+        snap.gpus
+            .iter()
+            .all(|g| lost(g) || gpu_idle(g, idle) == Some(true))
+    } else {
+        machine_idle(snap, idle) == Some(true)
+    }
+}
 
 /// Resolved `[autostop]` settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,7 +158,7 @@ impl Autostop {
                 return events;
             }
         }
-        if machine_idle(snap, idle) != Some(true) {
+        if !paid_for_nothing(snap, idle) {
             self.reset();
             return events;
         }
@@ -307,6 +322,39 @@ mod tests {
             ]
         );
         assert!(a.status().fired);
+    }
+
+    /// Every GPU lost (a spot reclaim): the box bills for nothing, so it counts as idle, with
+    /// the usual warnings and cancel; one GPU lost beside a working one does not.
+    #[test]
+    fn all_gpus_lost_counts_as_idle_with_the_usual_warnings_and_cancel() {
+        let lost = |mut s: Snapshot, which: &[u32]| {
+            for g in s.gpus.iter_mut().filter(|g| which.contains(&g.index)) {
+                *g = GpuReading {
+                    index: g.index,
+                    state: GpuState::Lost,
+                    ..GpuReading::default()
+                };
+            }
+            s
+        };
+        let clock = FakeClock::new(T0);
+        let mut a = Autostop::new(on());
+        let ev = run(&mut a, &clock, 60, |t| lost(snap(t, 90, 1.0, 86_400), &[1]));
+        assert_eq!(kinds(&ev), vec![(0, "armed")]);
+        assert_eq!(a.status().idle_ms, None);
+        let ev = run(&mut a, &clock, 26 * 60, |t| {
+            lost(snap(t, 90, 1.0, 86_400), &[0, 1])
+        });
+        assert_eq!(kinds(&ev), vec![(1560, "warning")]);
+        assert!(a.cancel(clock.now_unix_ms()).is_some());
+        let ev = run(&mut a, &clock, 31 * 60, |t| {
+            lost(snap(t, 0, 1.0, 86_400), &[0, 1])
+        });
+        assert_eq!(
+            kinds(&ev),
+            vec![(3120, "warning"), (3360, "warning"), (3420, "stop")]
+        );
     }
 
     #[test]

@@ -41,9 +41,16 @@ fn bounded<T>(v: &mut Vec<T>) {
 }
 
 impl Insights {
-    /// The meter's current burn per hour prices idle and wasted time (called by `ingest`).
-    pub(super) fn billing_rate(&mut self, per_hour: Money, currency: Currency) {
+    /// The meter's current burn per hour prices idle and wasted time, its per-GPU list rate a
+    /// lost GPU (called by `ingest`).
+    pub(super) fn billing_rate(
+        &mut self,
+        per_hour: Money,
+        per_gpu_hour: Option<Money>,
+        currency: Currency,
+    ) {
         self.rate_per_hour = Some(per_hour);
+        self.rules.set_gpu_rate(per_gpu_hour);
         self.rules.set_currency(currency);
     }
 

@@ -92,7 +92,7 @@ impl Engine {
         self.history.record(&snap);
         if let Some(view) = &self.billing {
             self.insights
-                .billing_rate(view.burn_per_hour, view.currency);
+                .billing_rate(view.burn_per_hour, view.list_per_gpu_hour, view.currency);
         }
         self.insights.observe(&snap);
         self.latest = Some(snap);

@@ -1,6 +1,7 @@
 //! Ledger sums that hold by construction: over any rates, billing granularities and points
 //! where busy turns idle (and where gpumeter restarts and resumes its session), every minute,
-//! day and session has idle cost ≤ spend, and the days add up to the sessions.
+//! day and session has idle cost ≤ spend, and the days add up to the sessions; a lost GPU is
+//! idle spend there too.
 
 use std::path::Path;
 
@@ -32,6 +33,17 @@ fn snap(at: i64, busy: bool, gpus: u32) -> Snapshot {
 /// One run of gpumeter over `ticks` (time, busy) against the ledger at `path`, as the session
 /// core runs it: open, begin (or resume) the session, seed the meter, record, finish.
 fn run(path: &Path, pricing: &Pricing, gpus: u32, ticks: &[(i64, bool)]) {
+    run_with(path, pricing, gpus, ticks, snap);
+}
+
+/// [`run`] with the snapshots `shot(time, busy, gpus)` builds.
+fn run_with(
+    path: &Path,
+    pricing: &Pricing,
+    gpus: u32,
+    ticks: &[(i64, bool)],
+    shot: impl Fn(i64, bool, u32) -> Snapshot,
+) {
     let Some(&(first, _)) = ticks.first() else {
         return;
     };
@@ -43,7 +55,7 @@ fn run(path: &Path, pricing: &Pricing, gpus: u32, ticks: &[(i64, bool)]) {
     let key = SessionKey {
         host: "box".into(),
         source: "demo:sums".into(),
-        clock_start_ms: meter.resolve_start(&snap(first, false, gpus), first),
+        clock_start_ms: meter.resolve_start(&shot(first, false, gpus), first),
         pricing: pricing_text(pricing),
         currency: "USD".into(),
     };
@@ -51,11 +63,45 @@ fn run(path: &Path, pricing: &Pricing, gpus: u32, ticks: &[(i64, bool)]) {
     meter.seed(&start.seed);
     let mut rec = Recorder::new(Some(ledger), Some(&start));
     for &(t, busy) in ticks {
-        let ev = meter.observe(&snap(t, busy, gpus), t);
+        let ev = meter.observe(&shot(t, busy, gpus), t);
         rec.record(&meter, &ev);
     }
     let (_, notes) = rec.finish(FINISH_WAIT);
     assert!(notes.is_empty(), "{notes:?}");
+}
+
+/// A lost card is idle paid time in the ledger too: GPU 1 of 2 lost for an hour beside a busy
+/// GPU 0 is half an hour of machine idle (half the spend) and an hour of GPU 1 idle.
+#[test]
+fn a_lost_gpu_is_idle_spend_in_the_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let mut pricing = Pricing::simple(Rate::parse("2/gpu-h").unwrap());
+    pricing.clock_start = ClockStart::At(T0);
+    let ticks: Vec<(i64, bool)> = (0..=360).map(|i| (T0 + i * 10_000, true)).collect();
+    run_with(&path, &pricing, 2, &ticks, |t, busy, gpus| {
+        let mut s = snap(t, busy, gpus);
+        s.gpus[1] = GpuReading {
+            index: 1,
+            state: gpumeter_model::GpuState::Lost,
+            ..GpuReading::default()
+        };
+        s
+    });
+    let l = Ledger::open_read_only(&path).unwrap();
+    let total = l.total_usage().unwrap();
+    assert_eq!(total.spend_micros, 4_000_000);
+    assert_eq!(total.idle_ms, 1_800_000);
+    assert_eq!(total.idle_cost_micros, 2_000_000);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let idle: i64 = conn
+        .query_row(
+            "SELECT sum(idle_ms) FROM gpu_minutes WHERE gpu = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(idle, 3_600_000);
 }
 
 proptest! {

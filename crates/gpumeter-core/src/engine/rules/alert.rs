@@ -25,6 +25,8 @@ pub enum AlertKind {
     Hung,
     /// A critical XID error from the driver.
     Xid,
+    /// GPUs lost (`GPU_IS_LOST`: fell off the bus) while the box still bills.
+    Lost,
     /// VRAM running out: steady growth towards full, or sustained near full.
     Vram,
     /// Another tenant, user or partition on the cards (a notice, never idle-time blame).
@@ -45,13 +47,14 @@ impl AlertKind {
             AlertKind::Checkpoint => "checkpoint",
             AlertKind::Hung => "hung",
             AlertKind::Xid => "xid",
+            AlertKind::Lost => "lost",
             AlertKind::Vram => "vram",
             AlertKind::Shared => "shared",
             AlertKind::JobDone => "job_done",
         }
     }
 
-    pub const ALL: [AlertKind; 11] = [
+    pub const ALL: [AlertKind; 12] = [
         AlertKind::IdlePaid,
         AlertKind::Forgotten,
         AlertKind::Starved,
@@ -60,6 +63,7 @@ impl AlertKind {
         AlertKind::Checkpoint,
         AlertKind::Hung,
         AlertKind::Xid,
+        AlertKind::Lost,
         AlertKind::Vram,
         AlertKind::Shared,
         AlertKind::JobDone,

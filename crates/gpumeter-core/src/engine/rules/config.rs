@@ -142,6 +142,14 @@ pub struct SharedConfig {
     pub window_ms: i64,
 }
 
+/// Lost GPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LostConfig {
+    pub enabled: bool,
+    /// A lost GPU must answer again this long before the alert clears (no flapping).
+    pub clear_after_ms: i64,
+}
+
 /// Job finished, meter running.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobDoneConfig {
@@ -170,6 +178,7 @@ pub struct RulesConfig {
     pub throttle: ThrottleConfig,
     pub hung: HungConfig,
     pub xid: XidConfig,
+    pub lost: LostConfig,
     pub vram: VramConfig,
     pub shared: SharedConfig,
     pub job_done: JobDoneConfig,
@@ -241,6 +250,10 @@ impl Default for RulesConfig {
                 thresholds: gpumeter_model::StuckThresholds::default(),
             },
             xid: XidConfig { enabled: true },
+            lost: LostConfig {
+                enabled: true,
+                clear_after_ms: 5 * MIN,
+            },
             vram: VramConfig {
                 enabled: true,
                 trend_ms: 5 * MIN,

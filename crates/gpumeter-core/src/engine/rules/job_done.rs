@@ -5,10 +5,12 @@
 //! exit status is not ours to read (gpumeter is not the job's parent); what is known is said —
 //! a cgroup OOM kill at the time, an XID on its GPUs. The notice stands until its GPUs work
 //! again or `stands` (default 1 h) has passed; the idle rule's reminders follow as usual.
+//! A job that ends while one of its GPUs is lost gets no notice: it lost its card rather than
+//! finished, and the lost rule's alert is the one that says so.
 
 use std::collections::BTreeMap;
 
-use gpumeter_model::Snapshot;
+use gpumeter_model::{GpuState, Snapshot};
 
 use super::alert::{Alert, AlertKind, Severity};
 use super::config::{IdleConfig, JobDoneConfig};
@@ -93,7 +95,13 @@ impl JobDoneRule {
         let dt = self.last_t.map_or(0, |l| (now - l).clamp(0, 60_000));
         self.last_t = Some(now);
         let oom_now = snap.host.cgroup.oom_kills;
-        let busy_gpu = |g: u32| snap.gpu(g).and_then(|r| gpu_idle(r, &self.idle)) == Some(false);
+        // A lost GPU is not busy (it does nothing), but neither is its silence an end: see below.
+        let busy_gpu = |g: u32| {
+            snap.gpu(g).is_some_and(|r| {
+                r.state != GpuState::Lost && gpu_idle(r, &self.idle) == Some(false)
+            })
+        };
+        let lost_gpu = |g: u32| snap.gpu(g).is_some_and(|r| r.state == GpuState::Lost);
 
         for job in ctx.jobs() {
             let main = snap.processes.iter().find(|p| p.pid == job.main);
@@ -146,7 +154,8 @@ impl JobDoneRule {
             } else if let Some(live) = self.seen.get_mut(&key) {
                 live.reported_idle = true;
             }
-            if !self.worked(&s, at) {
+            // Its GPUs were lost: it did not finish, it lost its cards; the lost alert says so.
+            if !self.worked(&s, at) || s.gpus.iter().any(|&g| lost_gpu(g)) {
                 continue;
             }
             let exit = exit_note(&s, oom_now, xid_total(snap, &s.gpus), how);

@@ -154,3 +154,40 @@ fn short_or_idle_jobs_and_a_blip_say_nothing() {
     });
     assert!(done(&ts).is_empty(), "{ts:#?}");
 }
+
+/// Its GPUs lost and its process gone with them (a spot reclaim): no "job finished" notice — the
+/// job lost its cards, and the lost alert is the one that says so.
+#[test]
+fn a_job_whose_gpus_were_lost_did_not_finish() {
+    let lost = |mut s: Snapshot| {
+        for g in &mut s.gpus {
+            *g = gpumeter_model::GpuReading {
+                index: g.index,
+                state: gpumeter_model::GpuState::Lost,
+                ..Default::default()
+            };
+        }
+        s
+    };
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let rate = Some(31_000_000);
+    drive(&mut r, &clock, 120, rate, |_, t| at(t, 95, true, SIX_H));
+    let ts = drive(&mut r, &clock, 300, rate, |_, t| {
+        lost(at(t, 0, false, SIX_H))
+    });
+    assert!(done(&ts).is_empty(), "{ts:#?}");
+    assert!(
+        r.alerts().iter().any(|a| a.kind == AlertKind::Lost),
+        "{:#?}",
+        r.alerts()
+    );
+    // Lost with the process hanging on (ranks stuck in a collective): no "went idle" either.
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    drive(&mut r, &clock, 120, rate, |_, t| at(t, 95, true, SIX_H));
+    let ts = drive(&mut r, &clock, 300, rate, |_, t| {
+        lost(at(t, 0, true, SIX_H))
+    });
+    assert!(done(&ts).is_empty(), "{ts:#?}");
+}

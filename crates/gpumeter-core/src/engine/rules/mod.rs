@@ -1,5 +1,6 @@
 //! The alert rules: idle paid time, forgotten allocations, starved GPUs, throttling,
-//! checkpoints, hung GPUs, XID errors, VRAM headroom, shared cards and finished jobs, each a
+//! checkpoints, hung GPUs, XID errors, lost GPUs, VRAM headroom, shared cards and finished
+//! jobs, each a
 //! pure state machine fed one [`Snapshot`] and "now" per tick (no I/O, no wall clock), plus the
 //! budget alerts billing hands in. [`Rules`] runs them, keeps the active alerts (with
 //! acknowledge and snooze) and a bounded history, and returns what changed as [`Transition`]s
@@ -22,6 +23,7 @@ mod job_cache;
 pub mod job_done;
 pub mod label;
 mod line_fit;
+pub mod lost;
 pub mod shared;
 pub mod starved;
 pub mod throttle;
@@ -36,6 +38,8 @@ mod container_tests;
 mod lifecycle_tests;
 #[cfg(test)]
 mod live_tests;
+#[cfg(test)]
+mod lost_tests;
 #[cfg(test)]
 mod scenario_tests;
 #[cfg(test)]
@@ -64,6 +68,9 @@ pub struct Ctx<'a> {
     pub rate_per_hour: Option<Money>,
     /// The currency the messages write money in.
     pub currency: Currency,
+    /// One GPU's share of the rate per hour, as the billing view lists it; `None`: not known
+    /// (then [`Ctx::gpu_rate_per_hour`] splits `rate_per_hour`).
+    pub gpu_rate: Option<Money>,
     /// This tick's jobs, kept across ticks for the rules that ask (starved, job done, hung).
     jobs: &'a job_cache::JobCache,
 }
@@ -75,6 +82,7 @@ impl<'a> Ctx<'a> {
         now_ms: i64,
         rate_per_hour: Option<Money>,
         currency: Currency,
+        gpu_rate: Option<Money>,
         jobs: &'a job_cache::JobCache,
     ) -> Self {
         Self {
@@ -82,8 +90,17 @@ impl<'a> Ctx<'a> {
             now_ms,
             rate_per_hour,
             currency,
+            gpu_rate,
             jobs,
         }
+    }
+
+    /// One GPU's share of the rate per hour: the billing view's, else the rate over `gpus`.
+    pub fn gpu_rate_per_hour(&self, gpus: usize) -> Option<Money> {
+        self.gpu_rate.or_else(|| {
+            let n = i128::try_from(gpus).ok().filter(|&n| n > 0)?;
+            Some(self.rate_per_hour?.mul_div(1, n))
+        })
     }
 
     /// The jobs holding GPUs this tick ([`job::jobs`]).
@@ -127,6 +144,8 @@ const MAX_EXTERNAL: usize = 16;
 pub struct Rules {
     config: RulesConfig,
     currency: Currency,
+    /// One GPU's share of the rate, from the billing view (see [`Ctx::gpu_rate`]).
+    gpu_rate: Option<Money>,
     idle: idle::IdleRule,
     forgotten: forgotten::ForgottenRule,
     starved: starved::StarvedRule,
@@ -134,6 +153,7 @@ pub struct Rules {
     checkpoint: checkpoint::CheckpointRule,
     hung: hung::HungRule,
     xid: xid::XidRule,
+    lost: lost::LostRule,
     vram: vram::VramRule,
     job_done: job_done::JobDoneRule,
     shared: shared::SharedRule,
@@ -181,12 +201,14 @@ impl Rules {
             ),
             hung: hung::HungRule::new(config.hung.clone(), fire, clear),
             xid: xid::XidRule::new(config.xid.clone()),
+            lost: lost::LostRule::new(config.lost.clone()),
             vram: vram::VramRule::new(config.vram.clone(), fire, clear),
             job_done: job_done::JobDoneRule::new(config.job_done.clone(), config.idle.clone()),
             shared: shared::SharedRule::new(config.shared.clone(), fire, clear),
             jobs: job_cache::JobCache::default(),
             config,
             currency: Currency::USD,
+            gpu_rate: None,
             active: BTreeMap::new(),
             external: BTreeMap::new(),
             sorted: Vec::new(),
@@ -207,6 +229,11 @@ impl Rules {
         self.currency
     }
 
+    /// One GPU's share of the rate per hour, as billing lists it (`None`: split the rate).
+    pub fn set_gpu_rate(&mut self, per_gpu_hour: Option<Money>) {
+        self.gpu_rate = per_gpu_hour;
+    }
+
     /// One tick: every rule sees the snapshot; returns what changed.
     pub fn evaluate(
         &mut self,
@@ -215,7 +242,14 @@ impl Rules {
         rate_per_hour: Option<Money>,
     ) -> Vec<Transition> {
         self.jobs.update(snap);
-        let ctx = Ctx::new(snap, now_ms, rate_per_hour, self.currency, &self.jobs);
+        let ctx = Ctx::new(
+            snap,
+            now_ms,
+            rate_per_hour,
+            self.currency,
+            self.gpu_rate,
+            &self.jobs,
+        );
         let outputs = [
             self.idle.evaluate(&ctx),
             self.forgotten.evaluate(&ctx),
@@ -224,6 +258,7 @@ impl Rules {
             self.checkpoint.evaluate(&ctx),
             self.hung.evaluate(&ctx),
             self.xid.evaluate(&ctx),
+            self.lost.evaluate(&ctx),
             self.vram.evaluate(&ctx),
             self.job_done.evaluate(&ctx),
             self.shared.evaluate(&ctx),

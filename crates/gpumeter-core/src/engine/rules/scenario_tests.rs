@@ -169,10 +169,19 @@ fn forgotten_kernel_is_named_after_fifteen_minutes() {
     assert!(engine.alerts().iter().all(|a| a.kind != AlertKind::Starved));
 }
 
+/// GPU 2 falls off the bus at 30 s: the lost alert (high, GPU 2) is the one verdict; the idle
+/// rule does not call the dead card idle.
 #[test]
-fn lost_gpu_is_not_idle_and_raises_no_verdict() {
+fn lost_gpu_raises_the_lost_alert_alone_and_is_not_idle() {
     let (engine, ts) = run("gpu-lost", 5 * 60);
-    assert!(ts.is_empty(), "{ts:#?}");
+    let f = fired(&ts);
+    assert!(
+        matches!(f.as_slice(), [a] if a.kind == AlertKind::Lost
+            && a.severity == super::Severity::High
+            && a.gpu == Some(2)),
+        "{ts:#?}"
+    );
+    assert_eq!(ts.len(), 1, "{ts:#?}");
     let totals = engine.rules().idle_totals();
     assert_eq!(totals.gpus[&2].idle_ms, 0);
     assert_eq!(totals.machine.idle_ms, 0);

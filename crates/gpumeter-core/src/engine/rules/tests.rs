@@ -397,5 +397,9 @@ fn lost_gpu_clears_its_alerts_and_is_never_idle() {
         };
         m
     });
-    assert_eq!(names(&ts), vec![("cleared", "idle".into())]);
+    // Lost is the cause: the idle alert clears and the lost alert takes its place.
+    assert_eq!(
+        names(&ts),
+        vec![("fired", "lost".into()), ("cleared", "idle".into())]
+    );
 }
