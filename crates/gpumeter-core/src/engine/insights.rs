@@ -131,13 +131,6 @@ impl Engine {
         self.insights.rules.snooze(id, until_unix_ms, now_unix_ms)
     }
 
-    /// A budget alert from billing joins the alert path (see [`Alert::from_budget`]).
-    pub fn push_alert(&mut self, alert: Alert, now_unix_ms: i64) {
-        let t = self.insights.rules.push_external(alert, now_unix_ms);
-        self.insights.transitions.extend(t);
-        bounded(&mut self.insights.transitions);
-    }
-
     /// Alert transitions since the last call, oldest first (for the notification channels).
     pub fn drain_alert_transitions(&mut self) -> Vec<Transition> {
         std::mem::take(&mut self.insights.transitions)

@@ -2,7 +2,7 @@
 //! fleet screen. Money through [`Currency::format`], times through [`utc_text`], ages as the
 //! dashboard writes them; an unknown value is `N/A`.
 
-use super::view::{BudgetState, HostRow, RowState, Totals};
+use super::view::{BudgetState, HostRow, Totals};
 use crate::clock::{UtcStyle, utc_text};
 use crate::money::Money;
 use crate::units::{NA, bytes};
@@ -100,9 +100,4 @@ pub fn totals_line(t: &Totals) -> String {
         parts.push(format!("{waiting} waiting"));
     }
     parts.join(" · ")
-}
-
-/// Whether a row is down (for colour).
-pub fn is_down(r: &HostRow) -> bool {
-    matches!(r.state, RowState::Down(_))
 }

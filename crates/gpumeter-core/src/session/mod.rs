@@ -9,18 +9,17 @@
 //! [`Step::stop`]), notes and warnings, the bytes for the terminal channels, and the minute the
 //! ledger closed. A front-end only shows the step and draws from [`Session::engine`] (`&`
 //! access: latest snapshot, history, billing view, active alerts). The user's actions come in
-//! as calls ([`Session::acknowledge_top`], [`Session::snooze_top`],
-//! [`Session::cancel_autostop`]), and [`Session::finish`] writes the open minute at the end.
-//! Running the stop command is the front-end's: the dashboard first gives the terminal back.
+//! as calls ([`Session::acknowledge`], [`Session::snooze`], [`Session::cancel_autostop`]), and
+//! [`Session::finish`] writes the open minute at the end. [`lines`] prints a step as text (the
+//! one printer of `watch` and `serve`). Running the stop command is the front-end's: the
+//! dashboard first gives the terminal back.
 //!
-//! An HTTP front-end (`serve`) runs the session on its collector thread or task, the only
-//! owner, and after each `ingest` publishes what its handlers read: an `Arc` of a cloned view
-//! ([`Session::view`]: snapshot, billing, alerts, autostop, health) swapped behind a lock or a
-//! `tokio::sync::watch` channel, so a slow client never holds the session. Handlers never get
-//! `&mut`; actions (acknowledge over HTTP) go back to the owner as messages.
+//! `serve` owns its session on the sampler thread; when a request asks, the thread renders what
+//! the handlers serve from `&` access to the engine and hands it over a `tokio::sync::watch`
+//! channel, so a slow client never holds the session. No action comes back over HTTP.
 //!
-//! May touch: engine, billing, ledger, notify, config's resolved alert settings. Never: ui,
-//! watch, serve, cli.
+//! May touch: engine, billing, ledger, notify, config's resolved alert settings. The front-ends
+//! are in another crate and cannot be named here.
 
 pub mod autostop;
 mod fanout;
@@ -31,11 +30,11 @@ use std::path::PathBuf;
 
 use gpumeter_model::Snapshot;
 
-use crate::billing::{BillingView, BudgetEvent, Pricing};
+use crate::billing::{BudgetEvent, Pricing};
 use crate::config::AlertSettings;
-use crate::engine::autostop::{AutostopConfig, AutostopEvent, AutostopStatus};
-use crate::engine::rules::{Alert, Transition};
-use crate::engine::{Engine, SourceHealth};
+use crate::engine::Engine;
+use crate::engine::autostop::{AutostopConfig, AutostopEvent};
+use crate::engine::rules::Transition;
 use crate::ledger::FlushedMinute;
 use crate::money::Currency;
 use crate::notify::Notifier;
@@ -88,18 +87,6 @@ pub struct Step {
     pub terminal: Vec<u8>,
     /// The minute the ledger closed in this step, if any.
     pub flushed: Option<FlushedMinute>,
-}
-
-/// A cloned, self-contained picture of the session for readers on other threads (`serve`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct View {
-    pub latest: Option<Snapshot>,
-    pub health: SourceHealth,
-    pub billing: Option<BillingView>,
-    /// Alerts standing and not hidden at the latest reading, most severe first.
-    pub alerts: Vec<Alert>,
-    pub autostop: AutostopStatus,
-    pub ticks: u64,
 }
 
 /// One metering run. See the module docs.
@@ -185,31 +172,6 @@ impl Session {
         self.engine.source_failed(message, now_unix_ms, retry_in_ms);
     }
 
-    /// Dismisses the most severe visible alert; returns it (None: nothing to acknowledge).
-    pub fn acknowledge_top(&mut self, now_unix_ms: i64) -> Option<Alert> {
-        let top = self
-            .engine
-            .rules()
-            .visible(now_unix_ms)
-            .into_iter()
-            .next()?;
-        self.engine.acknowledge(&top.id, now_unix_ms);
-        Some(top)
-    }
-
-    /// Hides the most severe visible alert for `for_ms`; returns it.
-    pub fn snooze_top(&mut self, for_ms: i64, now_unix_ms: i64) -> Option<Alert> {
-        let top = self
-            .engine
-            .rules()
-            .visible(now_unix_ms)
-            .into_iter()
-            .next()?;
-        self.engine
-            .snooze(&top.id, now_unix_ms.saturating_add(for_ms), now_unix_ms);
-        Some(top)
-    }
-
     /// Hides one alert by id for `for_ms`; whether it stood.
     pub fn snooze(&mut self, id: &str, for_ms: i64, now_unix_ms: i64) -> bool {
         self.engine
@@ -227,20 +189,6 @@ impl Session {
         let mut step = Step::default();
         fanout::pump(&mut self.notifier, &mut self.engine, &mut step);
         step
-    }
-
-    /// A cloned picture for readers elsewhere (see the module docs).
-    pub fn view(&self) -> View {
-        let e = &self.engine;
-        let now = e.latest().map_or(0, |s| s.taken_at_unix_ms);
-        View {
-            latest: e.latest().cloned(),
-            health: e.health().clone(),
-            billing: e.billing().cloned(),
-            alerts: e.rules().visible(now),
-            autostop: e.autostop(),
-            ticks: e.ticks(),
-        }
     }
 
     /// The engine, once the run is over (its open minute written): for fixtures that draw it.

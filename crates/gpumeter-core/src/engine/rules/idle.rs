@@ -116,11 +116,6 @@ impl IdleRule {
         &self.totals
     }
 
-    /// Whether idle alerts may fire yet.
-    pub fn is_armed(&self) -> bool {
-        self.armed
-    }
-
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;

@@ -106,16 +106,6 @@ impl NvmlSource {
         })
     }
 
-    /// Changes the intervals (PCIe reads, lost-GPU probes, process-utilization hold). GPUs
-    /// already seen are forgotten and read afresh.
-    pub fn with_timing(mut self, timing: NvmlTiming) -> Self {
-        self.timing = timing;
-        self.release_gpm();
-        self.slots.clear();
-        self.last_count = None;
-        self
-    }
-
     /// Takes one reading. NVML failing as a whole gives a sample with the GPUs seen so far
     /// marked `Error` and the reason in the warnings; [`NvmlSource::try_sample`] returns it
     /// as an `Err` instead.
