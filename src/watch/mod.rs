@@ -1,12 +1,13 @@
-//! `gpumeter watch`: the meter without a terminal UI. Runs source → engine (+ meter) → ledger,
-//! printing one line per minute (spend, burn, busy GPUs) and each budget event. With `--fast`
-//! (demo only) a fake clock is stepped by the interval as fast as the machine allows, so hours
-//! of a scenario pass in seconds. Alerts are printed as they fire, and autostop (off unless
-//! asked for) runs its stop command, its output going to ours (the journal, under systemd).
+//! `gpumeter watch`: the meter without a terminal UI. Feeds each reading of the source to a
+//! [`gpumeter_core::session::Session`] (engine, meter, ledger, alerts, autostop) and prints what
+//! the step says: a line per minute (spend, burn, busy GPUs), each budget crossing and alert as
+//! it happens, and autostop's events; the stop command's output follows ours (the journal,
+//! under systemd). With `--fast` (a demo or a replay) a fake clock is stepped by the interval
+//! as fast as the machine allows, so hours of a scenario pass in seconds.
 //!
-//! A thin front-end over [`gpumeter_core::session::Session`]: the session does the per-tick work; this
-//! room only prints each [`Step`] with the core's printer ([`gpumeter_core::session::lines`]),
-//! which runs the stop command when a step asks, and keeps the run's summary.
+//! A thin front-end: the session does the per-tick work; this room prints each [`Step`] with
+//! the core's printer ([`gpumeter_core::session::lines`]), which runs the stop command when a
+//! step asks, and keeps the run's summary.
 //!
 //! Stopping: `--for` ends it cleanly (last minute written). A signal or kill -9 loses at most the
 //! minute in progress; the ledger is never left half-written.
