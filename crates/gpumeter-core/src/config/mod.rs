@@ -17,7 +17,6 @@ pub mod raw;
 pub mod resolve;
 pub mod rules;
 pub mod show;
-pub mod signal_rules;
 pub mod values;
 
 use std::path::{Path, PathBuf};
