@@ -8,13 +8,12 @@
 //! the ledger's open minute (a panic loses at most that minute, like a kill -9).
 
 use std::future::Future;
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::time::Duration;
 
 use crossterm::event::{Event, KeyEventKind};
 use futures_util::{FutureExt, Stream, StreamExt};
 use ratatui::layout::Rect;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc::Receiver;
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio::time::Instant;
@@ -28,7 +27,7 @@ use super::loop_alerts;
 use super::process_action::{self, Acting};
 use super::replay::Player;
 use super::screen_writer::{ScreenWriter, Surface};
-use super::terminal::TerminalGuard;
+use super::terminal;
 use super::{Action, App, UiError, UiOptions};
 
 /// At most 20 frames a second, however fast events come.
@@ -82,37 +81,13 @@ pub async fn run(
     clock: SharedClock,
     options: UiOptions,
 ) -> Result<Vec<String>, UiError> {
-    let mut term = signal(SignalKind::terminate()).map_err(|source| UiError::Signal {
-        signal: "SIGTERM",
-        source,
-    })?;
-    let mut hup = signal(SignalKind::hangup()).map_err(|source| UiError::Signal {
-        signal: "SIGHUP",
-        source,
-    })?;
-    let mut int = signal(SignalKind::interrupt()).map_err(|source| UiError::Signal {
-        signal: "SIGINT",
-        source,
-    })?;
-    let shutdown = async move {
-        tokio::select! {
-            _ = term.recv() => {},
-            _ = hup.recv() => {},
-            _ = int.recv() => {},
-        }
-    };
-
-    // Without a terminal there is nothing to draw on (and cursor queries would time out).
-    if !io::stdout().is_terminal() {
-        return Err(UiError::NotATerminal);
-    }
+    let shutdown = terminal::shutdown_signals()?;
     // NO_COLOR (no-color.org) applies whoever builds the options.
     let options = UiOptions {
         no_color: options.no_color || super::theme::no_color_env(),
         ..options
     };
-    let mut guard = TerminalGuard::enter()?;
-    let result = async {
+    let ended = terminal::on_terminal(|| async {
         // One cell buffer and a record of the screen; each frame's changes go out in one
         // write. Its first frame clears the screen (without asking the terminal anything: no
         // round trip before the first paint).
@@ -128,11 +103,8 @@ pub async fn run(
             Box::new(io::stdout()),
         )
         .await
-    }
-    .await;
-    let restored = guard.restore();
-    let ended = result?;
-    restored?;
+    })
+    .await?;
     let mut notes = ended.notes;
     if let Some(argv) = &ended.stop {
         notes.extend(loop_alerts::run_stop(argv));

@@ -1,7 +1,8 @@
 //! Taking over the terminal and giving it back: raw mode, the alternate screen and mouse capture
 //! on entry; everything undone by [`TerminalGuard`]'s `Drop` (never unwrapping) and by a panic
 //! hook that restores first and then runs the previous hook, so a panic message lands on a sane
-//! screen. Restoring twice is harmless.
+//! screen. Restoring twice is harmless. [`on_terminal`] and [`shutdown_signals`] are the set-up
+//! every screen (the dashboard, the fleet) runs its loop in.
 
 use std::io;
 use std::sync::Once;
@@ -95,6 +96,47 @@ impl<C: TerminalControl> Drop for TerminalGuard<C> {
         // Nothing sensible to do with an error while dropping; never panic here.
         let _ = self.restore();
     }
+}
+
+/// SIGTERM, SIGHUP or SIGINT, whichever comes first: every screen's way to end cleanly.
+/// Installed now (so a signal from here on is caught), awaited by the loop.
+pub fn shutdown_signals() -> Result<impl std::future::Future<Output = ()>, super::UiError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let on = |kind: SignalKind, name: &'static str| {
+        signal(kind).map_err(|source| super::UiError::Signal {
+            signal: name,
+            source,
+        })
+    };
+    let mut term = on(SignalKind::terminate(), "SIGTERM")?;
+    let mut hup = on(SignalKind::hangup(), "SIGHUP")?;
+    let mut int = on(SignalKind::interrupt(), "SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = hup.recv() => {},
+            _ = int.recv() => {},
+        }
+    })
+}
+
+/// Runs a screen's loop on the real terminal: refuses when stdout is none (nothing to draw on,
+/// and cursor queries would time out), takes the terminal over, and gives it back on every
+/// exit, the loop's error first, then the restore's.
+pub async fn on_terminal<T, F>(body: impl FnOnce() -> F) -> Result<T, super::UiError>
+where
+    F: std::future::Future<Output = Result<T, super::UiError>>,
+{
+    use std::io::IsTerminal;
+    if !io::stdout().is_terminal() {
+        return Err(super::UiError::NotATerminal);
+    }
+    let mut guard = TerminalGuard::enter()?;
+    let result = body().await;
+    let restored = guard.restore();
+    let value = result?;
+    restored?;
+    Ok(value)
 }
 
 /// Chains a hook that restores the terminal before the previous hook prints the panic.

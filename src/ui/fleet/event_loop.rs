@@ -5,7 +5,7 @@
 //! host that never answers costs this loop nothing. The terminal is restored on every exit.
 
 use std::future::Future;
-use std::io::{self, IsTerminal};
+use std::io;
 use std::time::Duration;
 
 use crossterm::event::Event;
@@ -15,12 +15,11 @@ use ratatui::backend::Backend;
 
 use crate::ui::frame_writer::FrameWriter;
 use ratatui::layout::Rect;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc::Receiver;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::{FleetOptions, FleetUi};
-use crate::ui::terminal::TerminalGuard;
+use crate::ui::terminal;
 use crate::ui::{Action, UiError};
 use gpumeter_core::clock::{Clock, SharedClock};
 use gpumeter_core::fleet::poll::PollEvent;
@@ -34,34 +33,12 @@ pub async fn run(
     clock: SharedClock,
     options: FleetOptions,
 ) -> Result<(), UiError> {
-    let mut term = signal(SignalKind::terminate()).map_err(|source| UiError::Signal {
-        signal: "SIGTERM",
-        source,
-    })?;
-    let mut hup = signal(SignalKind::hangup()).map_err(|source| UiError::Signal {
-        signal: "SIGHUP",
-        source,
-    })?;
-    let mut int = signal(SignalKind::interrupt()).map_err(|source| UiError::Signal {
-        signal: "SIGINT",
-        source,
-    })?;
-    let shutdown = async move {
-        tokio::select! {
-            _ = term.recv() => {},
-            _ = hup.recv() => {},
-            _ = int.recv() => {},
-        }
-    };
-    if !io::stdout().is_terminal() {
-        return Err(UiError::NotATerminal);
-    }
+    let shutdown = terminal::shutdown_signals()?;
     let options = FleetOptions {
         no_color: options.no_color || crate::ui::theme::no_color_env(),
         ..options
     };
-    let mut guard = TerminalGuard::enter()?;
-    let result = async {
+    terminal::on_terminal(|| async {
         // The dashboard's frame writer: one write per frame; every draw ends in a flush.
         let mut terminal = Terminal::new(FrameWriter::new(io::stdout()))?;
         terminal.clear()?;
@@ -75,12 +52,8 @@ pub async fn run(
             shutdown,
         )
         .await
-    }
-    .await;
-    let restored = guard.restore();
-    result?;
-    restored?;
-    Ok(())
+    })
+    .await
 }
 
 /// The loop over any backend and event stream (tests drive it with a `TestBackend`).
