@@ -95,7 +95,7 @@ fn frame(c: &mut Criterion) {
         b.iter(|| {
             now += 1;
             ui.sync(area, now);
-            let _ = terminal.draw(|f| ui.draw(f, now));
+            let _ = terminal.draw(|f| ui.draw(f.buffer_mut(), now));
         })
     });
     // What one answer costs the screen's task: the row's state and the host's local session.

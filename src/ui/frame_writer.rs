@@ -1,5 +1,8 @@
-//! The dashboard's ratatui backend: ratatui's `Terminal` still renders into its buffers and
-//! picks the changed cells (its diff knows wide characters and skipped cells), and this writer
+//! The escape-sequence encoder every screen's bytes go through ([`Encoder`], used by
+//! [`super::screen_writer::ScreenWriter`], the one renderer of the dashboard and the fleet), and
+//! [`FrameWriter`], a ratatui backend over it that the screen writer's tests keep as their
+//! oracle. As a backend: ratatui's `Terminal` still renders into its buffers and picks the
+//! changed cells (its diff knows wide characters and skipped cells), and this writer
 //! turns them into bytes itself instead of through crossterm's per-cell commands. A cursor move
 //! only where the changed cells are not contiguous, one SGR sequence only where the style
 //! changes (modifiers and both colours in one), symbols copied as bytes, all into one reused

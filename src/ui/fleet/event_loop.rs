@@ -10,15 +10,11 @@ use std::time::Duration;
 
 use crossterm::event::Event;
 use futures_util::{FutureExt, Stream, StreamExt};
-use ratatui::Terminal;
-use ratatui::backend::Backend;
-
-use crate::ui::frame_writer::FrameWriter;
-use ratatui::layout::Rect;
 use tokio::sync::mpsc::Receiver;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::{FleetOptions, FleetUi};
+use crate::ui::screen_writer::{ScreenWriter, Surface};
 use crate::ui::terminal;
 use crate::ui::{Action, UiError};
 use gpumeter_core::clock::{Clock, SharedClock};
@@ -39,9 +35,9 @@ pub async fn run(
         ..options
     };
     terminal::on_terminal(|| async {
-        // The dashboard's frame writer: one write per frame; every draw ends in a flush.
-        let mut terminal = Terminal::new(FrameWriter::new(io::stdout()))?;
-        terminal.clear()?;
+        // The dashboard's screen writer: each frame's changes in one write; its first frame
+        // clears the screen.
+        let mut terminal = ScreenWriter::new(io::stdout());
         let mut ui = FleetUi::new(&options);
         drive(
             &mut terminal,
@@ -57,8 +53,8 @@ pub async fn run(
 }
 
 /// The loop over any backend and event stream (tests drive it with a `TestBackend`).
-pub(crate) async fn drive<B, S, F>(
-    terminal: &mut Terminal<B>,
+pub(crate) async fn drive<T, S, F>(
+    terminal: &mut T,
     mut events: S,
     mut rx: Receiver<PollEvent>,
     clock: &dyn Clock,
@@ -66,7 +62,7 @@ pub(crate) async fn drive<B, S, F>(
     shutdown: F,
 ) -> Result<(), UiError>
 where
-    B: Backend,
+    T: Surface,
     S: Stream<Item = io::Result<Event>> + Unpin,
     F: Future<Output = ()>,
 {
@@ -78,10 +74,10 @@ where
     let mut last_draw: Option<Instant> = None;
     loop {
         if dirty && last_draw.is_none_or(|t| t.elapsed() >= FRAME) {
-            let area = area_of(terminal)?;
+            let area = terminal.area()?;
             let now = clock.now_unix_ms();
             ui.sync(area, now);
-            terminal.draw(|f| ui.draw(f, now)).map_err(backend_error)?;
+            terminal.show(&mut |buf| ui.draw(buf, now))?;
             dirty = false;
             last_draw = Some(Instant::now());
         }
@@ -136,26 +132,17 @@ where
     }
 }
 
-fn on_input<B: Backend>(
+fn on_input(
     ev: Event,
     ui: &mut FleetUi,
-    terminal: &Terminal<B>,
+    terminal: &impl Surface,
     clock: &dyn Clock,
 ) -> Result<Action, UiError> {
     let now = clock.now_unix_ms();
-    ui.sync(area_of(terminal)?, now);
+    ui.sync(terminal.area()?, now);
     Ok(match ev {
         Event::Key(key) => ui.handle_key(key, now),
         Event::Resize(..) => Action::Redraw,
         _ => Action::None,
     })
-}
-
-fn area_of<B: Backend>(terminal: &Terminal<B>) -> Result<Rect, UiError> {
-    let size = terminal.size().map_err(backend_error)?;
-    Ok(Rect::new(0, 0, size.width, size.height))
-}
-
-fn backend_error<E: std::error::Error>(e: E) -> UiError {
-    UiError::Terminal(io::Error::other(e.to_string()))
 }

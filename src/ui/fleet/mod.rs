@@ -12,7 +12,7 @@ pub mod screen;
 pub(crate) mod tests;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use crate::ui::theme::Theme;
@@ -253,11 +253,11 @@ impl FleetUi {
     }
 
     /// Draws the fleet table, or the open host's dashboard.
-    pub fn draw(&self, frame: &mut Frame, now_unix_ms: i64) {
+    pub fn draw(&self, buf: &mut Buffer, now_unix_ms: i64) {
         if let Some(d) = &self.drill
             && let Some(Some(r)) = self.remotes.get(d.host)
         {
-            crate::ui::draw(frame, &d.app, r.session.engine(), now_unix_ms);
+            crate::ui::render(buf, &d.app, r.session.engine(), now_unix_ms);
             return;
         }
         let rows = self.rows(now_unix_ms);
@@ -272,10 +272,11 @@ impl FleetUi {
             status: self.status.as_deref(),
             theme: &self.theme,
         };
-        screen::render(frame, frame.area(), &f);
-        crate::ui::fallback::reduce_colours(frame.buffer_mut(), self.colour_depth);
+        let area = buf.area;
+        screen::render(buf, area, &f);
+        crate::ui::fallback::reduce_colours(buf, self.colour_depth);
         if self.ascii {
-            crate::ui::fallback::to_ascii(frame.buffer_mut());
+            crate::ui::fallback::to_ascii(buf);
         }
     }
 }

@@ -2,11 +2,12 @@
 //! highlighted; a down host's numbers replaced by when it was last seen and why it fails), the
 //! key hints at the bottom. Draws from `&` only.
 
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
+use ratatui::widgets::Widget;
 
 use crate::ui::theme::Theme;
 use crate::ui::widgets::fmt::{self, styled};
@@ -127,15 +128,15 @@ fn host_line(r: &HostRow, w: &[usize], selected: bool, theme: &Theme) -> Line<'s
 }
 
 /// Draws the fleet into `area`.
-pub fn render(frame: &mut Frame, area: Rect, f: &FleetFrame<'_>) {
+pub fn render(buf: &mut Buffer, area: Rect, f: &FleetFrame<'_>) {
     if area.width == 0 || area.height == 0 {
         return;
     }
     let theme = f.theme;
     let total = usize::from(area.width);
-    let line_at = |frame: &mut Frame, y: u16, line: Line<'static>| {
+    let line_at = |buf: &mut Buffer, y: u16, line: Line<'static>| {
         if y < area.y + area.height {
-            frame.render_widget(Paragraph::new(line), Rect::new(area.x, y, area.width, 1));
+            Paragraph::new(line).render(Rect::new(area.x, y, area.width, 1), buf);
         }
     };
     let title = format!(" gpumeter fleet · {} hosts · ", f.totals.hosts);
@@ -146,7 +147,7 @@ pub fn render(frame: &mut Frame, area: Rect, f: &FleetFrame<'_>) {
         theme.text
     };
     line_at(
-        frame,
+        buf,
         area.y,
         Line::from(vec![
             styled(title, theme.title),
@@ -174,7 +175,7 @@ pub fn render(frame: &mut Frame, area: Rect, f: &FleetFrame<'_>) {
             styled(format!("{}{gap}", fmt::pad_right(&text, w[i])), style)
         })
         .collect();
-    line_at(frame, area.y + 2, Line::from(head));
+    line_at(buf, area.y + 2, Line::from(head));
 
     let page = page_rows(area);
     for (n, (i, r)) in f
@@ -186,7 +187,7 @@ pub fn render(frame: &mut Frame, area: Rect, f: &FleetFrame<'_>) {
         .enumerate()
     {
         let y = area.y + 3 + u16::try_from(n).unwrap_or(u16::MAX);
-        line_at(frame, y, host_line(r, &w, i == f.selected, theme));
+        line_at(buf, y, host_line(r, &w, i == f.selected, theme));
     }
 
     let bottom = area.y + area.height - 1;
@@ -218,6 +219,6 @@ pub fn render(frame: &mut Frame, area: Rect, f: &FleetFrame<'_>) {
         }
     };
     if bottom > area.y + 2 {
-        line_at(frame, bottom, line);
+        line_at(buf, bottom, line);
     }
 }

@@ -77,7 +77,7 @@ pub(crate) fn demo_fleet(seconds: i64) -> FleetUi {
 pub(crate) fn draw(ui: &mut FleetUi, w: u16, h: u16, now: i64) -> Buffer {
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
     ui.sync(Rect::new(0, 0, w, h), now);
-    terminal.draw(|f| ui.draw(f, now)).unwrap();
+    terminal.draw(|f| ui.draw(f.buffer_mut(), now)).unwrap();
     terminal.backend().buffer().clone()
 }
 
