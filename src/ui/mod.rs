@@ -222,22 +222,22 @@ fn draw_frame(
 }
 
 fn draw_widgets(
-    frame: &mut Buffer,
+    buf: &mut Buffer,
     app: &App,
     engine: &Engine,
     now_unix_ms: i64,
     synced: Option<&[ProcRow<'_>]>,
 ) {
-    let area = frame.area;
+    let area = buf.area;
     let theme = &app.theme;
     let layout = match screen_for(area, engine, now_unix_ms) {
         Screen::TooSmall(r) => {
-            too_small(frame, r, app);
+            too_small(buf, r, app);
             return;
         }
         Screen::Dashboard(l) => l,
     };
-    header::render(frame, layout.header, app, engine, now_unix_ms);
+    header::render(buf, layout.header, app, engine, now_unix_ms);
 
     let snap = engine.latest();
     let gpus = snap.map_or(&[][..], |s| &s.gpus[..]);
@@ -249,21 +249,21 @@ fn draw_widgets(
                 "no reading yet"
             };
             if let Some(r) = layout.gpu_cells.first() {
-                frame.render_widget(Paragraph::new(fmt::styled(note, theme.dim)), *r);
+                buf.render_widget(Paragraph::new(fmt::styled(note, theme.dim)), *r);
             }
         }
         layout::GpuMode::Panels { .. } => {
             for (cell, g) in layout.gpu_cells.iter().zip(gpus) {
                 let selected = app.gpu_filter == Some(g.index);
                 let hidden = hidden_vram(engine, g.index);
-                gpu_panel::render(frame, *cell, g, hidden, selected, theme);
+                gpu_panel::render(buf, *cell, g, hidden, selected, theme);
             }
         }
         layout::GpuMode::Lines => {
             for (cell, g) in layout.gpu_cells.iter().zip(gpus) {
                 let selected = app.gpu_filter == Some(g.index);
                 let hidden = hidden_vram(engine, g.index);
-                gpu_line::render(frame, *cell, g, hidden, selected, theme);
+                gpu_line::render(buf, *cell, g, hidden, selected, theme);
             }
         }
     }
@@ -278,14 +278,14 @@ fn draw_widgets(
             text = format!(" +{hidden} more GPUs, {lost} of them LOST (enlarge the terminal)");
         }
         let style = if lost > 0 { theme.hot } else { theme.dim };
-        frame.render_widget(Paragraph::new(fmt::styled(text, style)), r);
+        buf.render_widget(Paragraph::new(fmt::styled(text, style)), r);
     }
 
-    charts::render(frame, &layout.charts, app, engine, now_unix_ms);
+    charts::render(buf, &layout.charts, app, engine, now_unix_ms);
     if let (Some(spend), Some(view)) = (layout.spend, engine.billing()) {
         match spend {
-            Spend::Panel(r) => spend_panel::render(r, frame.buffer_mut(), view, theme),
-            Spend::Line(r) => spend_line::render(frame, r, view, theme),
+            Spend::Panel(r) => spend_panel::render(buf, r, view, theme),
+            Spend::Line(r) => spend_line::render(buf, r, view, theme),
         }
     }
     let built;
@@ -298,44 +298,37 @@ fn draw_widgets(
             &built[..]
         }
     };
-    process_table::render(frame, layout.table, rows, app, snap.is_some(), now_unix_ms);
+    process_table::render(buf, layout.table, rows, app, snap.is_some(), now_unix_ms);
     if let Some(place) = layout.alerts {
         let visible = engine.rules().visible(now_unix_ms);
         match place {
             layout::AlertArea::Panel(r) => {
                 let selected = app.alerts.selected;
-                alerts::panel::render(
-                    r,
-                    frame.buffer_mut(),
-                    &visible,
-                    now_unix_ms,
-                    theme,
-                    selected,
-                );
+                alerts::panel::render(buf, r, &visible, now_unix_ms, theme, selected);
             }
             layout::AlertArea::Strip(r) => {
-                alerts::strip::render(frame, r, &visible, app.alerts.selected, app);
+                alerts::strip::render(buf, r, &visible, app.alerts.selected, app);
             }
         }
     }
     let countdown = loop_alerts::countdown(engine);
-    status_line::render(frame, layout.status, app, countdown.as_deref());
+    status_line::render(buf, layout.status, app, countdown.as_deref());
     if let Some(cursor) = app.alerts.history {
-        alerts::strip::render_history(frame, area, engine, now_unix_ms, theme, cursor);
+        alerts::strip::render_history(buf, area, engine, now_unix_ms, theme, cursor);
     }
     if let Some(d) = &app.alerts.detail {
-        alerts::detail::render(frame, area, d, engine, now_unix_ms, app);
+        alerts::detail::render(buf, area, d, engine, now_unix_ms, app);
     }
     if app.help {
-        help::render(frame, area, app);
+        help::render(buf, area, app);
     }
     if let Some(pending) = &app.confirm {
-        confirm::render(frame, area, pending, theme);
+        confirm::render(buf, area, pending, theme);
     }
 }
 
 /// The notice below the minimum size: the longest wording that fits, or nothing.
-fn too_small(frame: &mut Buffer, area: Rect, app: &App) {
+fn too_small(buf: &mut Buffer, area: Rect, app: &App) {
     if area.width == 0 || area.height == 0 {
         return;
     }
@@ -352,7 +345,7 @@ fn too_small(frame: &mut Buffer, area: Rect, app: &App) {
         .find(|t| fmt::width(t) <= w)
         .unwrap_or("");
     let line = Line::from(fmt::styled(text.to_string(), app.theme.warm));
-    frame.render_widget(
+    buf.render_widget(
         Paragraph::new(line),
         Rect::new(area.x, area.y, area.width, 1),
     );

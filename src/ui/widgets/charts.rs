@@ -77,14 +77,14 @@ pub fn metrics(engine: &Engine) -> Vec<Metric> {
 }
 
 /// Draws one chart per area, in [`metrics`] order.
-pub fn render(frame: &mut Buffer, areas: &[Rect], app: &App, engine: &Engine, now_ms: i64) {
+pub fn render(buf: &mut Buffer, areas: &[Rect], app: &App, engine: &Engine, now_ms: i64) {
     for (area, metric) in areas.iter().zip(metrics(engine)) {
-        render_one(frame, *area, metric, app, engine, now_ms);
+        render_one(buf, *area, metric, app, engine, now_ms);
     }
 }
 
 fn render_one(
-    frame: &mut Buffer,
+    buf: &mut Buffer,
     area: Rect,
     metric: Metric,
     app: &App,
@@ -146,7 +146,7 @@ fn render_one(
         }
         title.push(styled(" ", theme.dim));
     }
-    let inner = super::frame_box::render(frame, area, theme.border, Line::from(title));
+    let inner = super::frame_box::render(buf, area, theme.border, Line::from(title));
     if lines.is_empty() || inner.width < MIN_INNER_W || inner.height < MIN_INNER_H {
         if inner.width > 0 && inner.height > 0 {
             let note = if lines.is_empty() {
@@ -154,7 +154,7 @@ fn render_one(
             } else {
                 ""
             };
-            frame.render_widget(Paragraph::new(styled(note, theme.dim)).centered(), inner);
+            buf.render_widget(Paragraph::new(styled(note, theme.dim)).centered(), inner);
         }
         return;
     }
@@ -173,7 +173,7 @@ fn render_one(
     if inner.width <= label_w + 1 {
         return;
     }
-    let buf = frame.buffer_mut();
+    let buf = buf.buffer_mut();
     let bottom = inner.bottom() - 1;
     buf.set_stringn(
         inner.x,

@@ -19,7 +19,7 @@ const MAX_WIDTH: u16 = 90;
 const LISTED: usize = 6;
 
 /// Draws the dialog centred in `area`.
-pub fn render(frame: &mut Buffer, area: Rect, pending: &Pending, theme: &Theme) {
+pub fn render(buf: &mut Buffer, area: Rect, pending: &Pending, theme: &Theme) {
     let subjects = pending.subjects();
     let gpus = pending.gpus();
     let gpu_text = if gpus.is_empty() {
@@ -80,8 +80,8 @@ pub fn render(frame: &mut Buffer, area: Rect, pending: &Pending, theme: &Theme) 
     let block = Block::bordered()
         .border_style(theme.border_selected)
         .title(Line::from(styled(" confirm ", theme.title)));
-    frame.render_widget(Clear, rect);
-    frame.render_widget(
+    buf.render_widget(Clear, rect);
+    buf.render_widget(
         Paragraph::new(lines)
             .block(block)
             .wrap(Wrap { trim: false }),

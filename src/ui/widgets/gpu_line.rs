@@ -20,7 +20,7 @@ const MAX_BAR: usize = 30;
 
 /// Draws `gpu` on the first row of `area`; `hidden`: VRAM no process visible here holds.
 pub fn render(
-    frame: &mut Buffer,
+    buf: &mut Buffer,
     area: Rect,
     gpu: &GpuReading,
     hidden: Option<u64>,
@@ -31,7 +31,7 @@ pub fn render(
         return;
     }
     let line = compact_line(gpu, hidden, usize::from(area.width), selected, theme);
-    frame.render_widget(Paragraph::new(line), area);
+    buf.render_widget(Paragraph::new(line), area);
 }
 
 /// The line's spans for a width.

@@ -17,7 +17,7 @@ use crate::ui::widgets::fmt::{self, styled};
 /// Draws `gpu` into `area` (a [`crate::ui::layout::PANEL_HEIGHT`]-row cell); `hidden`: VRAM no
 /// process visible here holds (another tenant), shown on the last line.
 pub fn render(
-    frame: &mut Buffer,
+    buf: &mut Buffer,
     area: Rect,
     gpu: &GpuReading,
     hidden: Option<u64>,
@@ -41,7 +41,7 @@ pub fn render(
         // Where the activity figure comes from: GPM's SM activity (the SM gauge), not util.
         title.push(styled("· activity: GPM ", theme.dim));
     }
-    let inner = super::frame_box::render(frame, area, border, Line::from(title));
+    let inner = super::frame_box::render(buf, area, border, Line::from(title));
     if inner.width == 0 || inner.height == 0 {
         return;
     }
@@ -49,7 +49,7 @@ pub fn render(
         Some((headline, detail)) => problem_lines(headline, detail, inner.height, theme),
         None => reading_lines(gpu, hidden, usize::from(inner.width), theme),
     };
-    super::text::render(frame, inner, lines);
+    super::text::render(buf, inner, lines);
 }
 
 /// What to say instead of readings for a GPU that does not answer.

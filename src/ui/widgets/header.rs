@@ -19,7 +19,7 @@ use crate::ui::widgets::fmt::{self, styled};
 const STALE_WARM_MS: i64 = 5_000;
 const STALE_HOT_MS: i64 = 30_000;
 
-pub fn render(frame: &mut Buffer, area: Rect, app: &App, engine: &Engine, now_ms: i64) {
+pub fn render(buf: &mut Buffer, area: Rect, app: &App, engine: &Engine, now_ms: i64) {
     let theme = &app.theme;
     let width = usize::from(area.width);
     let mut lines = vec![identity_line(app, engine, now_ms, width)];
@@ -33,7 +33,7 @@ pub fn render(frame: &mut Buffer, area: Rect, app: &App, engine: &Engine, now_ms
     } else if let Some(f) = failing {
         lines[0] = f;
     }
-    super::text::render(frame, area, lines);
+    super::text::render(buf, area, lines);
 }
 
 fn sep(theme: &Theme) -> Span<'static> {

@@ -92,7 +92,7 @@ pub fn rows(app: &App) -> Vec<(String, &'static str)> {
 }
 
 /// Draws the overlay centred in `area`.
-pub fn render(frame: &mut Buffer, area: Rect, app: &App) {
+pub fn render(buf: &mut Buffer, area: Rect, app: &App) {
     let theme = &app.theme;
     let row = |k: &str, d: &str| {
         Line::from(vec![
@@ -123,6 +123,6 @@ pub fn render(frame: &mut Buffer, area: Rect, app: &App) {
     let block = Block::bordered()
         .border_style(theme.border_selected)
         .title(Line::from(styled(" gpumeter keys ", theme.title)));
-    frame.render_widget(Clear, rect);
-    frame.render_widget(Paragraph::new(lines).block(block), rect);
+    buf.render_widget(Clear, rect);
+    buf.render_widget(Paragraph::new(lines).block(block), rect);
 }

@@ -157,7 +157,7 @@ pub fn any_container(rows: &[ProcRow<'_>]) -> bool {
 
 /// Draws the table into `area` (title line, column header, rows).
 pub fn render(
-    frame: &mut Buffer,
+    buf: &mut Buffer,
     area: Rect,
     rows: &[ProcRow<'_>],
     app: &App,
@@ -181,7 +181,7 @@ pub fn render(
     // A top border and its titles are all of the block: drawn on its one row, not restyling
     // the whole table's area with the (empty) block style first.
     let title = title(rows.len(), app);
-    super::frame_box::top_rule(frame.buffer_mut(), area, theme.border, title, position);
+    super::frame_box::top_rule(buf.buffer_mut(), area, theme.border, title, position);
     if inner.height == 0 {
         return;
     }
@@ -241,7 +241,7 @@ pub fn render(
         lines.push(line);
         used += 1;
     }
-    super::text::render(frame, inner, lines);
+    super::text::render(buf, inner, lines);
 }
 
 fn title(count: usize, app: &App) -> Line<'static> {

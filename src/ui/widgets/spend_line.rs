@@ -89,12 +89,12 @@ pub fn line(view: &BillingView, theme: &Theme, width: usize) -> Line<'static> {
 }
 
 /// Draws the summary into the first row of `area`.
-pub fn render(frame: &mut Buffer, area: Rect, view: &BillingView, theme: &Theme) {
+pub fn render(buf: &mut Buffer, area: Rect, view: &BillingView, theme: &Theme) {
     if area.is_empty() {
         return;
     }
     let row = Rect::new(area.x, area.y, area.width, 1);
-    frame.render_widget(
+    buf.render_widget(
         Paragraph::new(line(view, theme, usize::from(area.width))),
         row,
     );

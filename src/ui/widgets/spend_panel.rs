@@ -164,7 +164,7 @@ pub fn lines(view: &BillingView, theme: &Theme) -> Vec<Line<'static>> {
 }
 
 /// Draws the panel into `area` of `buf` (clipped to the buffer).
-pub fn render(area: Rect, buf: &mut Buffer, view: &BillingView, theme: &Theme) {
+pub fn render(buf: &mut Buffer, area: Rect, view: &BillingView, theme: &Theme) {
     let area = area.intersection(buf.area);
     if area.is_empty() {
         return;
@@ -211,7 +211,7 @@ mod tests {
     fn shows_the_money_lines() {
         let area = Rect::new(0, 0, 80, 10);
         let mut buf = Buffer::empty(area);
-        render(area, &mut buf, &view(), &Theme::colour());
+        render(&mut buf, area, &view(), &Theme::colour());
         let t = text(&buf);
         for want in [
             "Spend",
@@ -233,7 +233,7 @@ mod tests {
         let cell = &buf[(12, u16::try_from(idle_row).unwrap())];
         assert_eq!(cell.fg, Color::Yellow);
         let mut plain = Buffer::empty(area);
-        render(area, &mut plain, &view(), &Theme::monochrome());
+        render(&mut plain, area, &view(), &Theme::monochrome());
         assert_eq!(
             plain[(12, u16::try_from(idle_row).unwrap())].fg,
             Color::Reset
@@ -245,26 +245,26 @@ mod tests {
         for w in 0..=50 {
             for h in 0..=12 {
                 let mut buf = Buffer::empty(Rect::new(0, 0, 50, 12));
-                render(Rect::new(0, 0, w, h), &mut buf, &view(), &Theme::colour());
+                render(&mut buf, Rect::new(0, 0, w, h), &view(), &Theme::colour());
             }
         }
         // An area partly outside the buffer is clipped, not a panic.
         let mut buf = Buffer::empty(Rect::new(0, 0, 20, 4));
         render(
-            Rect::new(10, 2, 40, 10),
             &mut buf,
+            Rect::new(10, 2, 40, 10),
             &view(),
             &Theme::colour(),
         );
         let area = Rect::new(0, 0, 40, 3);
         let mut buf = Buffer::empty(area);
-        render(area, &mut buf, &view(), &Theme::monochrome());
+        render(&mut buf, area, &view(), &Theme::monochrome());
         let t = text(&buf);
         assert!(t.contains("spent"), "{t}");
         assert!(!t.contains("burn"), "{t}");
         let area = Rect::new(0, 0, 30, 2);
         let mut buf = Buffer::empty(area);
-        render(area, &mut buf, &view(), &Theme::monochrome());
+        render(&mut buf, area, &view(), &Theme::monochrome());
         assert!(
             text(&buf).starts_with("spent      $279.00"),
             "{}",

@@ -93,7 +93,7 @@ fn hints(app: &App) -> Vec<(String, &'static str)> {
 }
 
 /// Draws the line; a running autostop `countdown` takes it over (only the filter input wins).
-pub fn render(frame: &mut Buffer, area: Rect, app: &App, countdown: Option<&str>) {
+pub fn render(buf: &mut Buffer, area: Rect, app: &App, countdown: Option<&str>) {
     if area.width == 0 || area.height == 0 {
         return;
     }
@@ -141,5 +141,5 @@ pub fn render(frame: &mut Buffer, area: Rect, app: &App, countdown: Option<&str>
             .collect();
         fmt::fit(Vec::new(), segments, width)
     };
-    super::text::render(frame, area, vec![line]);
+    super::text::render(buf, area, vec![line]);
 }

@@ -14,16 +14,16 @@ use ratatui::widgets::Paragraph;
 
 /// Renders `lines` top-down into `area`, cut at its right and bottom edges; like
 /// `frame.render_widget(Paragraph::new(lines), area)`.
-pub fn render(frame: &mut Buffer, area: Rect, lines: Vec<Line<'_>>) {
+pub fn render(buf: &mut Buffer, area: Rect, lines: Vec<Line<'_>>) {
     let aligned = lines
         .iter()
         .any(|l| l.alignment.is_some_and(|a| a != Alignment::Left));
     if aligned {
         // Centred and right-aligned lines are rare here: leave them to the widget.
-        frame.render_widget(Paragraph::new(lines), area);
+        buf.render_widget(Paragraph::new(lines), area);
         return;
     }
-    let buf = frame.buffer_mut();
+    let buf = buf.buffer_mut();
     let area = buf.area.intersection(area);
     for (line, y) in lines.iter().zip(area.top()..area.bottom()) {
         put_line(buf, area.x, y, line, area.width);

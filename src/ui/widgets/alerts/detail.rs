@@ -134,7 +134,7 @@ pub fn max_scroll(area: Rect, of: &DetailOf, engine: &Engine, now_unix_ms: i64) 
 
 /// Draws the view of `detail` over `area`.
 pub fn render(
-    frame: &mut Buffer,
+    buf: &mut Buffer,
     area: Rect,
     detail: &Detail,
     engine: &Engine,
@@ -196,8 +196,8 @@ pub fn render(
             styled(position, theme.dim),
         ]))
         .title_bottom(Line::from(styled(format!(" {footer} "), theme.key)));
-    frame.render_widget(Clear, rect);
-    frame.render_widget(Paragraph::new(shown).block(block), rect);
+    buf.render_widget(Clear, rect);
+    buf.render_widget(Paragraph::new(shown).block(block), rect);
 }
 
 #[cfg(test)]

@@ -56,8 +56,8 @@ pub fn line(e: &HistoryEntry, now_unix_ms: i64, theme: &Theme) -> Line<'static> 
 /// Draws the history into `area` of `buf`, newest entry on top, entry `cursor` (0: the
 /// newest) highlighted and on screen.
 pub fn render(
-    area: Rect,
     buf: &mut Buffer,
+    area: Rect,
     history: &VecDeque<HistoryEntry>,
     now_unix_ms: i64,
     theme: &Theme,
@@ -155,7 +155,8 @@ mod tests {
         ]
         .into();
         let mut buf = Buffer::empty(Rect::new(0, 0, 120, 6));
-        render(buf.area, &mut buf, &h, NOW, &Theme::colour(), 0);
+        let area = buf.area;
+        render(&mut buf, area, &h, NOW, &Theme::colour(), 0);
         let t = text(&buf);
         let lines: Vec<&str> = t.lines().collect();
         assert!(lines[0].contains("Alert history (3)"), "{t}");
@@ -172,7 +173,8 @@ mod tests {
         assert_eq!(buf[(1, 1)].bg, Color::Blue);
         assert_ne!(buf[(1, 2)].bg, Color::Blue);
         let mut small = Buffer::empty(Rect::new(0, 0, 120, 4));
-        render(small.area, &mut small, &h, NOW, &Theme::colour(), 2);
+        let area = small.area;
+        render(&mut small, area, &h, NOW, &Theme::colour(), 2);
         let t = text(&small);
         assert!(t.contains("30 min ago") && !t.contains(" 5 min ago"), "{t}");
         assert_eq!(small[(1, 2)].bg, Color::Blue);
@@ -186,33 +188,22 @@ mod tests {
         for w in 0..60 {
             for ht in 0..12 {
                 let mut buf = Buffer::empty(Rect::new(0, 0, w, ht));
+                let area = buf.area;
                 render(
-                    buf.area,
                     &mut buf,
+                    area,
                     &h,
                     NOW,
                     &Theme::monochrome(),
                     usize::from(ht),
                 );
-                render(
-                    buf.area,
-                    &mut buf,
-                    &VecDeque::new(),
-                    NOW,
-                    &Theme::colour(),
-                    0,
-                );
+                let area = buf.area;
+                render(&mut buf, area, &VecDeque::new(), NOW, &Theme::colour(), 0);
             }
         }
         let mut buf = Buffer::empty(Rect::new(0, 0, 30, 3));
-        render(
-            buf.area,
-            &mut buf,
-            &VecDeque::new(),
-            NOW,
-            &Theme::colour(),
-            0,
-        );
+        let area = buf.area;
+        render(&mut buf, area, &VecDeque::new(), NOW, &Theme::colour(), 0);
         assert!(text(&buf).contains("No alerts yet."));
     }
 }

@@ -185,8 +185,8 @@ fn inner(area: Rect) -> (usize, usize, bool) {
 
 /// Draws the panel into `area` of `buf`, `selected` the position of the selected alert.
 pub fn render(
-    area: Rect,
     buf: &mut Buffer,
+    area: Rect,
     alerts: &[Alert],
     now_unix_ms: i64,
     theme: &Theme,
@@ -296,7 +296,8 @@ mod tests {
             Theme::colour()
         };
         let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
-        render(buf.area, &mut buf, alerts, NOW, &theme, scroll);
+        let area = buf.area;
+        render(&mut buf, area, alerts, NOW, &theme, scroll);
         buf
     }
 
@@ -360,8 +361,8 @@ mod tests {
         // An area outside the buffer is clipped, not a panic.
         let mut buf = Buffer::empty(Rect::new(0, 0, 10, 4));
         render(
-            Rect::new(5, 2, 40, 40),
             &mut buf,
+            Rect::new(5, 2, 40, 40),
             &alerts,
             NOW,
             &Theme::colour(),

@@ -19,7 +19,7 @@ use crate::ui::widgets::Canvas;
 use crate::ui::widgets::fmt;
 
 /// Draws the strip for `visible` (most severe first) into `area`, showing alert `selected`.
-pub fn render(frame: &mut Buffer, area: Rect, visible: &[Alert], selected: usize, app: &App) {
+pub fn render(buf: &mut Buffer, area: Rect, visible: &[Alert], selected: usize, app: &App) {
     let Some(shown) = visible.get(selected).or_else(|| visible.first()) else {
         return;
     };
@@ -52,12 +52,12 @@ pub fn render(frame: &mut Buffer, area: Rect, visible: &[Alert], selected: usize
         k(KeyAction::History, "history"),
     ]);
     let line = fmt::fit(fixed, hints, usize::from(area.width));
-    frame.render_widget(Paragraph::new(line), area);
+    buf.render_widget(Paragraph::new(line), area);
 }
 
 /// The history overlay, centred over `area`.
 pub fn render_history(
-    frame: &mut Buffer,
+    buf: &mut Buffer,
     area: Rect,
     engine: &Engine,
     now: i64,
@@ -70,10 +70,10 @@ pub fn render_history(
     if rect.width < 12 || rect.height < 3 {
         return;
     }
-    frame.render_widget(Clear, rect);
+    buf.render_widget(Clear, rect);
     crate::ui::widgets::alerts::history::render(
+        buf,
         rect,
-        frame.buffer_mut(),
         engine.rules().history(),
         now,
         theme,
