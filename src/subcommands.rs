@@ -219,10 +219,7 @@ pub(crate) fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
         pricing: settings.pricing,
         ledger_path: ledger,
         alerts: settings.alerts,
-        autostop_flags: gpumeter_core::session::AutostopFlags {
-            after_ms: args.autostop.map(millis),
-            command: args.stop_cmd.as_ref().map(|c| c.0.clone()),
-        },
+        autostop_flags: args.autostop.flags(),
         ..Default::default()
     };
     watch::run_watch_with(
@@ -297,10 +294,7 @@ pub(crate) fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
         ledger_path: ledger_path(&settings.ledger),
         interval_ms: millis(g.interval()),
         alerts: settings.alerts,
-        autostop_flags: gpumeter_core::session::AutostopFlags {
-            after_ms: args.autostop.map(millis),
-            command: args.stop_cmd.as_ref().map(|c| c.0.clone()),
-        },
+        autostop_flags: args.autostop.flags(),
         ..Default::default()
     })?;
     let setup = SamplerSetup {

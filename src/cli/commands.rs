@@ -186,13 +186,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "NAME")]
     pub compat: Option<Compat>,
 
-    /// Run the stop command once the machine has been idle this long, as in watch.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub autostop: Option<Duration>,
-
-    /// The command autostop runs (default: [autostop] command in the config file).
-    #[arg(long, value_name = "COMMAND", value_parser = parse_command)]
-    pub stop_cmd: Option<CommandLine>,
+    #[command(flatten)]
+    pub autostop: AutostopArgs,
 
     #[command(flatten)]
     pub source: SourceArgs,
@@ -221,15 +216,8 @@ pub struct WatchArgs {
     #[arg(long)]
     pub fast: bool,
 
-    /// Run the stop command once the machine has been idle this long (GPUs idle, host CPU and
-    /// network quiet), e.g. 30m; warns 5 and 1 minutes before (also with `wall`).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub autostop: Option<Duration>,
-
-    /// The command autostop runs, split into words like a shell would but run without one,
-    /// e.g. 'sudo shutdown -h now' (default: [autostop] command in the config file).
-    #[arg(long, value_name = "COMMAND", value_parser = parse_command)]
-    pub stop_cmd: Option<CommandLine>,
+    #[command(flatten)]
+    pub autostop: AutostopArgs,
 
     #[command(flatten)]
     pub source: SourceArgs,
@@ -239,6 +227,32 @@ pub struct WatchArgs {
     pub pricing: PricingArgs,
     #[command(flatten)]
     pub recording: RecordArgs,
+}
+
+/// Autostop, as `watch` and `serve` take it.
+#[derive(Debug, Clone, Default, Args)]
+pub struct AutostopArgs {
+    /// Run the stop command once the machine has been idle this long (GPUs idle, host CPU and
+    /// network quiet), e.g. 30m; warns 5 and 1 minutes before (also with `wall`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub autostop: Option<Duration>,
+
+    /// The command autostop runs, split into words like a shell would but run without one,
+    /// e.g. 'sudo shutdown -h now' (default: [autostop] command in the config file).
+    #[arg(long, value_name = "COMMAND", value_parser = parse_command)]
+    pub stop_cmd: Option<CommandLine>,
+}
+
+impl AutostopArgs {
+    /// What the session's autostop guard is asked for.
+    pub fn flags(&self) -> gpumeter_core::session::AutostopFlags {
+        gpumeter_core::session::AutostopFlags {
+            after_ms: self
+                .autostop
+                .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+            command: self.stop_cmd.as_ref().map(|c| c.0.clone()),
+        }
+    }
 }
 
 /// A command line split into its words (no shell will run it).
