@@ -21,4 +21,4 @@ pub mod ui;
 pub mod watch;
 
 #[cfg(test)]
-mod money_tests;
+mod tests;

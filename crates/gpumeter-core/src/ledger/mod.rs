@@ -16,11 +16,7 @@ pub mod session;
 pub mod writer;
 
 #[cfg(test)]
-mod sums_tests;
-#[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod writer_tests;
 
 use std::path::{Path, PathBuf};
 

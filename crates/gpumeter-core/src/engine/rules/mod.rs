@@ -33,18 +33,6 @@ pub mod xid;
 pub mod xid_catalog;
 
 #[cfg(test)]
-mod container_tests;
-#[cfg(test)]
-mod lifecycle_tests;
-#[cfg(test)]
-mod live_tests;
-#[cfg(test)]
-mod lost_tests;
-#[cfg(test)]
-mod scenario_tests;
-#[cfg(test)]
-mod signal_scenario_tests;
-#[cfg(test)]
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};

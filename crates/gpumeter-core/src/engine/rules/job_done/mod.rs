@@ -1,0 +1,300 @@
+//! Job finished, meter running: when a job that worked (its GPUs busy for most of the time it
+//! was seen, and at least `min_busy` old) ends — its last GPU process exits, or its GPUs all go
+//! idle while it lives on — a notice at once rather than after the 10-minute idle window:
+//! "python train.py (pid 4242) ended 2 min ago after 6h12m; 8 GPUs now idle at $31.00/h". The
+//! exit status is not ours to read (gpumeter is not the job's parent); what is known is said —
+//! a cgroup OOM kill at the time, an XID on its GPUs. The notice stands until its GPUs work
+//! again or `stands` (default 1 h) has passed; the idle rule's reminders follow as usual.
+//! A job that ends while one of its GPUs is lost gets no notice: it lost its card rather than
+//! finished, and the lost rule's alert is the one that says so.
+
+use std::collections::BTreeMap;
+
+use gpumeter_model::{GpuState, Snapshot};
+
+use super::alert::{Alert, AlertKind, Severity};
+use super::config::{IdleConfig, JobDoneConfig};
+use super::idle::gpu_idle;
+use super::job::{JobKey, gpu_ranges};
+use super::label::process_label;
+use super::{Ctx, RuleOutput};
+
+/// A job being watched.
+#[derive(Debug, Clone)]
+struct Seen {
+    label: String,
+    gpus: Vec<u32>,
+    /// When it started (its main process's start time, else first seen).
+    start_ms: i64,
+    observed_ms: i64,
+    busy_ms: i64,
+    last_seen_ms: i64,
+    /// Since when all its GPUs are idle (it lives on).
+    idle_since: Option<i64>,
+    reported_idle: bool,
+    oom_kills: Option<u64>,
+    xids: u64,
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Exited,
+    WentIdle,
+}
+
+/// A finished job's notice.
+#[derive(Debug, Clone)]
+struct Ended {
+    label: String,
+    gpus: Vec<u32>,
+    ended_ms: i64,
+    ran_ms: i64,
+    how: End,
+    exit: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct JobDoneRule {
+    cfg: JobDoneConfig,
+    idle: IdleConfig,
+    last_t: Option<i64>,
+    seen: BTreeMap<JobKey, Seen>,
+    ended: BTreeMap<JobKey, Ended>,
+}
+
+fn xid_total(snap: &Snapshot, gpus: &[u32]) -> u64 {
+    gpus.iter()
+        .filter_map(|g| snap.gpu(*g)?.xid_errors.as_ref())
+        .flatten()
+        .map(|x| x.count)
+        .sum()
+}
+
+impl JobDoneRule {
+    pub fn new(cfg: JobDoneConfig, idle: IdleConfig) -> Self {
+        Self {
+            cfg,
+            idle,
+            last_t: None,
+            seen: BTreeMap::new(),
+            ended: BTreeMap::new(),
+        }
+    }
+
+    /// Whether `s` worked enough to be worth a notice when it ends.
+    fn worked(&self, s: &Seen, now: i64) -> bool {
+        now - s.start_ms >= self.cfg.min_busy_ms
+            && s.observed_ms >= 30_000
+            && s.busy_ms * 2 >= s.observed_ms
+    }
+
+    pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
+        let snap = ctx.snap;
+        let now = ctx.now_ms;
+        let dt = self.last_t.map_or(0, |l| (now - l).clamp(0, 60_000));
+        self.last_t = Some(now);
+        let oom_now = snap.host.cgroup.oom_kills;
+        // A lost GPU is not busy (it does nothing), but neither is its silence an end: see below.
+        let busy_gpu = |g: u32| {
+            snap.gpu(g).is_some_and(|r| {
+                r.state != GpuState::Lost && gpu_idle(r, &self.idle) == Some(false)
+            })
+        };
+        let lost_gpu = |g: u32| snap.gpu(g).is_some_and(|r| r.state == GpuState::Lost);
+
+        for job in ctx.jobs() {
+            let main = snap.processes.iter().find(|p| p.pid == job.main);
+            let start = main
+                .and_then(|p| p.start_time_unix_s)
+                .map(|s| s.saturating_mul(1000));
+            let s = self.seen.entry(job.key).or_insert_with(|| Seen {
+                label: main.map_or_else(|| format!("pid {}", job.main), process_label),
+                gpus: job.gpus.clone(),
+                start_ms: start.unwrap_or(now).min(now),
+                observed_ms: 0,
+                busy_ms: 0,
+                last_seen_ms: now,
+                idle_since: None,
+                reported_idle: false,
+                oom_kills: oom_now,
+                xids: xid_total(snap, &job.gpus),
+            });
+            s.last_seen_ms = now;
+            s.gpus = job.gpus.clone();
+            s.observed_ms += dt;
+            let busy = job.gpus.iter().any(|&g| busy_gpu(g));
+            if busy {
+                s.busy_ms += dt;
+                s.idle_since = None;
+                s.reported_idle = false;
+                self.ended.remove(&job.key);
+            } else if s.idle_since.is_none() {
+                s.idle_since = Some(now);
+            }
+        }
+
+        // Jobs gone for `confirm`, or idle for a minute: ended.
+        let mut finished: Vec<(JobKey, End, i64)> = Vec::new();
+        for (key, s) in &self.seen {
+            if now - s.last_seen_ms >= self.cfg.confirm_ms {
+                finished.push((*key, End::Exited, s.last_seen_ms));
+            } else if let Some(since) = s.idle_since.filter(|_| !s.reported_idle) {
+                if s.last_seen_ms == now && now - since >= self.idle.window_ms / 2 {
+                    finished.push((*key, End::WentIdle, since));
+                }
+            }
+        }
+        for (key, how, at) in finished {
+            let Some(s) = self.seen.get(&key).cloned() else {
+                continue;
+            };
+            if how == End::Exited {
+                self.seen.remove(&key);
+            } else if let Some(live) = self.seen.get_mut(&key) {
+                live.reported_idle = true;
+            }
+            // Its GPUs were lost: it did not finish, it lost its cards; the lost alert says so.
+            if !self.worked(&s, at) || s.gpus.iter().any(|&g| lost_gpu(g)) {
+                continue;
+            }
+            let exit = exit_note(&s, oom_now, xid_total(snap, &s.gpus), how);
+            self.ended.insert(
+                key,
+                Ended {
+                    label: s.label.clone(),
+                    gpus: s.gpus.clone(),
+                    ended_ms: at,
+                    ran_ms: at - s.start_ms,
+                    how,
+                    exit,
+                },
+            );
+        }
+        // A notice ends when its GPUs work again or after `stands`.
+        let stands = self.cfg.stands_ms;
+        self.ended
+            .retain(|_, e| now - e.ended_ms < stands && !e.gpus.iter().any(|&g| busy_gpu(g)));
+
+        let mut out = RuleOutput::default();
+        if !self.cfg.enabled {
+            return out;
+        }
+        for (key, e) in &self.ended {
+            out.alerts.push(self.alert(ctx, *key, e));
+        }
+        out
+    }
+
+    fn alert(&self, ctx: &Ctx<'_>, key: JobKey, e: &Ended) -> Alert {
+        let snap = ctx.snap;
+        let now = ctx.now_ms;
+        let ago = now - e.ended_ms;
+        let ago_text = if ago < 60_000 {
+            "just now".to_string()
+        } else {
+            format!(
+                "{} ago",
+                crate::units::duration(ago, crate::units::DurationStyle::Words)
+            )
+        };
+        let ran = crate::units::duration(e.ran_ms, crate::units::DurationStyle::Compact);
+        let idle_now = snap
+            .gpus
+            .iter()
+            .filter(|g| gpu_idle(g, &self.idle) == Some(true))
+            .count();
+        let n = snap.gpus.len().max(1);
+        let idle_rate = ctx.rate_per_hour.map(|r| {
+            r.mul_div(
+                i128::try_from(idle_now).unwrap_or(0),
+                i128::try_from(n).unwrap_or(1),
+            )
+        });
+        let gpu_word = if idle_now == 1 { "GPU" } else { "GPUs" };
+        let price = match idle_rate {
+            Some(r) => format!(" at {}", ctx.per_hour(r.micros())),
+            None => " (no price set)".to_string(),
+        };
+        let what = match e.how {
+            End::Exited => format!("{} ended {ago_text} after {ran}", e.label),
+            End::WentIdle => format!(
+                "{}: its GPUs went idle {ago_text} after {ran} of work",
+                e.label
+            ),
+        };
+        let title = format!("{what}; {idle_now} {gpu_word} now idle{price}");
+        let cost = idle_rate.map(|r| r.cost_for_ms(ago).micros());
+        let mut evidence = vec![
+            ("job".to_string(), e.label.clone()),
+            (
+                "ended".to_string(),
+                crate::clock::utc_text(e.ended_ms, crate::clock::UtcStyle::Full),
+            ),
+            ("ran for".to_string(), ran),
+            ("its GPUs".to_string(), gpu_ranges(&e.gpus)),
+            ("exit".to_string(), e.exit.clone()),
+            ("GPUs idle now".to_string(), format!("{idle_now}/{n}")),
+        ];
+        if let (Some(c), Some(r)) = (cost, idle_rate) {
+            evidence.push((
+                "idle since it ended".into(),
+                format!("{} at {}", ctx.money(c), ctx.per_hour(r.micros())),
+            ));
+        }
+        Alert {
+            id: format!("job_done:{}", key.id()),
+            kind: AlertKind::JobDone,
+            severity: Severity::Moderate,
+            gpu: (e.gpus.len() == 1).then(|| e.gpus[0]),
+            title,
+            detail: match e.how {
+                End::Exited => "The job's last GPU process exited; the meter runs on.".into(),
+                End::WentIdle => "The job still runs but its GPUs have done nothing since; the \
+                                  meter runs on."
+                    .into(),
+            },
+            evidence,
+            cost_micros: cost,
+            next_step: Some(
+                "If it finished, stop or release the machine (or start the next job); if it \
+                 crashed, look at its log and resume from the last checkpoint."
+                    .into(),
+            ),
+            since_unix_ms: e.ended_ms,
+            currency: ctx.currency,
+        }
+    }
+}
+
+/// What is known about how the job ended.
+fn exit_note(s: &Seen, oom_now: Option<u64>, xids_now: u64, how: End) -> String {
+    let mut notes = Vec::new();
+    if let (Some(before), Some(now)) = (s.oom_kills, oom_now) {
+        if now > before {
+            notes.push(format!(
+                "the kernel's OOM killer ran in this cgroup ({} kill(s) while it ran)",
+                now - before
+            ));
+        }
+    }
+    if xids_now > s.xids {
+        notes.push(format!(
+            "{} XID error(s) on its GPUs while it ran",
+            xids_now - s.xids
+        ));
+    }
+    if notes.is_empty() {
+        match how {
+            End::Exited => {
+                "status unknown (gpumeter is not its parent); no OOM kill or XID seen".into()
+            }
+            End::WentIdle => "still running, GPUs idle".into(),
+        }
+    } else {
+        notes.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests;

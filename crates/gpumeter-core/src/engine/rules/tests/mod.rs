@@ -1,0 +1,412 @@
+//! Scripted timelines for each rule on a [`FakeClock`]: it fires when it should, keeps quiet
+//! when it should, does not flap on a sawtooth, and clears when the cause goes away. The alert
+//! lifecycle (acknowledge, snooze, budget alerts, history) is in `lifecycle.rs` beside this.
+
+mod container;
+mod lifecycle;
+mod live;
+mod lost;
+mod scenario;
+mod signal_scenario;
+
+use gpumeter_model::{
+    GpuProcessKind, GpuReading, GpuState, GpuUse, ProcessReading, Snapshot, ThrottleReason,
+};
+
+use super::{Alert, AlertKind, Rules, RulesConfig, Severity, Transition};
+use crate::clock::{Clock, FakeClock};
+
+pub(super) const T0: i64 = 1_750_000_000_000;
+const GIB: u64 = 1 << 30;
+
+fn gpu(index: u32, util: u32) -> GpuReading {
+    GpuReading {
+        index,
+        util_gpu_pct: Some(util),
+        util_memory_pct: Some(util / 2),
+        pcie_rx_bytes_per_s: Some(1_000),
+        pcie_tx_bytes_per_s: Some(1_000),
+        throttle_reasons: Some(Vec::new()),
+        memory_total_bytes: Some(80 * GIB),
+        ..GpuReading::default()
+    }
+}
+
+fn process(pid: u32, ppid: u32, cpu: f64, gpu_use: Option<(u32, u64, u32)>) -> ProcessReading {
+    let mut p = ProcessReading::invisible(pid);
+    p.visible = true;
+    p.ppid = Some(ppid);
+    p.name = Some(
+        if gpu_use.is_some() {
+            "python"
+        } else {
+            "worker"
+        }
+        .into(),
+    );
+    p.user = Some("alice".into());
+    p.cpu_pct = Some(cpu);
+    p.state = Some('R');
+    if let Some((g, mem, sm)) = gpu_use {
+        p.gpu.push(GpuUse {
+            gpu_index: g,
+            kind: GpuProcessKind::Compute,
+            memory_bytes: Some(mem),
+            sm_util_pct: Some(sm),
+            memory_util_pct: None,
+        });
+    }
+    p
+}
+
+/// A 2-GPU, 8-core machine up for a day, at `t`.
+pub(super) fn machine(t: i64, utils: [u32; 2]) -> Snapshot {
+    let mut s = Snapshot::empty("test", t);
+    s.system.uptime_s = Some(86_400);
+    s.host.cpu_count = Some(8);
+    s.host.cpu_util_pct = Some(20.0);
+    s.host.iowait_pct = Some(1.0);
+    s.host.disk_read_bytes_per_s = Some(1e6);
+    s.gpus = vec![gpu(0, utils[0]), gpu(1, utils[1])];
+    s
+}
+
+/// Drives `rules` once a second for `secs` seconds; `f(second, t)` builds each snapshot.
+pub(super) fn drive(
+    rules: &mut Rules,
+    clock: &FakeClock,
+    secs: i64,
+    rate: Option<i64>,
+    f: impl Fn(i64, i64) -> Snapshot,
+) -> Vec<Transition> {
+    let start = clock.now_unix_ms();
+    let mut out = Vec::new();
+    for s in 0..secs {
+        clock.set_ms(start + s * 1000);
+        let now = clock.now_unix_ms();
+        out.extend(rules.evaluate(&f(s, now), now, rate.map(crate::money::Money::from_micros)));
+    }
+    clock.set_ms(start + secs * 1000);
+    out
+}
+
+pub(super) fn names(ts: &[Transition]) -> Vec<(&'static str, String)> {
+    ts.iter()
+        .map(|t| (t.name(), t.alert().id.clone()))
+        .collect()
+}
+
+fn with_job(mut s: Snapshot, workers_cpu: f64, n_workers: u32) -> Snapshot {
+    s.processes
+        .push(process(100, 50, 10.0, Some((0, 20 * GIB, 30))));
+    for w in 0..n_workers {
+        s.processes.push(process(101 + w, 100, workers_cpu, None));
+    }
+    s
+}
+
+#[test]
+fn idle_fires_after_ten_minutes_and_clears_when_work_returns() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 11 * 60, Some(31_000_000), |_, t| {
+        machine(t, [0, 1])
+    });
+    assert_eq!(names(&ts), vec![("fired", "idle".into())]);
+    let ts = drive(&mut r, &clock, 5 * 60, Some(31_000_000), |_, t| {
+        machine(t, [90, 95])
+    });
+    assert_eq!(names(&ts), vec![("cleared", "idle".into())]);
+}
+
+#[test]
+fn idle_waits_for_activity_or_fifteen_minutes_of_uptime() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let fresh = |s: i64, t: i64| {
+        let mut m = machine(t, [0, 0]);
+        m.system.uptime_s = Some(60 + s as u64);
+        m
+    };
+    // Booted a minute ago, never active: nothing for 13 minutes (uptime reaches 14 min).
+    assert!(drive(&mut r, &clock, 13 * 60, None, fresh).is_empty());
+    // At 15 minutes of uptime it arms; the machine was idle all along, so it fires at once.
+    let ts = drive(&mut r, &clock, 2 * 60, None, |s, t| fresh(s + 13 * 60, t));
+    assert_eq!(names(&ts), vec![("fired", "idle".into())]);
+    assert!(
+        ts[0].alert().title.contains("no price set"),
+        "{}",
+        ts[0].alert().title
+    );
+    assert_eq!(ts[0].alert().cost_micros, None);
+}
+
+#[test]
+fn idle_does_not_flap_on_a_busy_idle_sawtooth() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    drive(&mut r, &clock, 11 * 60, None, |_, t| machine(t, [0, 0]));
+    // Busy 40 % of the time in short bursts: neither idle enough nor busy enough to change.
+    let ts = drive(&mut r, &clock, 60 * 60, None, |s, t| {
+        let u = if s % 10 < 4 { 80 } else { 0 };
+        machine(t, [u, u])
+    });
+    assert!(
+        ts.iter()
+            .all(|t| !matches!(t, Transition::Fired(_) | Transition::Cleared(_))),
+        "{:?}",
+        names(&ts)
+    );
+}
+
+#[test]
+fn unsupported_pcie_is_not_evidence_against_idle_but_traffic_is() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 11 * 60, None, |_, t| {
+        let mut m = machine(t, [0, 0]);
+        for g in &mut m.gpus {
+            g.pcie_rx_bytes_per_s = None;
+            g.pcie_tx_bytes_per_s = None;
+            g.util_memory_pct = None;
+        }
+        m
+    });
+    assert_eq!(names(&ts).len(), 1);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 11 * 60, None, |_, t| {
+        let mut m = machine(t, [0, 0]);
+        m.gpus[1].pcie_rx_bytes_per_s = Some(50_000_000);
+        m
+    });
+    assert!(ts.is_empty());
+}
+
+#[test]
+fn forgotten_allocation_fires_after_fifteen_minutes_and_clears_when_the_process_exits() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let nb = |t: i64| {
+        let mut m = machine(t, [0, 60]);
+        let mut p = process(4242, 1, 0.2, Some((0, 30 * GIB, 0)));
+        p.container = Some("3f9c2b7e1a04".into());
+        m.processes.push(p);
+        // Small and graphics-only holders are not forgotten.
+        m.processes
+            .push(process(4300, 1, 0.0, Some((0, GIB / 2, 0))));
+        let mut x = process(4400, 1, 0.0, Some((1, 2 * GIB, 0)));
+        x.gpu[0].kind = GpuProcessKind::Graphics;
+        m.processes.push(x);
+        m
+    };
+    assert!(drive(&mut r, &clock, 14 * 60, Some(8_000_000), |_, t| nb(t)).is_empty());
+    let ts = drive(&mut r, &clock, 2 * 60, Some(8_000_000), |_, t| nb(t));
+    assert_eq!(names(&ts), vec![("fired", "forgotten:4242".into())]);
+    let a = ts[0].alert();
+    assert!(
+        a.title
+            .contains("python (pid 4242, alice, container 3f9c2b7e1a04) holds 30.0GiB on GPU 0"),
+        "{}",
+        a.title
+    );
+    // $8/h over 2 GPUs, ~15 min blocked: about $1.
+    let cost = a.cost_micros.unwrap();
+    assert!((950_000..=1_100_000).contains(&cost), "{cost}");
+    let ts = drive(&mut r, &clock, 5, Some(8_000_000), |_, t| {
+        machine(t, [0, 60])
+    });
+    assert_eq!(names(&ts), vec![("cleared", "forgotten:4242".into())]);
+}
+
+#[test]
+fn a_server_that_bursts_every_few_minutes_is_never_forgotten() {
+    // 40 GiB resident, kernels for 5 s every 3 min: the 2-minute window's hysteresis rides
+    // over each burst, but "no kernels for 15 min" counts from the last one.
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 60 * 60, None, |s, t| {
+        let busy = s % 180 < 5;
+        let mut m = machine(t, [if busy { 80 } else { 0 }, 0]);
+        m.processes.push(process(
+            4242,
+            1,
+            1.0,
+            Some((0, 40 * GIB, if busy { 80 } else { 0 })),
+        ));
+        m
+    });
+    assert!(
+        !names(&ts).iter().any(|(_, id)| id.starts_with("forgotten")),
+        "{:?}",
+        names(&ts)
+    );
+}
+
+#[test]
+fn a_young_job_is_warming_up_and_what_its_gpus_did_then_is_no_evidence() {
+    // A job started at T0 runs at 30 % util (compiling, autotuning) for its first 5 minutes,
+    // then at 95 %: nothing fires. The same job an hour old is starved within two windows.
+    let run = |age_s: i64| {
+        let clock = FakeClock::new(T0);
+        let mut r = Rules::default();
+        drive(&mut r, &clock, 400, None, move |s, t| {
+            let mut m = with_job(machine(t, [if s < 300 { 30 } else { 95 }, 0]), 5.0, 2);
+            for p in &mut m.processes {
+                p.start_time_unix_s = Some(T0 / 1000 - age_s);
+            }
+            m
+        })
+    };
+    assert!(run(0).is_empty(), "{:?}", names(&run(0)));
+    let old = run(3_600);
+    assert!(
+        names(&old)
+            .iter()
+            .any(|(e, id)| *e == "fired" && id.starts_with("starved")),
+        "{:?}",
+        names(&old)
+    );
+}
+
+#[test]
+fn starved_cpu_bound_respects_affinity_and_clears_when_util_recovers() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    // 4 workers at full speed, pinned to 4 of the 8 cores: the job saturates what it may use.
+    let pinned = |t: i64, util: u32| {
+        let mut m = with_job(machine(t, [util, 0]), 99.0, 4);
+        for p in &mut m.processes {
+            p.cpus_allowed = Some(4);
+        }
+        m
+    };
+    let ts = drive(&mut r, &clock, 3 * 60, Some(10_000_000), |s, t| {
+        pinned(t, if s % 7 < 3 { 70 } else { 15 })
+    });
+    assert_eq!(names(&ts), vec![("fired", "starved:pid-100".into())]);
+    let a = ts[0].alert();
+    assert!(a.title.starts_with("GPU 0 starved"), "{}", a.title);
+    let job_cpu = &a.evidence.iter().find(|(k, _)| k == "job CPU").unwrap().1;
+    assert!(job_cpu.contains("of 4.0 cores"), "{job_cpu}");
+    assert!(
+        a.next_step
+            .as_deref()
+            .unwrap()
+            .contains("only 4.0 of 8 cores"),
+        "{:?}",
+        a.next_step
+    );
+    let ts = drive(&mut r, &clock, 3 * 60, Some(10_000_000), |_, t| {
+        pinned(t, 97)
+    });
+    assert_eq!(names(&ts), vec![("cleared", "starved:pid-100".into())]);
+}
+
+#[test]
+fn starved_without_cpu_pressure_is_io_or_copy_bound_by_the_evidence() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 3 * 60, None, |_, t| {
+        let mut m = with_job(machine(t, [30, 0]), 5.0, 2);
+        m.processes[1].state = Some('D');
+        m
+    });
+    let verdict = |a: &Alert| {
+        a.evidence
+            .iter()
+            .find(|(k, _)| k == "verdict")
+            .unwrap()
+            .1
+            .clone()
+    };
+    assert_eq!(verdict(ts[0].alert()), "I/O-bound input");
+
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 3 * 60, None, |_, t| {
+        let mut m = with_job(machine(t, [20, 0]), 5.0, 2);
+        m.gpus[0].pcie_rx_bytes_per_s = Some(3_000_000_000);
+        m
+    });
+    assert_eq!(verdict(ts[0].alert()), "host-to-device copy bound");
+    assert!(
+        ts[0]
+            .alert()
+            .next_step
+            .as_deref()
+            .unwrap()
+            .contains("pin_memory=True")
+    );
+}
+
+#[test]
+fn starved_keeps_quiet_on_a_busy_job_an_idle_gpu_and_a_gpu_nobody_holds() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 5 * 60, None, |s, t| {
+        // GPU 0: a busy job with a dip now and then; GPU 1: 30 % but no process holds it.
+        with_job(machine(t, [if s % 30 == 0 { 40 } else { 96 }, 30]), 99.0, 4)
+    });
+    assert!(
+        ts.iter().all(|t| t.alert().kind != AlertKind::Starved),
+        "{:?}",
+        names(&ts)
+    );
+}
+
+#[test]
+fn throttle_reports_thermal_slowdown_for_how_long_and_ignores_short_power_caps() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 10 * 60, None, |s, t| {
+        let mut m = machine(t, [95, 95]);
+        m.gpus[1].temperature_celsius = Some(91);
+        m.gpus[1].throttle_reasons = Some(vec![ThrottleReason::HwThermalSlowdown]);
+        if s % 20 == 0 {
+            m.gpus[0].throttle_reasons = Some(vec![ThrottleReason::SwPowerCap]);
+        }
+        m
+    });
+    assert_eq!(names(&ts), vec![("fired", "throttle:hw-thermal".into())]);
+    let now = r.alerts()[0].clone();
+    assert_eq!(now.severity, Severity::High);
+    assert_eq!(now.gpu, Some(1));
+    // Ten minutes of samples: the first stands for no interval, the last was at 9:59.
+    assert!(
+        now.title.contains("runs too hot for 9 min"),
+        "{}",
+        now.title
+    );
+    let ts = drive(&mut r, &clock, 2 * 60, None, |_, t| machine(t, [95, 95]));
+    assert_eq!(names(&ts), vec![("cleared", "throttle:hw-thermal".into())]);
+}
+
+#[test]
+fn disabled_rules_never_fire() {
+    let clock = FakeClock::new(T0);
+    let mut cfg = RulesConfig::default();
+    cfg.idle.enabled = false;
+    let mut r = Rules::new(cfg);
+    assert!(drive(&mut r, &clock, 30 * 60, None, |_, t| machine(t, [0, 0])).is_empty());
+    assert!(r.idle_totals().machine.idle_ms > 0, "tallies still run");
+}
+
+#[test]
+fn lost_gpu_clears_its_alerts_and_is_never_idle() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    drive(&mut r, &clock, 11 * 60, None, |_, t| machine(t, [0, 0]));
+    let ts = drive(&mut r, &clock, 3 * 60, None, |_, t| {
+        let mut m = machine(t, [0, 0]);
+        m.gpus[1] = GpuReading {
+            index: 1,
+            state: GpuState::Lost,
+            ..GpuReading::default()
+        };
+        m
+    });
+    // Lost is the cause: the idle alert clears and the lost alert takes its place.
+    assert_eq!(
+        names(&ts),
+        vec![("fired", "lost".into()), ("cleared", "idle".into())]
+    );
+}

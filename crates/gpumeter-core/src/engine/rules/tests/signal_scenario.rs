@@ -1,0 +1,118 @@
+//! The sharper signals on their demo scenarios, fed once a (fake) second as `--demo --fast`
+//! does: each gives its notice with evidence and cost; `training` stays quiet (see
+//! `scenario::training_stays_quiet`, which runs every rule).
+
+use super::super::{AlertKind, Severity};
+use super::scenario::{evidence, fired, run};
+
+#[test]
+fn hung_reports_busy_gpus_doing_no_work_and_counts_idle_paid_time() {
+    let (engine, ts) = run("hung", 6 * 60);
+    let f = fired(&ts);
+    let kinds: Vec<AlertKind> = f.iter().map(|a| a.kind).collect();
+    assert_eq!(kinds, vec![AlertKind::Hung], "{ts:#?}");
+    let a = f[0];
+    assert!(
+        a.title
+            .starts_with("GPUs 0–7 report busy but do no work (hung collective? deadlock?)"),
+        "{}",
+        a.title
+    );
+    assert_eq!(evidence(a, "job"), "python train.py (pid 4242)");
+    // The stuck stretch began with the hang at 2 min.
+    let since = a.since_unix_ms - super::scenario::T0;
+    assert!((119_000..=121_000).contains(&since), "{since}");
+    let now = engine.alerts()[0].clone();
+    assert!(now.cost_micros.unwrap() > 0);
+    // 4 min stuck at $24.80/h ≈ $1.65 of idle paid time in the tallies.
+    let idle = engine.rules().idle_totals().machine;
+    assert!((235_000..=241_000).contains(&idle.idle_ms), "{idle:?}");
+}
+
+#[test]
+fn xid_names_the_gpu_the_error_and_what_it_means() {
+    let (engine, ts) = run("xid", 4 * 60);
+    let f: Vec<_> = fired(&ts)
+        .into_iter()
+        .filter(|a| a.kind == AlertKind::Xid)
+        .collect();
+    assert_eq!(f.len(), 1, "{ts:#?}");
+    assert_eq!(
+        f[0].title,
+        "GPU 3: XID 79 — GPU fell off the bus (no longer reachable over PCIe)"
+    );
+    assert_eq!(f[0].severity, Severity::High);
+    assert_eq!(
+        evidence(f[0], "process on it"),
+        "python pretrain.py (pid 77325)"
+    );
+    let now = engine
+        .alerts()
+        .iter()
+        .find(|a| a.kind == AlertKind::Xid)
+        .unwrap()
+        .clone();
+    assert_eq!(evidence(&now, "GPU now"), "lost (fell off the bus)");
+    assert!(now.cost_micros.unwrap() > 0);
+}
+
+#[test]
+fn oom_soon_says_when_gpu_2_fills_and_who_grows() {
+    let (_, ts) = run("oom-soon", 8 * 60);
+    let f = fired(&ts);
+    assert_eq!(f.len(), 1, "{ts:#?}");
+    let a = f[0];
+    assert_eq!((a.kind, a.gpu), (AlertKind::Vram, Some(2)));
+    assert!(
+        a.title.starts_with("GPU 2 at 7")
+            && a.title.contains("/79.6 GiB, +0.4 GiB/min → full in ~"),
+        "{}",
+        a.title
+    );
+    assert!(
+        a.title.ends_with("(python train.py (pid 4242))"),
+        "{}",
+        a.title
+    );
+    assert!(evidence(a, "job paid for so far").contains("on 1 GPU(s)"));
+    assert!(a.cost_micros.unwrap() > 0);
+}
+
+#[test]
+fn job_done_gives_its_notice_at_once_then_the_idle_reminder_follows() {
+    let (_, ts) = run("job-done", 14 * 60);
+    let f = fired(&ts);
+    let kinds: Vec<AlertKind> = f.iter().map(|a| a.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![AlertKind::JobDone, AlertKind::IdlePaid],
+        "{ts:#?}"
+    );
+    let a = f[0];
+    assert_eq!(
+        a.title,
+        "python train.py (pid 4242) ended just now after 6h12m; 8 GPUs now idle at $31.00/h"
+    );
+    // Within seconds of the exit at 2 min, long before the 10-minute idle window.
+    assert!(a.since_unix_ms - super::scenario::T0 <= 120_000);
+    assert!(evidence(a, "exit").starts_with("status unknown"));
+}
+
+#[test]
+fn shared_names_the_other_tenant_and_user_without_cost() {
+    let (_, ts) = run("shared", 3 * 60);
+    let f = fired(&ts);
+    let kinds: Vec<AlertKind> = f.iter().map(|a| a.kind).collect();
+    assert_eq!(kinds, vec![AlertKind::Shared], "{ts:#?}");
+    let a = f[0];
+    assert_eq!(
+        a.title,
+        "GPUs 1, 3: 24.0 GiB held by processes this container can't see; GPU 2 shared with \
+         other users"
+    );
+    assert_eq!(
+        evidence(a, "GPU 2, other users"),
+        "maria (pid 41800, 6.5 GiB)"
+    );
+    assert_eq!((a.severity, a.cost_micros), (Severity::Info, None));
+}

@@ -1,0 +1,515 @@
+//! [`App`]: the dashboard's view state (selection, scroll, sort, filter, tree, help, GPU filter,
+//! the alert selection and detail view ([`AlertView`]), the charts' window, a status message)
+//! and the pure transitions keys and mouse make on it, keys looked up in the one [`KeyMap`].
+//! It holds no readings: those stay in the engine. The event loop tells it what the screen
+//! currently lists through [`App::sync`], so moves can be clamped and the selection can follow
+//! a process when rows reorder.
+
+use crossterm::event::MouseEventKind;
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent};
+use ratatui::layout::Position;
+
+use super::UiOptions;
+use super::alert_view::AlertView;
+use super::chart_window::ChartWindow;
+use super::keys::{KeyAction, KeyMap};
+use super::layout::{GpuMode, Screen};
+use super::process_action::{Acting, Ask, Pending};
+use super::sort::SortColumn;
+use super::theme::Theme;
+use crate::act::Signal;
+
+/// Longest filter text kept.
+const MAX_FILTER_CHARS: usize = 64;
+/// Rows one mouse-wheel notch scrolls.
+const WHEEL_ROWS: isize = 3;
+
+/// What the event loop should do after an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Nothing changed.
+    None,
+    /// The view changed: draw again.
+    Redraw,
+    /// Leave the dashboard.
+    Quit,
+    /// Acknowledge the selected alert (the loop owns the engine), then draw again.
+    Acknowledge,
+    /// Snooze the selected alert for [`SNOOZE_MS`], then draw again.
+    Snooze,
+    /// A replay key (pause, speed, step, seek): the loop owns the player.
+    Replay(KeyAction),
+    /// Open the confirmation for a signal or renice of the selected process (the loop has
+    /// the readings it names).
+    Act(Ask),
+    /// The open confirmation was accepted: act, then draw again.
+    ConfirmAct,
+}
+
+/// How long `z` hides an alert.
+pub const SNOOZE_MS: i64 = 60 * 60 * 1000;
+
+/// The dashboard's view state.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub(crate) selected: usize,
+    pub(crate) scroll: usize,
+    selected_pid: Option<u32>,
+    /// The user has moved the selection (a key, a click, the wheel). Until then the table stays
+    /// at its top row while the first readings re-sort it.
+    touched: bool,
+    pub(crate) sort: SortColumn,
+    pub(crate) sort_desc: bool,
+    pub(crate) filter: String,
+    pub(crate) filter_active: bool,
+    pub(crate) tree: bool,
+    pub(crate) help: bool,
+    /// Full command lines in the table (`e`) instead of the name.
+    pub(crate) full_command: bool,
+    /// The alert selection, the detail view and the history overlay.
+    pub(crate) alerts: AlertView,
+    /// How far back the charts look (`+` `-`).
+    pub(crate) window: ChartWindow,
+    /// The keys.
+    pub(crate) keymap: KeyMap,
+    /// Where the replay stands, while a recording plays (the replay keys work only then).
+    pub(crate) replay: Option<super::replay::ReplayStatus>,
+    /// The GPU the process table (and charts) are narrowed to; `None` = all.
+    pub(crate) gpu_filter: Option<u32>,
+    pub(crate) status: Option<String>,
+    /// Whether processes may be signalled here, and the open confirmation, if any.
+    pub(crate) acting: Acting,
+    pub(crate) confirm: Option<Pending>,
+    pub(crate) theme: Theme,
+    /// How frames are reduced for the terminal (see [`super::fallback`]).
+    pub(crate) colour_depth: super::fallback::ColourDepth,
+    pub(crate) ascii: bool,
+    pub(crate) source_label: String,
+    /// What the first reading waits for, when the source said (it is still opening).
+    pub(crate) waiting: Option<String>,
+    /// When the collector last reported a whole-source failure (for the retry countdown).
+    pub(crate) last_failure_unix_ms: Option<i64>,
+    // What the screen listed at the last sync.
+    row_pids: Vec<u32>,
+    gpu_indices: Vec<u32>,
+    page_rows: usize,
+    /// Whether the table shows the container column (its header's columns depend on it).
+    pub(crate) table_containers: bool,
+    /// Where the visible rows' pids go (the source reads those every tick).
+    focus: gpumeter_core::source::focus::ProcessFocus,
+}
+
+impl App {
+    pub fn new(options: &UiOptions) -> Self {
+        Self {
+            selected: 0,
+            scroll: 0,
+            selected_pid: None,
+            touched: false,
+            sort: SortColumn::Vram,
+            sort_desc: SortColumn::Vram.descending_by_default(),
+            filter: String::new(),
+            filter_active: false,
+            // Dataloader workers under their trainer is what a GPU renter wants to see first.
+            tree: true,
+            help: false,
+            full_command: false,
+            alerts: AlertView::default(),
+            window: ChartWindow::default(),
+            keymap: options.keys.clone(),
+            replay: None,
+            gpu_filter: None,
+            status: None,
+            acting: options.acting,
+            confirm: None,
+            theme: Theme::for_options(options.no_color, &options.theme),
+            colour_depth: options.colour_depth,
+            ascii: options.ascii,
+            source_label: options.source_label.clone(),
+            waiting: None,
+            last_failure_unix_ms: None,
+            row_pids: Vec::new(),
+            gpu_indices: Vec::new(),
+            page_rows: 1,
+            table_containers: false,
+            focus: options.focus.clone(),
+        }
+    }
+
+    /// The pids of the table rows on screen now.
+    pub fn visible_pids(&self) -> &[u32] {
+        let start = self.scroll.min(self.row_pids.len());
+        let end = start
+            .saturating_add(self.page_rows.max(1))
+            .min(self.row_pids.len());
+        &self.row_pids[start..end]
+    }
+
+    /// Tells the state what the screen lists now: the PIDs of the table rows in display order,
+    /// the GPU indices, and how many table rows are visible. Keeps the selected process selected
+    /// when rows reorder, and clamps selection and scroll.
+    pub fn sync(&mut self, row_pids: Vec<u32>, gpu_indices: Vec<u32>, page_rows: usize) {
+        self.page_rows = page_rows;
+        self.gpu_indices = gpu_indices;
+        let found = self
+            .selected_pid
+            .filter(|_| self.touched)
+            .and_then(|pid| row_pids.iter().position(|p| *p == pid));
+        self.row_pids = row_pids;
+        match found {
+            Some(i) => self.selected = i,
+            None => {
+                self.selected = self.selected.min(self.row_pids.len().saturating_sub(1));
+                self.selected_pid = self.row_pids.get(self.selected).copied();
+            }
+        }
+        self.keep_selection_visible();
+        self.focus.set_pids(self.visible_pids().iter().copied());
+    }
+
+    /// Records a whole-source failure reported at `now_unix_ms`.
+    pub fn note_source_failure(&mut self, now_unix_ms: i64) {
+        self.last_failure_unix_ms = Some(now_unix_ms);
+    }
+
+    /// Shows a message in the status line until the next key.
+    pub fn set_status(&mut self, message: impl Into<String>) {
+        self.status = Some(message.into());
+    }
+
+    /// The PID of the selected row, if any.
+    pub fn selected_pid(&self) -> Option<u32> {
+        self.selected_pid
+    }
+
+    /// The GPU the view is narrowed to, if any.
+    pub fn gpu_filter(&self) -> Option<u32> {
+        self.gpu_filter
+    }
+
+    /// The filter text.
+    pub fn filter(&self) -> &str {
+        &self.filter
+    }
+
+    /// One key press.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Action {
+        if key.kind == KeyEventKind::Release {
+            return Action::None;
+        }
+        if key.modifiers.contains(KeyModifiers::CONTROL)
+            && matches!(key.code, KeyCode::Char('c' | 'C'))
+        {
+            return Action::Quit;
+        }
+        // A terminal sends Esc as a lone ESC byte and Alt-x as ESC x; when the app reads Esc and
+        // the next key in one go (a busy machine, ssh lag) crossterm sees Alt-x. gpumeter binds
+        // nothing to Alt, so such a key is what was typed: Esc, then x.
+        if key.modifiers == KeyModifiers::ALT
+            && let KeyCode::Char(c) = key.code
+        {
+            let esc = self.handle_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+            let next = self.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+            return if next == Action::None { esc } else { next };
+        }
+        let had_status = self.status.take().is_some();
+        let action = if self.confirm.is_some() {
+            confirm_key(&mut self.confirm, key)
+        } else if self.help {
+            // Any key closes the help.
+            self.help = false;
+            Action::Redraw
+        } else if self.alerts.overlay_open() {
+            let act = self.keymap.action(&key);
+            self.alerts.overlay_key(act, self.replay.is_some())
+        } else if self.filter_active {
+            self.filter_key(key)
+        } else {
+            self.normal_key(key)
+        };
+        if had_status && action == Action::None {
+            Action::Redraw
+        } else {
+            action
+        }
+    }
+
+    fn normal_key(&mut self, key: KeyEvent) -> Action {
+        let page = self.page_rows.max(1) as isize;
+        let Some(act) = self.keymap.action(&key) else {
+            return match key.code {
+                KeyCode::Esc if !self.filter.is_empty() => {
+                    self.filter.clear();
+                    Action::Redraw
+                }
+                _ => Action::None,
+            };
+        };
+        match act {
+            KeyAction::Quit => Action::Quit,
+            KeyAction::Up => self.move_by(-1),
+            KeyAction::Down => self.move_by(1),
+            KeyAction::PageUp => self.move_by(-page),
+            KeyAction::PageDown => self.move_by(page),
+            KeyAction::First => self.move_by(isize::MIN / 2),
+            KeyAction::Last => self.move_by(isize::MAX / 2),
+            KeyAction::NextGpu => self.cycle_gpu(1),
+            KeyAction::PrevGpu => self.cycle_gpu(-1),
+            KeyAction::Filter => {
+                self.filter_active = true;
+                Action::Redraw
+            }
+            KeyAction::Sort => {
+                self.sort = self.sort.next();
+                self.sort_desc = self.sort.descending_by_default();
+                Action::Redraw
+            }
+            KeyAction::Reverse => {
+                self.sort_desc = !self.sort_desc;
+                Action::Redraw
+            }
+            KeyAction::Tree => {
+                self.tree = !self.tree;
+                Action::Redraw
+            }
+            KeyAction::FullCommand => {
+                self.full_command = !self.full_command;
+                Action::Redraw
+            }
+            KeyAction::NextAlert => self.alerts.select_by(1),
+            KeyAction::PrevAlert => self.alerts.select_by(-1),
+            KeyAction::AlertDetail => self.alerts.open_detail(),
+            KeyAction::Acknowledge => Action::Acknowledge,
+            KeyAction::Snooze => Action::Snooze,
+            KeyAction::History => self.alerts.open_history(),
+            KeyAction::SignalTerm => Action::Act(Ask::Signal(Signal::Term)),
+            KeyAction::SignalInt => Action::Act(Ask::Signal(Signal::Int)),
+            KeyAction::SignalKill => Action::Act(Ask::Signal(Signal::Kill)),
+            KeyAction::Renice => Action::Act(Ask::Renice),
+            KeyAction::WiderWindow => self.window.wider(),
+            KeyAction::NarrowerWindow => self.window.narrower(),
+            KeyAction::Help => {
+                self.help = true;
+                Action::Redraw
+            }
+            KeyAction::Pause
+            | KeyAction::Faster
+            | KeyAction::Slower
+            | KeyAction::StepForward
+            | KeyAction::StepBack
+            | KeyAction::SeekBack
+            | KeyAction::SeekForward
+            | KeyAction::ReplayStart
+            | KeyAction::ReplayEnd => {
+                if self.replay.is_some() {
+                    Action::Replay(act)
+                } else {
+                    Action::None
+                }
+            }
+        }
+    }
+
+    /// Opens the confirmation dialog (the loop built it from the readings).
+    pub fn open_confirm(&mut self, pending: Pending) {
+        self.confirm = Some(pending);
+    }
+
+    /// Keys while the filter input is open: typing edits, Enter keeps, Esc clears.
+    fn filter_key(&mut self, key: KeyEvent) -> Action {
+        match key.code {
+            KeyCode::Enter => {
+                self.filter_active = false;
+                Action::Redraw
+            }
+            KeyCode::Esc => {
+                self.filter_active = false;
+                self.filter.clear();
+                Action::Redraw
+            }
+            KeyCode::Backspace => {
+                self.filter.pop();
+                Action::Redraw
+            }
+            KeyCode::Up => self.move_by(-1),
+            KeyCode::Down => self.move_by(1),
+            KeyCode::Char(c)
+                if !c.is_control()
+                    && !key.modifiers.contains(KeyModifiers::CONTROL)
+                    && self.filter.chars().count() < MAX_FILTER_CHARS =>
+            {
+                self.filter.push(c);
+                Action::Redraw
+            }
+            _ => Action::None,
+        }
+    }
+
+    /// One mouse event; `screen` is the layout the last frame was drawn with.
+    pub fn handle_mouse(&mut self, ev: MouseEvent, screen: &Screen) -> Action {
+        let Screen::Dashboard(layout) = screen else {
+            return Action::None;
+        };
+        let pos = Position::new(ev.column, ev.row);
+        match ev.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                // A click away from the confirmation cancels it; it never confirms.
+                if self.confirm.take().is_some() {
+                    return Action::Redraw;
+                }
+                if self.help || self.alerts.overlay_open() {
+                    self.help = false;
+                    self.alerts.close();
+                    return Action::Redraw;
+                }
+                // The column header: sort by that column (again: the other way).
+                let header_row = layout.table.y + 1;
+                if layout.table.height >= 2
+                    && pos.y == header_row
+                    && pos.x >= layout.table.x
+                    && pos.x < layout.table.right()
+                {
+                    let x = usize::from(pos.x - layout.table.x);
+                    let width = usize::from(layout.table.width);
+                    let Some(col) =
+                        super::widgets::process_table::column_at(width, self.table_containers, x)
+                    else {
+                        return Action::None;
+                    };
+                    if col == self.sort {
+                        self.sort_desc = !self.sort_desc;
+                    } else {
+                        self.sort = col;
+                        self.sort_desc = col.descending_by_default();
+                    }
+                    return Action::Redraw;
+                }
+                let body = layout.table_body();
+                if body.contains(pos) {
+                    let index = self.scroll + usize::from(pos.y - body.y);
+                    if index < self.row_pids.len() && index != self.selected {
+                        return self.move_by(index as isize - self.selected as isize);
+                    }
+                    return Action::None;
+                }
+                if layout.gpu_mode == GpuMode::Message {
+                    return Action::None;
+                }
+                let Some(gpu) = layout
+                    .gpu_cells
+                    .iter()
+                    .position(|r| r.contains(pos))
+                    .and_then(|i| self.gpu_indices.get(i).copied())
+                else {
+                    return Action::None;
+                };
+                // Clicking the GPU already shown alone goes back to all.
+                self.gpu_filter = if self.gpu_filter == Some(gpu) {
+                    None
+                } else {
+                    Some(gpu)
+                };
+                Action::Redraw
+            }
+            MouseEventKind::ScrollDown => self.scroll_by(WHEEL_ROWS),
+            MouseEventKind::ScrollUp => self.scroll_by(-WHEEL_ROWS),
+            _ => Action::None,
+        }
+    }
+
+    fn move_by(&mut self, delta: isize) -> Action {
+        self.touched = true;
+        let Some(last) = self.row_pids.len().checked_sub(1) else {
+            return Action::None;
+        };
+        let target = (self.selected as isize)
+            .saturating_add(delta)
+            .clamp(0, last as isize) as usize;
+        if target == self.selected && self.selected_pid == self.row_pids.get(target).copied() {
+            return Action::None;
+        }
+        self.selected = target;
+        self.selected_pid = self.row_pids.get(target).copied();
+        self.keep_selection_visible();
+        Action::Redraw
+    }
+
+    /// Moves the view; the selection stays on screen.
+    fn scroll_by(&mut self, delta: isize) -> Action {
+        self.touched = true;
+        let page = self.page_rows.max(1);
+        let max_scroll = self.row_pids.len().saturating_sub(page);
+        let target = (self.scroll as isize)
+            .saturating_add(delta)
+            .clamp(0, max_scroll as isize) as usize;
+        if target == self.scroll {
+            return Action::None;
+        }
+        self.scroll = target;
+        let last_visible = (self.scroll + page - 1).min(self.row_pids.len().saturating_sub(1));
+        self.selected = self
+            .selected
+            .clamp(self.scroll, last_visible.max(self.scroll));
+        self.selected_pid = self.row_pids.get(self.selected).copied();
+        Action::Redraw
+    }
+
+    fn cycle_gpu(&mut self, step: isize) -> Action {
+        if self.gpu_indices.is_empty() {
+            return Action::None;
+        }
+        // Positions: 0 = all, i + 1 = the i-th GPU.
+        let n = self.gpu_indices.len() as isize + 1;
+        let current = self
+            .gpu_filter
+            .and_then(|g| self.gpu_indices.iter().position(|i| *i == g))
+            .map_or(0, |p| p as isize + 1);
+        let next = (current + step).rem_euclid(n);
+        self.gpu_filter = match next {
+            0 => None,
+            p => self.gpu_indices.get(p as usize - 1).copied(),
+        };
+        Action::Redraw
+    }
+
+    fn keep_selection_visible(&mut self) {
+        let page = self.page_rows.max(1);
+        if self.selected < self.scroll {
+            self.scroll = self.selected;
+        } else if self.selected >= self.scroll + page {
+            self.scroll = self.selected + 1 - page;
+        }
+        self.scroll = self.scroll.min(self.row_pids.len().saturating_sub(page));
+    }
+}
+
+/// Keys while a confirmation is open: Enter or `y` acts, `w` toggles the whole job, `+` `-`
+/// (or the arrows) move a renice's value; anything else cancels, so a stray key never sends.
+fn confirm_key(slot: &mut Option<Pending>, key: KeyEvent) -> Action {
+    let Some(pending) = slot else {
+        return Action::None;
+    };
+    let renice = pending.ask == Ask::Renice;
+    match key.code {
+        KeyCode::Enter | KeyCode::Char('y' | 'Y') => Action::ConfirmAct,
+        KeyCode::Char('w') => {
+            pending.whole_job = !pending.whole_job;
+            Action::Redraw
+        }
+        KeyCode::Char('+') | KeyCode::Up | KeyCode::Right if renice => {
+            pending.step_nice(1);
+            Action::Redraw
+        }
+        KeyCode::Char('-') | KeyCode::Down | KeyCode::Left if renice => {
+            pending.step_nice(-1);
+            Action::Redraw
+        }
+        _ => {
+            *slot = None;
+            Action::Redraw
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
