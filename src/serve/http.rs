@@ -6,7 +6,7 @@
 //!
 //! Bad input: an unknown path is 404, a method other than GET or HEAD is 405 (with `Allow`),
 //! request headers over 16 KiB or 64 fields are cut off with 431 by hyper, a client that does
-//! not finish its headers in 10 s or keeps a connection over 60 s is dropped, and at most
+//! not finish its headers in 3 s or keeps a connection over 60 s is dropped, and at most
 //! 256 connections are served at once (more wait in the kernel's backlog). With a token, every
 //! path but the probes (`/healthz`, `/-/ready`) needs `Authorization: Bearer …`, else 401.
 
@@ -31,7 +31,9 @@ pub const MAX_CONNECTIONS: usize = 256;
 /// Largest request head (request line and headers), in bytes.
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 const MAX_HEADERS: usize = 64;
-const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// A scraper sends its few hundred bytes of head at once; 3 s is ample even over a slow link and
+/// frees a slot held by a silent socket well inside Prometheus's 10 s scrape timeout.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(3);
 const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
 /// Longest a request waits for the latest reading to be rendered.
 pub const RENDER_WAIT: Duration = Duration::from_secs(1);

@@ -3,9 +3,12 @@
 //! command line, where `ps` shows it to every user). Requests then need
 //! `Authorization: Bearer <token>`, compared in constant time. A token file that group or others
 //! may read is used with a warning (secrets mounted by container platforms often are);
-//! one that others may write is refused.
+//! one that others may write is refused. So is anything but a small regular file of one line: a
+//! FIFO or device is refused at once (opened without blocking), a file over [`MAX_TOKEN_FILE`]
+//! bytes without being read whole, and a second line (two tokens, or a stray paste) by name.
 
 use std::net::SocketAddr;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use subtle::ConstantTimeEq;
@@ -31,7 +34,16 @@ pub enum AuthError {
     WorldWritable(PathBuf),
     #[error("the token from {0} is shorter than {MIN_TOKEN_LEN} characters")]
     TooShort(String),
+    #[error("the token file {0} is not a regular file (a FIFO, device or directory): refusing it")]
+    NotRegular(PathBuf),
+    #[error("the token file {0} is larger than {MAX_TOKEN_FILE} bytes: a token is one short line")]
+    TooLarge(PathBuf),
+    #[error("the token file {0} has more than one line: put one token on one line")]
+    SeveralLines(PathBuf),
 }
+
+/// Largest token file read (a token is one line of tens of bytes; this leaves room for long ones).
+pub const MAX_TOKEN_FILE: u64 = 4096;
 
 /// A bearer token.
 #[derive(Clone)]
@@ -90,7 +102,16 @@ pub fn load_token(
             path: path.to_path_buf(),
             reason: e.to_string(),
         };
-        let meta = std::fs::metadata(path).map_err(unreadable)?;
+        // O_NONBLOCK: opening a FIFO with no writer would otherwise hang start-up.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open(path)
+            .map_err(unreadable)?;
+        let meta = file.metadata().map_err(unreadable)?;
+        if !meta.file_type().is_file() {
+            return Err(AuthError::NotRegular(path.to_path_buf()));
+        }
         let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
         if mode & 0o002 != 0 {
             return Err(AuthError::WorldWritable(path.to_path_buf()));
@@ -102,7 +123,23 @@ pub fn load_token(
                 mode & 0o777
             ));
         }
-        let text = std::fs::read_to_string(path).map_err(unreadable)?;
+        // Read at most one byte past the cap: the size can change after the metadata call.
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(&file, MAX_TOKEN_FILE + 1),
+            &mut bytes,
+        )
+        .map_err(unreadable)?;
+        if meta.len() > MAX_TOKEN_FILE || bytes.len() as u64 > MAX_TOKEN_FILE {
+            return Err(AuthError::TooLarge(path.to_path_buf()));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| AuthError::Unreadable {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        if text.trim().lines().count() > 1 {
+            return Err(AuthError::SeveralLines(path.to_path_buf()));
+        }
         return Token::new(&text, &path.display().to_string()).map(Some);
     }
     match env {
@@ -197,5 +234,51 @@ mod tests {
                 .is_none()
         );
         assert!(load_token(None, None, &mut |_| {}).unwrap().is_none());
+    }
+
+    #[test]
+    fn two_lines_a_large_file_a_fifo_and_a_device_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+            p
+        };
+        let two = write("two", &format!("{T}\n{T}-other\n"));
+        let err = load_token(Some(&two), None, &mut |_| {}).unwrap_err();
+        assert_eq!(err, AuthError::SeveralLines(two.clone()));
+        assert!(err.to_string().contains("two"), "{err}");
+        // A trailing newline (or blank lines around) is still one line.
+        let one = write("one", &format!("\n{T}\n\n"));
+        assert!(load_token(Some(&one), None, &mut |_| {}).unwrap().is_some());
+
+        let big = write("big", &"a".repeat(MAX_TOKEN_FILE as usize + 1));
+        let err = load_token(Some(&big), None, &mut |_| {}).unwrap_err();
+        assert_eq!(err, AuthError::TooLarge(big));
+
+        // A FIFO with no writer: a blocking open would hang here; the test bounds it at 5 s.
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let f = fifo.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(load_token(Some(&f), None, &mut |_| {}));
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("a FIFO token file hung start-up");
+        assert_eq!(got.unwrap_err(), AuthError::NotRegular(fifo));
+
+        let dev = Path::new("/dev/zero");
+        let err = load_token(Some(dev), None, &mut |_| {}).unwrap_err();
+        assert_eq!(err, AuthError::NotRegular(dev.to_path_buf()));
     }
 }
