@@ -5,26 +5,21 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use assert_cmd::cargo::CommandCargoExt;
 use gpumeter_core::ledger::Ledger;
 use gpumeter_core::money::{Currency, Money};
 
 fn gpumeter(ledger: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("gpumeter").unwrap();
     // A user config of our own (the clock starts at the first reading, whatever boot time a
     // demo machine reports) and no real state dir: only what the test passes.
-    let config_home = ledger.parent().unwrap().join("config");
-    std::fs::create_dir_all(config_home.join("gpumeter")).unwrap();
+    let home = ledger.parent().unwrap();
+    std::fs::create_dir_all(home.join("config/gpumeter")).unwrap();
     std::fs::write(
-        config_home.join("gpumeter/config.toml"),
+        home.join("config/gpumeter/config.toml"),
         "[pricing]\nclock_start = \"first-sample\"\n",
     )
     .unwrap();
-    cmd.env("XDG_CONFIG_HOME", &config_home)
-        .env("XDG_STATE_HOME", ledger.parent().unwrap().join("no-state"))
-        .env_remove("GPUMETER_NVML_LIB")
-        .arg("--ledger")
-        .arg(ledger);
+    let mut cmd = crate::support::gpumeter(home);
+    cmd.arg("--ledger").arg(ledger);
     cmd
 }
 

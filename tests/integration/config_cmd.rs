@@ -7,12 +7,7 @@ use assert_cmd::Command;
 
 /// gpumeter with a private HOME and XDG config folder (no real file of the user's is read).
 fn gpumeter(home: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("gpumeter").unwrap();
-    cmd.env_remove("GPUMETER_NVML_LIB")
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("cfg"))
-        .env("XDG_STATE_HOME", home.join("state"));
-    cmd
+    Command::from_std(crate::support::gpumeter(home))
 }
 
 fn run(home: &Path, args: &[&str]) -> (bool, String, String) {
@@ -111,7 +106,7 @@ fn a_typo_is_an_error_with_the_line_and_a_suggestion() {
 #[test]
 fn config_path_lists_the_files_and_whether_they_exist() {
     let dir = tempfile::tempdir().unwrap();
-    let user = dir.path().join("cfg/gpumeter/config.toml");
+    let user = dir.path().join("config/gpumeter/config.toml");
     let (ok, text, _) = run(dir.path(), &["config", "path"]);
     assert!(ok);
     assert!(text.contains("<built-in defaults>"), "{text}");
@@ -123,7 +118,7 @@ fn config_path_lists_the_files_and_whether_they_exist() {
     };
     let mine = line(&text, &user.display().to_string());
     assert!(mine.ends_with("your config, not found"), "{text}");
-    assert!(text.contains("cfg/gpumeter/themes/*.toml"), "{text}");
+    assert!(text.contains("config/gpumeter/themes/*.toml"), "{text}");
     std::fs::create_dir_all(user.parent().unwrap()).unwrap();
     std::fs::write(&user, "[ui]\nreadonly = true\n").unwrap();
     let (_, text, _) = run(dir.path(), &["config", "path"]);

@@ -4,18 +4,13 @@
 use std::path::Path;
 use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
-
 /// `gpumeter` with a config home and state dir of the test's own (no ledger).
 fn gpumeter(dir: &Path, config: &str) -> Command {
     let config_home = dir.join("config");
     std::fs::create_dir_all(config_home.join("gpumeter")).unwrap();
     std::fs::write(config_home.join("gpumeter/config.toml"), config).unwrap();
-    let mut cmd = Command::cargo_bin("gpumeter").unwrap();
-    cmd.env("XDG_CONFIG_HOME", &config_home)
-        .env("XDG_STATE_HOME", dir.join("state"))
-        .env_remove("GPUMETER_NVML_LIB")
-        .arg("--no-ledger");
+    let mut cmd = crate::support::gpumeter(dir);
+    cmd.arg("--no-ledger");
     cmd
 }
 

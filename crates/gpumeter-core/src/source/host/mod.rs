@@ -63,11 +63,7 @@ mod tree;
 mod users;
 
 #[cfg(test)]
-mod container_tests;
-#[cfg(test)]
 pub(crate) mod fixture;
-#[cfg(test)]
-mod live_tests;
 #[cfg(test)]
 mod tests;
 

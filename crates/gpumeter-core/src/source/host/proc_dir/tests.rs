@@ -2,7 +2,7 @@ use std::os::unix::fs::DirEntryExt;
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::super::live_tests::Reaped;
+use super::super::tests::live::Reaped;
 use super::{Listed, ProcDir};
 
 fn sleeper() -> Reaped {

@@ -18,11 +18,11 @@
 //!   over windows of tens of seconds) see the same means; a member that exits or is
 //!   re-parented out of the tree leaves within [`MEMBER_STAT_MS`] (at its next read);
 //! - a quiet process's stat (asleep at its last read, no CPU time since the one before: a
-//!   shell, a launcher, an idle worker): every [`QUIET_STAT_MS`]. Its counters are the same at
+//!   shell, a launcher, an idle worker): every [`cadence::QUIET_STAT_MS`]. Its counters are the same at
 //!   each read, so its rate (0) holds; the read that shows CPU time or another state (`R`, `D`)
 //!   puts it back on [`MEMBER_STAT_MS`], and what it did meanwhile shows as a rate over that
 //!   interval (the windows' means stay exact). A quiet member that exits leaves within
-//!   [`QUIET_STAT_MS`]. Where the trees mostly sleep, this spares most of the reads; a GPU
+//!   [`cadence::QUIET_STAT_MS`]. Where the trees mostly sleep, this spares most of the reads; a GPU
 //!   process shown is still read every tick;
 //! - every tree process's `children` list: every [`CHILDREN_MS`], staggered the same way, and
 //!   at once for a process just found (workers are forked at a job's start, rarely later): a
@@ -43,7 +43,8 @@
 //!
 //! Every stat is read, every tick, when the walk cannot answer: a GPU pid not found directly
 //! (the container cases need every process) or a kernel without children lists. The trees'
-//! files stay open between ticks (see [`Kept`]).
+//! files stay open between ticks (see [`Kept`]). The periods and the per-process read state are
+//! [`cadence`]'s.
 
 use std::collections::hash_map::Entry;
 use std::fs::File;
@@ -57,25 +58,11 @@ use super::kept::{pread_into, pread_records, read_into};
 use super::proc_dir::{Listed, ProcDir};
 use super::stat::{ProcStat, parse_stat, parse_stat_reusing};
 use crate::source::focus::Watched;
+use cadence::{Cadence, due, phase, quiet};
 
-/// Longest time between two listings of /proc.
-pub(super) const LISTING_MS: i64 = 10_000;
+mod cadence;
 
-/// Longest time between two whole listings of /proc (the others resume at the last one's end).
-pub(super) const WHOLE_LISTING_MS: i64 = 60_000;
-
-/// Longest time between two reads of a tree member's stat (the GPU processes: every tick).
-pub(super) const MEMBER_STAT_MS: i64 = 5_000;
-
-/// Longest time between two reads of a quiet process's stat (see [`quiet`]).
-pub(super) const QUIET_STAT_MS: i64 = 15_000;
-
-/// Longest time between two reads of a tree process's `children` list.
-pub(super) const CHILDREN_MS: i64 = 5_000;
-
-/// A read is due this much before its period is over, so that ticks a little early (timer
-/// jitter) do not push it a whole tick later: at a 1 s interval a 5 s period is 5 ticks.
-const EARLY_MS: i64 = 500;
+pub(super) use cadence::{CHILDREN_MS, LISTING_MS, MEMBER_STAT_MS, WHOLE_LISTING_MS};
 
 /// Most tree processes whose files stay open between ticks (two each: well inside the usual
 /// limit of 1 024 open files, with room for the rest of the program).
@@ -89,52 +76,6 @@ const MAX_KEPT: usize = 256;
 struct Kept {
     stat: File,
     children: Option<File>,
-}
-
-/// When a tree process's files were last read (or, for one just found, its phase: an earlier
-/// time, so that members found together are read at different ticks).
-#[derive(Debug, Clone)]
-struct Cadence {
-    stat_ms: i64,
-    children_ms: i64,
-    /// A GPU process just found: read again on the next tick (its first CPU %), then at its
-    /// phase.
-    rephase: bool,
-    /// The last stat read (carried between reads of a member).
-    stat: ProcStat,
-    /// Its last read found it asleep with no CPU time since the read before: it waits
-    /// [`QUIET_STAT_MS`] for the next.
-    quiet: bool,
-}
-
-impl Cadence {
-    /// How long its stat waits between reads.
-    fn stat_period(&self) -> i64 {
-        if self.quiet {
-            QUIET_STAT_MS
-        } else {
-            MEMBER_STAT_MS
-        }
-    }
-}
-
-/// Whether a stat read after `before` shows a process that did nothing in between: asleep
-/// (interruptible, or an idle kernel thread), the same process, no CPU time. One in `D` waits
-/// on I/O, which is what the starved rule looks for: not quiet.
-fn quiet(before: &ProcStat, now: &ProcStat) -> bool {
-    matches!(now.state, 'S' | 'I')
-        && before.start_ticks == now.start_ticks
-        && before.cpu_ticks == now.cpu_ticks
-}
-
-/// Whether a read last done at `at_ms` is due at `now_ms` (a clock that stepped back: yes).
-fn due(now_ms: i64, at_ms: i64, period_ms: i64) -> bool {
-    now_ms < at_ms || now_ms - at_ms + EARLY_MS >= period_ms
-}
-
-/// A pid's phase in `[0, period)`: spreads the members' reads over the period.
-fn phase(pid: u32, period_ms: i64) -> i64 {
-    (i64::from(pid).wrapping_mul(7_919)).rem_euclid(period_ms.max(1))
 }
 
 /// What a listing keeps of a process it read: enough to place it in a tree unread.
@@ -636,5 +577,4 @@ fn read_stat(proc: &Path, pid: u32, buf: &mut Vec<u8>) -> Option<ProcStat> {
 }
 
 #[cfg(test)]
-#[path = "scan_tests.rs"]
 mod tests;

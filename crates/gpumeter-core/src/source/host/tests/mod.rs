@@ -1,5 +1,8 @@
 //! Fixture-based tests of the whole sampler: fake proc trees, two samples, checked readings.
 
+mod container;
+pub(in crate::source::host) mod live;
+
 use std::collections::BTreeMap;
 
 use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading};

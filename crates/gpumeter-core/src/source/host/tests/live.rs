@@ -6,10 +6,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use gpumeter_model::{GpuProcessKind, GpuUse};
 
-use super::HostSampler;
+use super::super::HostSampler;
 
 /// Kills the child even when an assertion fails.
-pub(super) struct Reaped(pub(super) Child);
+pub(in crate::source::host) struct Reaped(pub(in crate::source::host) Child);
 
 impl Drop for Reaped {
     fn drop(&mut self) {
@@ -163,7 +163,7 @@ fn a_child_forked_by_another_thread_later_is_found_by_the_next_resumed_listing()
     // The whole listing, before the child is born.
     sampler.sample(t + 1_000, &gpu_procs);
     let (child_pid, done, forker) = fork_from_another_thread();
-    let find = |reading: &super::HostSample| {
+    let find = |reading: &super::super::HostSample| {
         reading
             .processes
             .iter()
@@ -172,7 +172,7 @@ fn a_child_forked_by_another_thread_later_is_found_by_the_next_resumed_listing()
     };
     let before = sampler.sample(t + 2_000, &gpu_procs);
     assert!(find(&before).is_none(), "no listing due yet");
-    let listed = sampler.sample(t + 1_000 + super::scan::LISTING_MS, &gpu_procs);
+    let listed = sampler.sample(t + 1_000 + super::super::scan::LISTING_MS, &gpu_procs);
     let kid = find(&listed);
     assert!(
         kid.as_ref()

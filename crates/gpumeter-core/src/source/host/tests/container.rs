@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use gpumeter_model::{GpuProcessKind, GpuUse, PidMatch, PlaceKind, ProcessReading};
 
-use super::fixture::{FakeProc, Fixture};
+use super::super::fixture::{FakeProc, Fixture};
 
 const GIB: u64 = 1 << 30;
 

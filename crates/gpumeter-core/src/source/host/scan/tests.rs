@@ -1,3 +1,4 @@
+use super::cadence::{EARLY_MS, QUIET_STAT_MS};
 use super::*;
 
 /// A running process (never quiet: the cadence tests see [`MEMBER_STAT_MS`]).
@@ -544,14 +545,14 @@ fn a_gpu_process_shown_is_read_at_once_and_one_no_longer_shown_waits_its_cadence
 }
 
 /// A shell that forks a sleeping child when a line comes on its stdin.
-fn forks_on_a_line() -> (super::super::live_tests::Reaped, std::process::ChildStdin) {
+fn forks_on_a_line() -> (super::super::tests::live::Reaped, std::process::ChildStdin) {
     let mut sh = std::process::Command::new("sh")
         .args(["-c", "read _; sleep 30 & wait"])
         .stdin(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let stdin = sh.stdin.take().unwrap();
-    (super::super::live_tests::Reaped(sh), stdin)
+    (super::super::tests::live::Reaped(sh), stdin)
 }
 
 /// The children `pid`'s main thread has now, waiting up to 10 s for one.
