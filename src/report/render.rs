@@ -92,7 +92,7 @@ pub fn bar(value: i64, max: i64, width: usize) -> String {
     let eighths = (i128::from(value) * (width as i128) * 8 / i128::from(max)) as usize;
     let mut s = "█".repeat(eighths / 8);
     let partial = [" ", "▏", "▎", "▍", "▌", "▋", "▊", "▉"][eighths % 8];
-    if eighths % 8 != 0 {
+    if !eighths.is_multiple_of(8) {
         s.push_str(partial);
     }
     if s.is_empty() {

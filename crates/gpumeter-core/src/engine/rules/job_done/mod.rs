@@ -139,10 +139,11 @@ impl JobDoneRule {
         for (key, s) in &self.seen {
             if now - s.last_seen_ms >= self.cfg.confirm_ms {
                 finished.push((*key, End::Exited, s.last_seen_ms));
-            } else if let Some(since) = s.idle_since.filter(|_| !s.reported_idle) {
-                if s.last_seen_ms == now && now - since >= self.idle.window_ms / 2 {
-                    finished.push((*key, End::WentIdle, since));
-                }
+            } else if let Some(since) = s.idle_since.filter(|_| !s.reported_idle)
+                && s.last_seen_ms == now
+                && now - since >= self.idle.window_ms / 2
+            {
+                finished.push((*key, End::WentIdle, since));
             }
         }
         for (key, how, at) in finished {
@@ -270,13 +271,13 @@ impl JobDoneRule {
 /// What is known about how the job ended.
 fn exit_note(s: &Seen, oom_now: Option<u64>, xids_now: u64, how: End) -> String {
     let mut notes = Vec::new();
-    if let (Some(before), Some(now)) = (s.oom_kills, oom_now) {
-        if now > before {
-            notes.push(format!(
-                "the kernel's OOM killer ran in this cgroup ({} kill(s) while it ran)",
-                now - before
-            ));
-        }
+    if let (Some(before), Some(now)) = (s.oom_kills, oom_now)
+        && now > before
+    {
+        notes.push(format!(
+            "the kernel's OOM killer ran in this cgroup ({} kill(s) while it ran)",
+            now - before
+        ));
     }
     if xids_now > s.xids {
         notes.push(format!(
