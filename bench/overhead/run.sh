@@ -19,8 +19,17 @@ lib="$("$root/scripts/fake-nvml.sh" "$work/fake-nvml")"
 gpumeter="$root/target/release/gpumeter"
 
 install="${GPUMETER_OVERHEAD_NO_INSTALL:-0}"
+# With --only, install only the peers it names (a pip or cargo install is minutes on 2 cores).
+only=""
+prev=""
+for a in "$@"; do
+  case "$a" in --only=*) only="${a#--only=}" ;; esac
+  [ "$prev" = "--only" ] && only="$a"
+  prev="$a"
+done
+wants() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
 venv="$work/venv"
-if [ ! -x "$venv/bin/nvitop" ] && [ "$install" != 1 ]; then
+if [ ! -x "$venv/bin/nvitop" ] && [ "$install" != 1 ] && { wants nvitop || wants gpustat; }; then
   echo "== nvitop, gpustat: pip install into $venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet nvitop gpustat
@@ -30,7 +39,7 @@ fi
 all_smi="${ALL_SMI:-}"
 if [ -z "$all_smi" ]; then
   all_smi="$work/peers/bin/all-smi"
-  if [ ! -x "$all_smi" ] && [ "$install" != 1 ]; then
+  if [ ! -x "$all_smi" ] && [ "$install" != 1 ] && wants all-smi; then
     echo "== all-smi: cargo install (slow: one job, lowest priority; needs protoc: protobuf-compiler)"
     # all-smi 0.24+ wants a newer rustc than some stable toolchains; a nightly one does.
     nice -n 19 cargo install --locked -j 1 --root "$work/peers" all-smi ||
