@@ -1,0 +1,138 @@
+//! What a snapshot says of one GPU: whether it answers ([`GpuState`]), its readings
+//! ([`GpuReading`]: utilization, memory, power, clocks, throttling, PCIe, XID counts), and the
+//! thresholds that call a GPU stuck. Plain data.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{SharedStr, ThrottleReason};
+
+/// Whether a GPU is answering.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuState {
+    /// Answering normally (individual readings may still be unsupported).
+    #[default]
+    Ok,
+    /// The driver reported the GPU lost (fell off the bus); readings are absent.
+    Lost,
+    /// The GPU needs a reset before it answers again.
+    ResetRequired,
+    /// The last attempt to read it failed for another reason; see the snapshot warnings.
+    Error,
+}
+
+/// One GPU's readings. Every measurement is optional: `None` means unsupported or unavailable.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuReading {
+    /// NVML device index.
+    pub index: u32,
+    pub state: GpuState,
+    pub uuid: Option<SharedStr>,
+    pub name: Option<SharedStr>,
+    pub pci_bus_id: Option<SharedStr>,
+    /// Share of the sample period in which one or more kernels ran (0–100).
+    pub util_gpu_pct: Option<u32>,
+    /// Share of the sample period in which device memory was read or written (0–100).
+    pub util_memory_pct: Option<u32>,
+    pub memory_total_bytes: Option<u64>,
+    pub memory_used_bytes: Option<u64>,
+    pub power_watts: Option<f64>,
+    pub power_limit_watts: Option<f64>,
+    /// Energy counter since the driver loaded, in millijoules (grows monotonically).
+    pub energy_millijoules: Option<u64>,
+    pub temperature_celsius: Option<u32>,
+    pub fan_speed_pct: Option<u32>,
+    pub clock_graphics_mhz: Option<u32>,
+    pub clock_sm_mhz: Option<u32>,
+    pub clock_memory_mhz: Option<u32>,
+    pub clock_sm_max_mhz: Option<u32>,
+    pub clock_memory_max_mhz: Option<u32>,
+    /// Active clock throttle reasons; `None` when the driver cannot say, empty when none apply.
+    pub throttle_reasons: Option<Vec<ThrottleReason>>,
+    pub pcie_rx_bytes_per_s: Option<u64>,
+    pub pcie_tx_bytes_per_s: Option<u64>,
+    pub pcie_link_gen: Option<u32>,
+    pub pcie_link_gen_max: Option<u32>,
+    pub pcie_link_width: Option<u32>,
+    pub pcie_link_width_max: Option<u32>,
+    pub encoder_util_pct: Option<u32>,
+    pub decoder_util_pct: Option<u32>,
+    pub mig_enabled: Option<bool>,
+    /// GPM (Hopper and newer) over the last interval, 0–100: share of SM time with a warp
+    /// resident — the real "is the GPU working" figure where `util_gpu_pct` only says a kernel
+    /// ran. `None` where GPM is unsupported.
+    #[serde(default)]
+    pub sm_active_pct: Option<f64>,
+    /// GPM: resident warps as a share of the maximum, 0–100.
+    #[serde(default)]
+    pub sm_occupancy_pct: Option<f64>,
+    /// GPM: share of time any tensor pipe was busy, 0–100.
+    #[serde(default)]
+    pub tensor_active_pct: Option<f64>,
+    /// GPM: DRAM bandwidth in use as a share of the peak, 0–100.
+    #[serde(default)]
+    pub dram_active_pct: Option<f64>,
+    /// Critical XID errors seen since the source started, per XID (ascending); `None` when the
+    /// driver does not report this GPU's events.
+    #[serde(default)]
+    pub xid_errors: Option<Vec<XidCount>>,
+}
+
+/// How often one XID error was seen on a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct XidCount {
+    /// The XID number (79: fell off the bus, 48: double-bit ECC, 94/95: ECC contained /
+    /// uncontained, 119/120: GSP errors, …).
+    pub xid: u64,
+    pub count: u64,
+}
+
+/// When a GPU "reports busy but does no work": NVML's util says a kernel is resident nearly all
+/// the time while GPM's SM activity says almost no warp runs and the board draws little more
+/// than idle power — a job stuck in a collective or a deadlock. The hung-GPU rule decides over
+/// a window; billing counts such samples as idle paid time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StuckThresholds {
+    /// util ≥ this (percent)…
+    pub util_min_pct: f64,
+    /// …while SM activity ≤ this (percent)…
+    pub sm_active_max_pct: f64,
+    /// …and power ≤ this share of the power limit (0–1).
+    pub power_max_share: f64,
+}
+
+impl Default for StuckThresholds {
+    fn default() -> Self {
+        Self {
+            util_min_pct: 90.0,
+            sm_active_max_pct: 5.0,
+            power_max_share: 0.3,
+        }
+    }
+}
+
+impl GpuReading {
+    /// Whether this sample looks busy-but-stuck (see [`StuckThresholds`]); `None` without the
+    /// util or SM-activity reading (no GPM: util alone cannot tell). An unknown power reading is
+    /// no evidence against.
+    pub fn looks_stuck(&self, t: &StuckThresholds) -> Option<bool> {
+        if self.state != GpuState::Ok {
+            return Some(false);
+        }
+        let util = f64::from(self.util_gpu_pct?);
+        let sm = self.sm_active_pct.filter(|v| v.is_finite())?;
+        let power_low = match (self.power_watts, self.power_limit_watts) {
+            (Some(w), Some(limit)) if limit > 0.0 => w <= limit * t.power_max_share,
+            _ => true,
+        };
+        Some(util >= t.util_min_pct && sm <= t.sm_active_max_pct && power_low)
+    }
+
+    /// VRAM use as a share of total (0–100), when both are known.
+    pub fn memory_used_pct(&self) -> Option<f64> {
+        match (self.memory_used_bytes, self.memory_total_bytes) {
+            (Some(used), Some(total)) if total > 0 => Some(used as f64 * 100.0 / total as f64),
+            _ => None,
+        }
+    }
+}
