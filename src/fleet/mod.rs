@@ -1,6 +1,6 @@
 //! `gpumeter fleet --once`: polls every host once and prints the table ([`table`]) or JSON
 //! ([`json`]). The fleet's model (hosts, polling, rows, the words of a cell) is the core's
-//! [`gpumeter_core::fleet`]; the fleet screen is the dashboard's (`crate::ui::fleet`).
+//! [`gpumeter_core::fleet`]; the fleet screen is one of the dashboard's screens, not this room.
 //!
 //! May touch: the core's fleet model, units. Never: the engine's state, the ledger, notify,
 //! the dashboard.

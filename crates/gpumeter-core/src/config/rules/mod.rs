@@ -200,4 +200,16 @@ mod signal_tests {
         let e = rules(&bad).unwrap_err().to_string();
         assert!(e.contains("alerts.vram.high_pct"), "{e}");
     }
+
+    #[test]
+    fn lost_takes_its_hold_and_names_a_bad_one() {
+        let raw: RawAlerts = toml::from_str("[lost]\nclear_after = \"10m\"\n").unwrap();
+        assert_eq!(rules(&raw).unwrap().lost.clear_after_ms, 600_000);
+        let bad: RawAlerts = toml::from_str("[lost]\nclear_after = \"soon\"\n").unwrap();
+        let e = rules(&bad).unwrap_err();
+        assert_eq!(e.field, "alerts.lost.clear_after");
+        assert!(e.message.contains("not a duration"), "{e}");
+        let typo = toml::from_str::<RawAlerts>("[lost]\nclear_afer = \"5m\"\n").unwrap_err();
+        assert!(typo.to_string().contains("clear_afer"), "{typo}");
+    }
 }
