@@ -23,8 +23,8 @@ use clap::{Parser, Subcommand};
 
 use gpumeter_core::config::{CliPricing, DemoPricing, Env, LoadOptions};
 
-/// The interval when none is given.
-pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
+/// The interval when none is given (the session core's: `eval` runs the rules at it too).
+pub const DEFAULT_INTERVAL: Duration = gpumeter_core::session::DEFAULT_INTERVAL;
 
 /// Watch rented GPUs: utilization, memory, power and processes, with the bill beside them.
 #[derive(Debug, Parser)]

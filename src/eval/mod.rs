@@ -12,6 +12,10 @@
 //! - an alert no label covers is a false alarm of its rule;
 //! - a rule listed `quiet` that stays quiet is a true negative.
 //!
+//! Each timeline runs through a [`Session`] at the live interval ([`STEP_MS`]), so what eval
+//! scores is what `watch` says: the same rules, billing and autostop (its stop is scored as the
+//! rule `autostop`).
+//!
 //! `report` turns the outcomes into the tables and JSON that `gpumeter eval` prints. Uses the
 //! engine and the simulator only; no I/O beyond reading the corpus files.
 
@@ -22,15 +26,20 @@ use std::path::Path;
 
 use gpumeter_sim::{RateUnit, Scenario, Simulator};
 
-use gpumeter_core::engine::Engine;
-use gpumeter_core::engine::rules::{RulesConfig, Transition};
-use gpumeter_core::money::{Currency, Money};
+use gpumeter_core::billing::{Pricing, Rate, RateUnit as BillingUnit};
+use gpumeter_core::config::AlertSettings;
+use gpumeter_core::engine::autostop::AutostopConfig;
+use gpumeter_core::engine::rules::RulesConfig;
+use gpumeter_core::money::Money;
+use gpumeter_core::notify::NotifyConfig;
+use gpumeter_core::session::{AutostopFlags, Session, SessionConfig, lines};
+use gpumeter_core::units::parse_duration;
 
-pub use score::{Fired, Outcome, RuleStats, Totals, score};
+pub use score::{Event, Fired, Outcome, RuleStats, Totals, score};
 
-/// Simulated seconds between readings: coarser than the dashboard's 1 s, which every rule
-/// window (tens of seconds and up) resolves the same, and it keeps the corpus cheap in CI.
-pub const STEP_MS: u64 = 2_000;
+/// Simulated milliseconds between readings: the live front-ends' default interval, so the
+/// rules see what they see live (the same windows, the same warm-up, the same autostop).
+pub const STEP_MS: u64 = gpumeter_core::session::DEFAULT_INTERVAL.as_millis() as u64;
 /// The wall-clock start of every timeline (any fixed instant: results must not depend on it).
 const T0_MS: i64 = 1_767_225_600_000;
 
@@ -81,36 +90,84 @@ pub fn run(scenario: Scenario) -> Outcome {
 }
 
 /// The same with these rule settings (a config file's `[alerts]` tables, to tune them on the
-/// corpus).
+/// corpus). Runs the timeline through a [`Session`], as `watch` does: the rules, the billing
+/// and autostop (on when the labels ask, with a stop command that is never run).
 pub fn run_with(scenario: Scenario, rules: &RulesConfig) -> Outcome {
     let duration_s = scenario.labels.as_ref().map_or(0, |l| l.duration_s);
-    let rate = scenario.pricing.as_ref().map(|p| {
-        let r = i64::try_from(p.rate_micros).unwrap_or(i64::MAX);
-        match p.unit {
-            RateUnit::InstanceHour => r,
-            RateUnit::GpuHour => r.saturating_mul(i64::from(scenario.gpu_count())),
-        }
-    });
     let labels = scenario.labels.clone();
     let name = scenario.name.clone();
+    let mut problems = Vec::new();
+    let autostop = labels
+        .as_ref()
+        .and_then(|l| l.autostop.as_deref())
+        .and_then(|text| match parse_duration(text) {
+            Ok(d) => Some(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+            Err(e) => {
+                problems.push(format!("labels.autostop: {e}"));
+                None
+            }
+        });
+    let cfg = SessionConfig {
+        pricing: pricing_of(&scenario),
+        interval_ms: i64::try_from(STEP_MS).unwrap_or(1_000),
+        // No channel leaves the process: no hooks or webhook, no `wall`, no terminal.
+        alerts: AlertSettings {
+            rules: rules.clone(),
+            notify: NotifyConfig::default(),
+            autostop: AutostopConfig {
+                wall: false,
+                ..AutostopConfig::default()
+            },
+            commands_file: None,
+        },
+        autostop_flags: AutostopFlags {
+            after_ms: autostop,
+            command: autostop.map(|_| vec!["true".to_string()]),
+        },
+        ..SessionConfig::default()
+    };
+    let mut session = match Session::new(cfg) {
+        Ok(s) => s,
+        Err(e) => {
+            problems.push(format!("autostop: {e}"));
+            let mut o = score(&name, labels.as_ref(), &[]);
+            o.problems.extend(problems);
+            return o;
+        }
+    };
     let mut sim = Simulator::new(scenario);
-    let mut engine = Engine::new().with_rules(rules.clone());
-    engine.set_rate(rate.map(Money::from_micros), Currency::USD);
-    let mut events: Vec<(f64, Transition)> = Vec::new();
+    let mut events: Vec<(f64, Event)> = Vec::new();
     let mut t_ms = 0;
     while t_ms <= duration_s * 1000 {
-        let at = T0_MS + i64::try_from(t_ms).unwrap_or(i64::MAX);
-        engine.ingest(sim.snapshot_at(t_ms, at));
+        let now = T0_MS + i64::try_from(t_ms).unwrap_or(i64::MAX);
+        let step = session.ingest(sim.snapshot_at(t_ms, now));
         let t_s = t_ms as f64 / 1000.0;
         events.extend(
-            engine
-                .drain_alert_transitions()
+            step.transitions
                 .into_iter()
-                .map(|tr| (t_s, tr)),
+                .map(|tr| (t_s, Event::Alert(tr))),
         );
+        let cfg = session.autostop_config();
+        events.extend(step.autostop.iter().map(|e| {
+            let line = lines::autostop(e, cfg, now);
+            (t_s, Event::Autostop(e.clone(), line))
+        }));
         t_ms += STEP_MS;
     }
-    score(&name, labels.as_ref(), &events)
+    let mut o = score(&name, labels.as_ref(), &events);
+    o.problems.extend(problems);
+    o
+}
+
+/// The scenario's price as the meter takes it.
+fn pricing_of(scenario: &Scenario) -> Option<Pricing> {
+    let p = scenario.pricing.as_ref()?;
+    let amount = Money::from_micros(i64::try_from(p.rate_micros).unwrap_or(i64::MAX));
+    let unit = match p.unit {
+        RateUnit::InstanceHour => BillingUnit::InstanceHour,
+        RateUnit::GpuHour => BillingUnit::GpuHour,
+    };
+    Some(Pricing::simple(Rate { amount, unit }))
 }
 
 /// Runs every timeline through the default rules.

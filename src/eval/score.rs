@@ -5,8 +5,21 @@ use std::collections::BTreeMap;
 
 use gpumeter_sim::{FireLabel, Labels};
 
+use gpumeter_core::engine::autostop::AutostopEvent;
 use gpumeter_core::engine::rules::job::gpu_ranges;
 use gpumeter_core::engine::rules::{Alert, Transition};
+
+/// What a timeline said, as the scoring takes it: an alert transition, or an autostop event
+/// with the line `watch` prints for it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Alert(Transition),
+    Autostop(AutostopEvent, String),
+}
+
+/// No rule may fire more often than this within any hour of any timeline, labelled or not: an
+/// alert that comes and goes faster is noise a user switches off (checked corpus-wide).
+pub const MAX_FIRES_PER_HOUR: usize = 3;
 
 /// An alert that fired, as the scoring sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +62,27 @@ impl Fired {
             title: a.title.clone(),
             detail: a.detail.clone(),
             evidence: a.evidence.clone(),
+        }
+    }
+}
+
+impl Fired {
+    /// An autostop stop, as a fire of the rule `autostop`: its line is its title, and the
+    /// warnings before it are its evidence (what it said it tolerated).
+    fn stop(at_s: f64, line: &str, warnings: &[String]) -> Fired {
+        Fired {
+            at_s,
+            rule: "autostop".into(),
+            id: "autostop".into(),
+            verdict: None,
+            gpus: None,
+            job: None,
+            title: line.trim().to_string(),
+            detail: String::new(),
+            evidence: warnings
+                .iter()
+                .map(|w| ("warning".to_string(), w.trim().to_string()))
+                .collect(),
         }
     }
 }
@@ -97,26 +131,31 @@ fn covers(l: &FireLabel, f: &Fired) -> bool {
 }
 
 /// Scores the transitions `(seconds since start, transition)` of one timeline.
-pub fn score(name: &str, labels: Option<&Labels>, events: &[(f64, Transition)]) -> Outcome {
+pub fn score(name: &str, labels: Option<&Labels>, events: &[(f64, Event)]) -> Outcome {
     let mut o = Outcome {
         name: name.to_string(),
         case: labels.and_then(|l| l.case.clone()).unwrap_or_default(),
         ..Outcome::default()
     };
-    let fired: Vec<Fired> = events
-        .iter()
-        .filter_map(|(t, tr)| match tr {
-            Transition::Fired(a) => Some(Fired::of(*t, a)),
-            _ => None,
-        })
-        .collect();
-    let updated: Vec<Fired> = events
-        .iter()
-        .filter_map(|(t, tr)| match tr {
-            Transition::Updated(a) => Some(Fired::of(*t, a)),
-            _ => None,
-        })
-        .collect();
+    let mut fired: Vec<Fired> = Vec::new();
+    let mut updated: Vec<Fired> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
+    for (t, e) in events {
+        match e {
+            Event::Alert(Transition::Fired(a)) => fired.push(Fired::of(*t, a)),
+            Event::Alert(Transition::Updated(a)) => updated.push(Fired::of(*t, a)),
+            Event::Alert(_) => {}
+            Event::Autostop(AutostopEvent::Warning { .. }, line) => warnings.push(line.clone()),
+            Event::Autostop(AutostopEvent::Cancelled { .. }, _) => warnings.clear(),
+            Event::Autostop(AutostopEvent::Stop { .. }, line) => {
+                fired.push(Fired::stop(*t, line, &warnings));
+                warnings.clear();
+            }
+            Event::Autostop(AutostopEvent::Armed { .. }, _) => {}
+        }
+    }
+    fired.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+    flapping(&fired, &mut o.problems);
     let Some(labels) = labels else {
         o.problems.push("no labels".into());
         o.fired = fired;
@@ -215,6 +254,34 @@ pub fn score(name: &str, labels: Option<&Labels>, events: &[(f64, Transition)]) 
     o
 }
 
+/// Any rule that fired more than [`MAX_FIRES_PER_HOUR`] times within an hour.
+fn flapping(fired: &[Fired], problems: &mut Vec<String>) {
+    let mut rules: Vec<&str> = fired.iter().map(|f| f.rule.as_str()).collect();
+    rules.sort_unstable();
+    rules.dedup();
+    for rule in rules {
+        let times: Vec<f64> = fired
+            .iter()
+            .filter(|f| f.rule == rule)
+            .map(|f| f.at_s)
+            .collect();
+        let worst = (0..times.len())
+            .map(|i| {
+                times[i..]
+                    .iter()
+                    .take_while(|&&t| t < times[i] + 3600.0)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        if worst > MAX_FIRES_PER_HOUR {
+            problems.push(format!(
+                "flapping: {rule} fired {worst} times within an hour (at most {MAX_FIRES_PER_HOUR})"
+            ));
+        }
+    }
+}
+
 /// Per-rule sums over a corpus.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Totals {
@@ -281,7 +348,11 @@ mod tests {
              verdict = \"CPU-bound input\"\ngpus = [4, 5, 6, 7]\nwithin_s = [60, 240]\n",
         );
         let a = alert(AlertKind::Starved, "starved:job-1", "CPU-bound input");
-        let o = score("t", Some(&l), &[(100.0, Transition::Fired(a))]);
+        let o = score(
+            "t",
+            Some(&l),
+            &[(100.0, Event::Alert(Transition::Fired(a)))],
+        );
         assert!(o.passed(), "{:?}", o.problems);
         assert_eq!(o.rules["starved"].true_pos, 1);
         assert_eq!(o.rules["starved"].detect_s, vec![40.0]);
@@ -298,12 +369,16 @@ mod tests {
         let cpu = alert(AlertKind::Starved, "starved:job-1", "CPU-bound input");
         let disk = alert(AlertKind::Starved, "starved:job-1", "disk-throughput bound");
         let ev = [
-            (90.0, Transition::Fired(cpu.clone())),
-            (120.0, Transition::Updated(disk)),
-            (200.0, Transition::Fired(cpu)),
+            (90.0, Event::Alert(Transition::Fired(cpu.clone()))),
+            (120.0, Event::Alert(Transition::Updated(disk))),
+            (200.0, Event::Alert(Transition::Fired(cpu))),
             (
                 300.0,
-                Transition::Fired(alert(AlertKind::Throttle, "throttle:x", "")),
+                Event::Alert(Transition::Fired(alert(
+                    AlertKind::Throttle,
+                    "throttle:x",
+                    "",
+                ))),
             ),
         ];
         let o = score("t", Some(&l), &ev);
@@ -334,9 +409,77 @@ mod tests {
         assert!(score("t", Some(&l), &[]).passed());
         let a = alert(AlertKind::IdlePaid, "idle", "");
         let twice = [
-            (10.0, Transition::Fired(a.clone())),
-            (20.0, Transition::Fired(a)),
+            (10.0, Event::Alert(Transition::Fired(a.clone()))),
+            (20.0, Event::Alert(Transition::Fired(a))),
         ];
         assert!(!score("t", Some(&l), &twice).passed());
+    }
+
+    #[test]
+    fn a_rule_firing_four_times_in_an_hour_flaps_even_when_labelled() {
+        let l = labels(
+            "[labels]\nduration_s = 7200\n[[labels.fire]]\nrule = \"idle\"\nmax_fires = 9\n\
+             within_s = [0, 7200]\n",
+        );
+        let a = alert(AlertKind::IdlePaid, "idle", "");
+        let at = |ts: &[f64]| -> Vec<(f64, Event)> {
+            ts.iter()
+                .map(|&t| (t, Event::Alert(Transition::Fired(a.clone()))))
+                .collect()
+        };
+        // Three in an hour, a fourth just past it: no flapping.
+        assert!(score("t", Some(&l), &at(&[0.0, 1000.0, 2000.0, 3600.0])).passed());
+        let o = score("t", Some(&l), &at(&[0.0, 1000.0, 2000.0, 3599.0]));
+        assert!(
+            o.problems
+                .iter()
+                .any(|p| p.contains("flapping: idle fired 4 times within an hour")),
+            "{:?}",
+            o.problems
+        );
+    }
+
+    #[test]
+    fn an_autostop_stop_is_a_fire_of_its_own_with_its_warnings_as_evidence() {
+        let l = labels(
+            "[labels]\nduration_s = 3600\nautostop = \"30m\"\n[[labels.fire]]\n\
+             rule = \"autostop\"\nwithin_s = [1800, 1900]\nsays = [\"pid 812\"]\n",
+        );
+        let warn = AutostopEvent::Warning {
+            at_unix_ms: 0,
+            remaining_ms: 300_000,
+            idle_ms: 1_500_000,
+            tolerated: None,
+        };
+        let stop = AutostopEvent::Stop {
+            at_unix_ms: 0,
+            idle_ms: 1_800_000,
+            tolerated: None,
+        };
+        let ev = [
+            (
+                1500.0,
+                Event::Autostop(warn, "autostop: ignored 5 probes by pid 812".into()),
+            ),
+            (
+                1800.0,
+                Event::Autostop(stop.clone(), "autostop: running `true`".into()),
+            ),
+        ];
+        let o = score("t", Some(&l), &ev);
+        assert!(o.passed(), "{:?}", o.problems);
+        assert_eq!(o.rules["autostop"].true_pos, 1);
+        // A stop nobody asked for is a false alarm.
+        let quiet = labels("[labels]\nduration_s = 3600\nquiet = [\"autostop\"]\n");
+        let o = score(
+            "t",
+            Some(&quiet),
+            &[(10.0, Event::Autostop(stop, "stop".into()))],
+        );
+        assert!(
+            o.problems
+                .iter()
+                .any(|p| p.contains("false alarm at 10 s: autostop"))
+        );
     }
 }

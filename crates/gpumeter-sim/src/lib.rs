@@ -32,7 +32,7 @@ pub use health::{ComputeModeSpec, GpuHealthSpec, NvLinkSpec, PreflightSpec};
 pub use pricing::{Pricing, RateUnit};
 pub use scenario::{
     FaultSpec, FireLabel, GpuSignal, GpuSpec, HostSpec, Labels, ProcessGpuSpec, ProcessKind,
-    ProcessSpec, Scenario, ThreadSpec, ThrottleRule, WorkersSpec,
+    ProcessSpec, RepeatSpec, Scenario, ThreadSpec, ThrottleRule, WorkersSpec,
 };
 pub use signal::{Range, Signal, Wave};
 pub use simulate::Simulator;

@@ -30,6 +30,9 @@ pub(crate) struct ProcInstance {
     container: Option<SharedStr>,
     cpus_allowed_list: Option<SharedStr>,
     thread_name: Option<SharedStr>,
+    /// Elapsed second it starts at (before it: absent) and exits at (`repeat` shifts both).
+    start_s: i64,
+    until_s: Option<f64>,
 }
 
 /// Every concrete process in file order: each rank followed by its workers.
@@ -38,11 +41,25 @@ pub(crate) fn expand(scenario: &Scenario) -> Vec<ProcInstance> {
     for (spec_idx, spec) in scenario.processes.iter().enumerate() {
         let workers = spec.workers.as_ref().map_or(0, |w| w.count);
         let stride = spec.pid_stride.unwrap_or(1 + workers);
-        for rank in 0..spec.count {
-            let pid = spec.pid.saturating_add(rank.saturating_mul(stride));
+        let (times, every_s, pid_step) = spec.repeat.as_ref().map_or((1, 0, 0), |r| {
+            let step = r
+                .pid_step
+                .unwrap_or_else(|| spec.count.saturating_mul(stride));
+            (r.times.max(1), r.every_s, step)
+        });
+        for (trial, rank) in (0..times).flat_map(|t| (0..spec.count).map(move |r| (t, r))) {
+            let shift = i64::from(trial).saturating_mul(every_s);
+            let start_s = spec.start_offset_s.saturating_add(shift);
+            let until_s = spec.until_s.map(|u| u + shift as f64);
+            let pid = spec
+                .pid
+                .saturating_add(trial.saturating_mul(pid_step))
+                .saturating_add(rank.saturating_mul(stride));
             let fill = |s: &Option<String>, worker: Option<u32>| {
                 s.as_ref().map(|s| {
-                    let s = s.replace("{rank}", &rank.to_string());
+                    let s = s
+                        .replace("{rank}", &rank.to_string())
+                        .replace("{trial}", &trial.to_string());
                     SharedStr::from(match worker {
                         Some(w) => s.replace("{worker}", &w.to_string()),
                         None => s,
@@ -73,6 +90,8 @@ pub(crate) fn expand(scenario: &Scenario) -> Vec<ProcInstance> {
                 host_pid: spec
                     .host_pid
                     .map(|h| h.saturating_add(rank.saturating_mul(stride))),
+                start_s,
+                until_s,
             });
             if let Some(w) = &spec.workers {
                 for n in 0..w.count {
@@ -89,6 +108,8 @@ pub(crate) fn expand(scenario: &Scenario) -> Vec<ProcInstance> {
                         container: container.clone(),
                         cpus_allowed_list: cpus_allowed_list.clone(),
                         thread_name: None,
+                        start_s,
+                        until_s,
                     });
                 }
             }
@@ -101,7 +122,7 @@ impl ProcInstance {
     /// The reading at `at`, or `None` once the process has exited.
     pub(crate) fn reading(&self, scenario: &Scenario, at: &At) -> Option<ProcessReading> {
         let spec: &ProcessSpec = scenario.processes.get(self.spec)?;
-        if spec.until_s.is_some_and(|until| at.t_s >= until) {
+        if at.t_s < self.start_s as f64 || self.until_s.is_some_and(|until| at.t_s >= until) {
             return None;
         }
         let gpu = self.gpu_uses(spec, at);
@@ -130,7 +151,7 @@ impl ProcInstance {
                 round2(at.sample(s, 0.0, "proc", u64::from(self.pid), "cpu", Range::NonNeg))
             }),
             rss_bytes: rss_gib.map(|g| (g.max(0.0) * GIB).round() as u64 / 4096 * 4096),
-            start_time_unix_s: Some(at.start_unix_s + spec.start_offset_s),
+            start_time_unix_s: Some(at.start_unix_s + self.start_s),
             state: worker.map_or(spec.state, |w| w.state.or(spec.state)),
             threads: worker.map_or(spec.threads, |w| w.threads),
             gpu,

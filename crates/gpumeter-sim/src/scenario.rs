@@ -59,9 +59,13 @@ pub struct Labels {
     pub duration_s: u64,
     #[serde(default)]
     pub fire: Vec<FireLabel>,
-    /// Rules (`starved`, `idle`, `forgotten`, `throttle`, `checkpoint`) that must not fire.
+    /// Rules (`starved`, `idle`, `forgotten`, `throttle`, `checkpoint`, `autostop`, …) that
+    /// must not fire.
     #[serde(default)]
     pub quiet: Vec<String>,
+    /// Run with autostop on after this much idle time (`"30m"`, as `--autostop` takes it): its
+    /// stop counts as a fire of the rule `autostop`.
+    pub autostop: Option<String>,
 }
 
 /// An alert that must fire.
@@ -259,6 +263,8 @@ pub struct ProcessSpec {
     pub start_offset_s: i64,
     /// The process exits at this elapsed time (it and its workers disappear).
     pub until_s: Option<f64>,
+    /// Run again and again (a sweep's trials, a cron job): copy k starts `k × every_s` later.
+    pub repeat: Option<RepeatSpec>,
     /// False: /proc cannot see this PID (another PID namespace); host fields are absent.
     #[serde(default = "yes")]
     pub visible: bool,
@@ -279,6 +285,17 @@ pub struct ProcessSpec {
     pub pid_match: Option<PidMatch>,
     /// The busiest thread of each rank (its CPU is part of the rank's `cpu_pct`).
     pub busiest_thread: Option<ThreadSpec>,
+}
+
+/// Repeats of a process entry: copy k (0-based) starts and exits `k × every_s` after the
+/// first, with pids `k × pid_step` higher (default: the entry's whole pid range) and `{trial}`
+/// in its strings replaced by k.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepeatSpec {
+    pub every_s: i64,
+    pub times: u32,
+    pub pid_step: Option<u32>,
 }
 
 /// A GPU process's busiest thread: tid = the rank's pid (the main thread) unless `tid_offset`.

@@ -2,7 +2,9 @@
 //! `{ const = 95 }`, `{ sine = { min, max, period_s } }`, `{ sawtooth = { min, max, period_s } }`,
 //! `{ square = { low, high, period_s, duty } }`, `{ steps = [[t_s, value], …] }`, each with an
 //! optional `noise` amplitude. Checked when parsed (periods > 0, duty in 0–1, steps in order), so
-//! a bad scenario fails with the TOML line instead of producing nonsense.
+//! a bad scenario fails with the TOML line instead of producing nonsense. `starts = [t_s, value]`
+//! on any of them holds `value` before `t_s` (a loop that starts late), `ends = [t_s, value]`
+//! from `t_s` on (a periodic job that stops).
 
 use serde::Deserialize;
 
@@ -13,6 +15,10 @@ pub struct Signal {
     pub wave: Wave,
     /// Peak deviation added by noise (same unit as the value), ≥ 0.
     pub noise: f64,
+    /// Before this elapsed second (unshifted), the value holds: the wave has not begun.
+    pub starts: Option<(f64, f64)>,
+    /// From this elapsed second on (unshifted), the value holds: the wave stops.
+    pub ends: Option<(f64, f64)>,
 }
 
 /// The shape of a [`Signal`].
@@ -71,6 +77,8 @@ impl Signal {
         Self {
             wave: Wave::Const(v),
             noise: 0.0,
+            starts: None,
+            ends: None,
         }
     }
 
@@ -105,6 +113,10 @@ impl Signal {
                 .or(steps.first())
                 .map_or(0.0, |(_, v)| *v),
         };
+        let held = (self.starts.filter(|(to, _)| t_s < *to))
+            .or(self.ends.filter(|(from, _)| t_s >= *from))
+            .map(|(_, v)| v);
+        let base = held.unwrap_or(base);
         range.clamp(base + self.noise * noise_unit.clamp(-1.0, 1.0))
     }
 }
@@ -123,6 +135,8 @@ struct RawSignal {
     square: Option<SquareSpec>,
     steps: Option<Vec<(f64, f64)>>,
     noise: Option<f64>,
+    starts: Option<(f64, f64)>,
+    ends: Option<(f64, f64)>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -198,7 +212,12 @@ impl TryFrom<RawSignal> for Signal {
         }
         let mut waves = waves.into_iter();
         match (waves.next(), waves.next()) {
-            (Some(wave), None) => Ok(Signal { wave, noise }),
+            (Some(wave), None) => Ok(Signal {
+                wave,
+                noise,
+                starts: raw.starts,
+                ends: raw.ends,
+            }),
             (None, _) => {
                 Err("a signal needs one of `const`, `sine`, `sawtooth`, `square`, `steps`".into())
             }
@@ -313,7 +332,12 @@ mod tests {
             u in -1.0f64..=1.0,
             cap in 0.0f64..1e9,
         ) {
-            let s = Signal { wave, noise };
+            let s = Signal {
+                wave,
+                noise,
+                starts: None,
+                ends: None,
+            };
             let pct = s.sample(t, phase, u, Range::Pct);
             prop_assert!((0.0..=100.0).contains(&pct));
             prop_assert!(s.sample(t, phase, u, Range::NonNeg) >= 0.0);

@@ -141,8 +141,26 @@ impl Scenario {
                     format!("{stride} would reuse worker pids (needs > {workers})"),
                 );
             }
-            for rank in 0..p.count {
-                let base = u64::from(p.pid) + u64::from(rank) * u64::from(stride);
+            let (times, pid_step) = match &p.repeat {
+                None => (1, 0),
+                Some(r) => {
+                    if r.times == 0 || r.every_s <= 0 {
+                        return bad(
+                            format!("process[{i}].repeat"),
+                            format!(
+                                "needs times ≥ 1 and every_s > 0, got times = {} and every_s = {}",
+                                r.times, r.every_s
+                            ),
+                        );
+                    }
+                    let step = r.pid_step.unwrap_or(p.count.saturating_mul(stride));
+                    (r.times, u64::from(step))
+                }
+            };
+            for (trial, rank) in (0..times).flat_map(|t| (0..p.count).map(move |r| (t, r))) {
+                let base = u64::from(p.pid)
+                    + u64::from(trial) * pid_step
+                    + u64::from(rank) * u64::from(stride);
                 for pid in base..=base + u64::from(workers) {
                     if pid > u64::from(u32::MAX) || !pids.insert(pid) {
                         return bad(

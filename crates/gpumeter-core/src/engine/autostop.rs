@@ -31,6 +31,12 @@ pub fn paid_for_nothing(snap: &Snapshot, idle: &IdleConfig) -> bool {
     }
 }
 
+/// " (ignored: 3 short probes by pid 812)" when the countdown ignored some GPU activity: the
+/// words every channel adds to a warning and the stop.
+pub fn ignored_note(tolerated: Option<&str>) -> String {
+    tolerated.map_or_else(String::new, |t| format!(" (ignored: {t})"))
+}
+
 /// Resolved `[autostop]` settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AutostopConfig {
@@ -78,11 +84,20 @@ pub enum AutostopEvent {
         at_unix_ms: i64,
         remaining_ms: i64,
         idle_ms: i64,
+        /// GPU activity the countdown ignored (short probes), in words; `None`: none.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tolerated: Option<String>,
     },
     /// A warned countdown was cancelled (a key in the dashboard).
     Cancelled { at_unix_ms: i64 },
     /// Run the stop command now.
-    Stop { at_unix_ms: i64, idle_ms: i64 },
+    Stop {
+        at_unix_ms: i64,
+        idle_ms: i64,
+        /// As in the warnings.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tolerated: Option<String>,
+    },
 }
 
 /// Where the countdown stands, for the dashboard.
@@ -191,6 +206,7 @@ impl Autostop {
             events.push(AutostopEvent::Stop {
                 at_unix_ms: now,
                 idle_ms,
+                tolerated: None,
             });
             return events;
         }
@@ -206,6 +222,7 @@ impl Autostop {
                 at_unix_ms: now,
                 remaining_ms: remaining,
                 idle_ms,
+                tolerated: None,
             });
         }
         events

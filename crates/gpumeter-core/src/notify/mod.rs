@@ -150,9 +150,16 @@ impl Notifier {
             AutostopEvent::Warning {
                 remaining_ms,
                 idle_ms,
+                tolerated,
                 ..
             } => {
-                let msg = wall::autostop_message(host, *remaining_ms, *idle_ms, &cfg.command);
+                let msg = wall::autostop_message(
+                    host,
+                    *remaining_ms,
+                    *idle_ms,
+                    tolerated.as_deref(),
+                    &cfg.command,
+                );
                 if cfg.wall
                     && let Err(err) = wall::wall(&msg)
                 {

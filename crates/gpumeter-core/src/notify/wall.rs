@@ -10,11 +10,18 @@ use crate::units::{DurationStyle, duration};
 const MAX_MESSAGE: usize = 400;
 
 /// The autostop warning text.
-pub fn autostop_message(host: &str, remaining_ms: i64, idle_ms: i64, command: &[String]) -> String {
+pub fn autostop_message(
+    host: &str,
+    remaining_ms: i64,
+    idle_ms: i64,
+    tolerated: Option<&str>,
+    command: &[String],
+) -> String {
     let words = |ms: i64| duration(ms, DurationStyle::Words);
+    let ignored = crate::engine::autostop::ignored_note(tolerated);
     sanitize(
         &format!(
-            "gpumeter autostop: {host} has been idle for {} and will run `{}` in {}. \
+            "gpumeter autostop: {host} has been idle for {}{ignored} and will run `{}` in {}. \
              Press any key in gpumeter, or start GPU work, to cancel.",
             words(idle_ms),
             command.join(" "),
@@ -52,7 +59,7 @@ mod tests {
             "-h".to_string(),
             "now".to_string(),
         ];
-        let m = autostop_message("box\x1b[2J", 4 * 60_000 + 1, 26 * 60_000, &cmd);
+        let m = autostop_message("box\x1b[2J", 4 * 60_000 + 1, 26 * 60_000, None, &cmd);
         assert_eq!(
             m,
             "gpumeter autostop: box has been idle for 26 min and will run `sudo shutdown -h now` in 4 min. \

@@ -8,7 +8,7 @@ use std::io::Write;
 
 use crate::billing::{BillingView, BudgetEvent};
 use crate::clock::{UtcStyle, utc_text};
-use crate::engine::autostop::{AutostopConfig, AutostopEvent};
+use crate::engine::autostop::{AutostopConfig, AutostopEvent, ignored_note};
 use crate::engine::rules::{AlertKind, Transition};
 use crate::ledger::FlushedMinute;
 use crate::money::{Currency, Money};
@@ -77,18 +77,23 @@ pub fn autostop(e: &AutostopEvent, cfg: &AutostopConfig, now: i64) -> String {
         AutostopEvent::Warning {
             remaining_ms,
             idle_ms,
+            tolerated,
             ..
         } => format!(
-            "{}  autostop: idle for {}, running `{command}` in {}",
+            "{}  autostop: idle for {}{}, running `{command}` in {}",
             at(now),
             crate::units::duration(*idle_ms, crate::units::DurationStyle::Words),
+            ignored_note(tolerated.as_deref()),
             crate::units::duration(*remaining_ms, crate::units::DurationStyle::Words)
         ),
         AutostopEvent::Cancelled { .. } => format!("{}  autostop: cancelled", at(now)),
-        AutostopEvent::Stop { idle_ms, .. } => format!(
-            "{}  autostop: idle for {}: running `{command}`",
+        AutostopEvent::Stop {
+            idle_ms, tolerated, ..
+        } => format!(
+            "{}  autostop: idle for {}{}: running `{command}`",
             at(now),
-            crate::units::duration(*idle_ms, crate::units::DurationStyle::Words)
+            crate::units::duration(*idle_ms, crate::units::DurationStyle::Words),
+            ignored_note(tolerated.as_deref())
         ),
     }
 }

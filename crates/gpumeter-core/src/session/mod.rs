@@ -42,6 +42,10 @@ use crate::notify::Notifier;
 pub use autostop::{AutostopFlags, AutostopSetupError, Refusal};
 pub use metering::Metering;
 
+/// The reading interval of the live front-ends when none is given; `gpumeter eval` runs the
+/// rules at the same interval, so a verdict there is the verdict live.
+pub const DEFAULT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Longest the stop command may run before it is killed.
 pub const STOP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
