@@ -127,6 +127,8 @@ pub struct RawIdle {
     pub remind_after: Option<String>,
     pub remind_every: Option<String>,
     pub arm_after_boot: Option<String>,
+    pub probe_memory_gib: Option<f64>,
+    pub probe_max: Option<String>,
 }
 
 /// `[alerts.forgotten]`.

@@ -1,35 +1,21 @@
 //! Autostop: stop a paid machine nobody uses. Off by default. The machine is idle when every
-//! GPU is idle (the idle rule's test) or lost ([`paid_for_nothing`]: all lost is a spot reclaim
-//! or a host fault), host CPU ≤ 10 % and network ≤ 100 KB/s; after that has
+//! GPU is idle, runs only a short probe (a monitoring agent's health check: seen through, and
+//! named in the warnings and the stop) or is lost (all lost is a spot reclaim or a host fault),
+//! as the rules judged the tick ([`WorkTracker`]); host CPU ≤ 10 % and network ≤ 100 KB/s; after that has
 //! lasted `after` (default 30 min) this state machine says "stop" once. It warns 5 min and
 //! 1 min before, arms only after the first real GPU activity or 15 min after boot, and
 //! [`Autostop::cancel`] (any key in the dashboard) starts the countdown over.
 //!
 //! Pure: it returns [`AutostopEvent`]s; running the stop command, `wall` and notifications is
-//! the caller's (notify/ or `gpumeter watch`). Any GPU activity resets the countdown at once;
+//! the caller's (notify/ or `gpumeter watch`). Any GPU work resets the countdown at once;
 //! host CPU or network activity resets it only when it lasts longer than `host_blip_ms`
 //! (a cron job should not keep a forgotten box alive, a real workload should). Unknown readings
 //! never count as idle: stopping a machine is not undone.
 
-use gpumeter_model::{GpuState, Snapshot};
+use gpumeter_model::Snapshot;
 use serde::Serialize;
 
-use super::rules::config::IdleConfig;
-use super::rules::idle::{gpu_idle, machine_idle};
-
-/// Whether the GPUs do nothing the meter is paid for: every GPU idle, or lost (`GPU_IS_LOST`
-/// is a definite answer, unlike an unreadable GPU). All lost is a spot reclaim or a host fault:
-/// the box bills for nothing.
-pub fn paid_for_nothing(snap: &Snapshot, idle: &IdleConfig) -> bool {
-    let lost = |g: &gpumeter_model::GpuReading| g.state == GpuState::Lost;
-    if snap.gpus.iter().any(lost) {
-        snap.gpus
-            .iter()
-            .all(|g| lost(g) || gpu_idle(g, idle) == Some(true))
-    } else {
-        machine_idle(snap, idle) == Some(true)
-    }
-}
+use super::rules::work::{GpuWork, WorkTracker};
 
 /// " (ignored: 3 short probes by pid 812)" when the countdown ignored some GPU activity: the
 /// words every channel adds to a warning and the stop.
@@ -151,17 +137,15 @@ impl Autostop {
     }
 
     /// One tick.
-    pub fn observe(&mut self, snap: &Snapshot, now: i64, idle: &IdleConfig) -> Vec<AutostopEvent> {
+    /// One tick: `work` is the rules' judgement of the same snapshot.
+    pub fn observe(&mut self, snap: &Snapshot, now: i64, work: &WorkTracker) -> Vec<AutostopEvent> {
         self.last_now = Some(now);
         let mut events = Vec::new();
         if !self.cfg.enabled {
             return events;
         }
         if !self.armed {
-            let active = snap
-                .gpus
-                .iter()
-                .any(|g| g.state == GpuState::Ok && gpu_idle(g, idle) == Some(false));
+            let active = work.gpus().iter().any(|(_, w)| *w == GpuWork::Work);
             let booted_long_ago = snap.system.uptime_s.is_some_and(|u| {
                 i64::try_from(u).unwrap_or(i64::MAX).saturating_mul(1000)
                     >= self.cfg.arm_after_boot_ms
@@ -173,7 +157,9 @@ impl Autostop {
                 return events;
             }
         }
-        if !paid_for_nothing(snap, idle) {
+        // Paid for nothing: every GPU idle, probing or lost (all lost: a spot reclaim or a
+        // host fault; the box bills for nothing).
+        if work.no_work(true) != Some(true) {
             self.reset();
             return events;
         }
@@ -206,7 +192,7 @@ impl Autostop {
             events.push(AutostopEvent::Stop {
                 at_unix_ms: now,
                 idle_ms,
-                tolerated: None,
+                tolerated: work.probes_text(since),
             });
             return events;
         }
@@ -222,7 +208,7 @@ impl Autostop {
                 at_unix_ms: now,
                 remaining_ms: remaining,
                 idle_ms,
-                tolerated: None,
+                tolerated: work.probes_text(since),
             });
         }
         events
@@ -262,7 +248,7 @@ mod tests {
     use super::*;
     use crate::clock::{Clock, FakeClock};
     use crate::engine::rules::RulesConfig;
-    use gpumeter_model::GpuReading;
+    use gpumeter_model::{GpuReading, GpuState};
 
     const T0: i64 = 1_750_000_000_000;
 
@@ -299,10 +285,13 @@ mod tests {
         f: impl Fn(i64) -> Snapshot,
     ) -> Vec<(i64, AutostopEvent)> {
         let idle = RulesConfig::default().idle;
+        let mut work = WorkTracker::default();
         let mut out = Vec::new();
         for _ in 0..secs {
             let now = clock.now_unix_ms();
-            for e in a.observe(&f(now), now, &idle) {
+            let s = f(now);
+            work.update(&s, now, &idle);
+            for e in a.observe(&s, now, &work) {
                 out.push(((now - T0) / 1000, e));
             }
             clock.advance_ms(1000);

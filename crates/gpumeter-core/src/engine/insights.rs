@@ -83,8 +83,7 @@ impl Insights {
         let t = self.rules.evaluate(snap, now, self.rate_per_hour);
         self.transitions.extend(t);
         bounded(&mut self.transitions);
-        let idle_cfg = self.rules.config().idle.clone();
-        let e = self.autostop.observe(snap, now, &idle_cfg);
+        let e = self.autostop.observe(snap, now, self.rules.work());
         self.autostop_events.extend(e);
         bounded(&mut self.autostop_events);
     }

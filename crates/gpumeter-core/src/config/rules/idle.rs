@@ -6,6 +6,7 @@ use crate::config::values::{ValueError, duration_ms, number};
 use crate::engine::rules::config::IdleConfig;
 
 const MIN: i64 = 60_000;
+const GIB: f64 = (1u64 << 30) as f64;
 
 /// `[alerts.idle]` (absent: the defaults).
 pub(super) fn resolve(raw: Option<&RawIdle>, d: &IdleConfig) -> Result<IdleConfig, ValueError> {
@@ -53,6 +54,14 @@ pub(super) fn resolve(raw: Option<&RawIdle>, d: &IdleConfig) -> Result<IdleConfi
             di.arm_after_boot_ms,
             0,
         )?,
+        probe_memory_bytes: (number(
+            "alerts.idle.probe_memory_gib",
+            i.probe_memory_gib,
+            di.probe_memory_bytes as f64 / GIB,
+            0.0,
+            1024.0,
+        )? * GIB) as u64,
+        probe_max_ms: duration_ms("alerts.idle.probe_max", &i.probe_max, di.probe_max_ms, 0)?,
     };
     Ok(idle)
 }

@@ -212,4 +212,22 @@ mod signal_tests {
         let typo = toml::from_str::<RawAlerts>("[lost]\nclear_afer = \"5m\"\n").unwrap_err();
         assert!(typo.to_string().contains("clear_afer"), "{typo}");
     }
+
+    #[test]
+    fn idle_takes_its_probe_limits_and_names_a_bad_one() {
+        let raw: RawAlerts =
+            toml::from_str("[idle]\nprobe_memory_gib = 1.5\nprobe_max = \"5s\"\n").unwrap();
+        let idle = rules(&raw).unwrap().idle;
+        assert_eq!(
+            (idle.probe_memory_bytes, idle.probe_max_ms),
+            (3 << 29, 5_000)
+        );
+        let bad: RawAlerts = toml::from_str("[idle]\nprobe_max = \"soon\"\n").unwrap();
+        assert_eq!(rules(&bad).unwrap_err().field, "alerts.idle.probe_max");
+        let bad: RawAlerts = toml::from_str("[idle]\nprobe_memory_gib = -1\n").unwrap();
+        assert_eq!(
+            rules(&bad).unwrap_err().field,
+            "alerts.idle.probe_memory_gib"
+        );
+    }
 }

@@ -20,6 +20,10 @@ pub struct IdleConfig {
     pub remind_every_ms: i64,
     /// Without GPU activity since gpumeter started, alerts wait until the host has been up this long.
     pub arm_after_boot_ms: i64,
+    /// A burst on a GPU holding less than this (bytes: a CUDA context, no model)…
+    pub probe_memory_bytes: u64,
+    /// …lasting at most this long is a probe, not work ([`super::work`]).
+    pub probe_max_ms: i64,
 }
 
 /// Forgotten allocation.
@@ -202,6 +206,8 @@ impl Default for RulesConfig {
                 remind_after_ms: 10 * MIN,
                 remind_every_ms: 30 * MIN,
                 arm_after_boot_ms: 15 * MIN,
+                probe_memory_bytes: 2 << 30,
+                probe_max_ms: 10_000,
             },
             forgotten: ForgottenConfig {
                 enabled: true,

@@ -5,7 +5,9 @@
 //! A GPU sample is idle when util ≤ 5 %, memory-controller util ≤ 5 % and PCIe RX+TX < 10 MB/s;
 //! an unsupported memory-util or PCIe reading is no evidence against idle, an unsupported util
 //! is no evidence at all. A GPU that is lost or failing is not idle (something is wrong, and
-//! the machine is not safely idle). Arming: no alert before the first real GPU activity seen or
+//! the machine is not safely idle). Probes (short bursts on a GPU holding only a context) are
+//! no work, and the waits of a loop that runs in bursts are not idle ([`super::work`]). Idle
+//! time and cost count probes and lost cards as unproductive. Arming: no alert before the first real GPU activity seen or
 //! until the host has been up `arm_after_boot` (default 15 min): a fresh box is being set up.
 
 use std::collections::BTreeMap;
@@ -15,6 +17,7 @@ use gpumeter_model::{GpuReading, GpuState, Snapshot, StuckThresholds};
 use super::alert::{Alert, AlertKind, Severity};
 use super::config::IdleConfig;
 use super::window::{DEFAULT_MAX_GAP_MS, Edge, Window};
+use super::work::GpuWork;
 use super::{Ctx, RuleOutput};
 use crate::money::Money;
 
@@ -125,18 +128,9 @@ impl IdleRule {
         self.last_t = Some(now);
         let rate = ctx.rate_per_hour;
 
-        let per_gpu: Vec<(u32, Option<bool>)> = snap
-            .gpus
-            .iter()
-            .map(|g| (g.index, gpu_idle(g, &self.cfg)))
-            .collect();
-        // Real activity (a working GPU doing something; a lost one is not activity) arms the rule.
-        if snap
-            .gpus
-            .iter()
-            .zip(&per_gpu)
-            .any(|(g, (_, idle))| g.state == GpuState::Ok && *idle == Some(false))
-        {
+        let work = ctx.work();
+        // Real work (not a probe, not a lost card) arms the rule.
+        if work.gpus().iter().any(|(_, w)| *w == GpuWork::Work) {
             self.armed = true;
         }
         let uptime_ms = snap
@@ -147,22 +141,28 @@ impl IdleRule {
 
         let gpus = i128::try_from(snap.gpus.len().max(1)).unwrap_or(1);
         let gpu_rate = rate.map(|r| r.mul_div(1, gpus).micros());
-        // Idle paid time counts busy-but-stuck GPUs too (the hung rule names them): the bill
-        // runs for no work either way. The alert below stays about truly idle GPUs.
+        // Idle paid time counts probes, lost cards and busy-but-stuck GPUs too (the lost and
+        // hung rules name them): the bill runs for no work either way. The alert below stays
+        // about GPUs doing nothing.
         let stuck = StuckThresholds::default();
         let mut all_unproductive = !snap.gpus.is_empty();
-        for (g, (index, idle)) in snap.gpus.iter().zip(&per_gpu) {
+        for (g, (index, w)) in snap.gpus.iter().zip(work.gpus()) {
             let tally = self.totals.gpus.entry(*index).or_default();
-            if *idle == Some(true) || g.looks_stuck(&stuck) == Some(true) {
+            let unproductive = matches!(w, GpuWork::Idle | GpuWork::Probe | GpuWork::Lost)
+                || g.looks_stuck(&stuck) == Some(true);
+            if unproductive {
                 tally.add(dt, gpu_rate);
             } else {
                 all_unproductive = false;
             }
         }
-        let all_idle = machine_idle(snap, &self.cfg);
         if all_unproductive {
             self.totals.machine.add(dt, rate.map(Money::micros));
         }
+        // Idle: no work on any GPU (probes seen through), and no loop between its bursts.
+        let all_idle = work
+            .no_work(false)
+            .map(|none| none && !work.loop_running(self.cfg.window_ms));
 
         match self.window.push(now, all_idle) {
             Edge::Rose => {
@@ -250,6 +250,9 @@ impl IdleRule {
                 crate::units::rate(pcie as f64),
             ),
         ];
+        if let Some(probes) = ctx.work().probes_text(e.since_ms) {
+            evidence.push(("seen through (no work)".into(), probes));
+        }
         if let Some(rate) = ctx.rate_micros_per_h() {
             evidence.push(("rate".into(), ctx.per_hour(rate)));
             evidence.push(("idle cost, this stretch".into(), money(e.cost_micros)));

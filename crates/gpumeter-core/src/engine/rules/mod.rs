@@ -29,6 +29,7 @@ pub mod starved;
 pub mod throttle;
 pub mod vram;
 pub mod window;
+pub mod work;
 pub mod xid;
 pub mod xid_catalog;
 
@@ -61,6 +62,8 @@ pub struct Ctx<'a> {
     pub gpu_rate: Option<Money>,
     /// This tick's jobs, kept across ticks for the rules that ask (starved, job done, hung).
     jobs: &'a job_cache::JobCache,
+    /// What the GPUs did this tick: idle, a probe, work ([`work`]).
+    work: &'a work::WorkTracker,
 }
 
 impl<'a> Ctx<'a> {
@@ -72,6 +75,7 @@ impl<'a> Ctx<'a> {
         currency: Currency,
         gpu_rate: Option<Money>,
         jobs: &'a job_cache::JobCache,
+        work: &'a work::WorkTracker,
     ) -> Self {
         Self {
             snap,
@@ -80,7 +84,13 @@ impl<'a> Ctx<'a> {
             currency,
             gpu_rate,
             jobs,
+            work,
         }
+    }
+
+    /// What the GPUs did this tick ([`work::WorkTracker`]).
+    pub fn work(&self) -> &work::WorkTracker {
+        self.work
     }
 
     /// One GPU's share of the rate per hour: the billing view's, else the rate over `gpus`.
@@ -147,6 +157,7 @@ pub struct Rules {
     shared: shared::SharedRule,
     /// The jobs, rebuilt only when the processes' shape changes ([`job_cache`]).
     jobs: job_cache::JobCache,
+    work: work::WorkTracker,
     active: BTreeMap<String, ActiveAlert>,
     /// Alerts handed in from outside (budget), standing until acknowledged.
     external: BTreeMap<String, Alert>,
@@ -194,6 +205,7 @@ impl Rules {
             job_done: job_done::JobDoneRule::new(config.job_done.clone(), config.idle.clone()),
             shared: shared::SharedRule::new(config.shared.clone(), fire, clear),
             jobs: job_cache::JobCache::default(),
+            work: work::WorkTracker::default(),
             config,
             currency: Currency::USD,
             gpu_rate: None,
@@ -206,6 +218,11 @@ impl Rules {
 
     pub fn config(&self) -> &RulesConfig {
         &self.config
+    }
+
+    /// What the GPUs did on the last tick (autostop reads it after the rules).
+    pub fn work(&self) -> &work::WorkTracker {
+        &self.work
     }
 
     /// The currency the messages use (default USD).
@@ -230,6 +247,7 @@ impl Rules {
         rate_per_hour: Option<Money>,
     ) -> Vec<Transition> {
         self.jobs.update(snap);
+        self.work.update(snap, now_ms, &self.config.idle);
         let ctx = Ctx::new(
             snap,
             now_ms,
@@ -237,6 +255,7 @@ impl Rules {
             self.currency,
             self.gpu_rate,
             &self.jobs,
+            &self.work,
         );
         let outputs = [
             self.idle.evaluate(&ctx),

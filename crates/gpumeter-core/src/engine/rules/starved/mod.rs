@@ -29,10 +29,16 @@
 //!   most 10 s: enough to smooth a sawtooth of a few seconds), and the verdict needs that for
 //!   80 % of the window: a pause shorter than that (a checkpoint, a burst of requests and the
 //!   quiet after it) never fires, and a pause at the idle level is no starvation at all;
+//! - a loop in bursts (activity rose from the idle level twice or more in the window) is judged
+//!   between its bursts on the window's mean: its waits are starvation, not idle;
 //! - warm-up: nothing fires for a job in its first 5 minutes (`warmup`, by its GPU processes'
-//!   start time; what its GPUs did then is no evidence later) nor before its loop has run: its
-//!   GPUs active (above the idle level) for one window without a break, or for three windows in
-//!   all — loading, compiling and autotuning come first, blips of GPU work with idle gaps;
+//!   start time; what its GPUs did then is no evidence later) nor before its GPUs were active for
+//!   three windows in all — loading, compiling and autotuning come first, blips of GPU work with
+//!   idle gaps — unless its loop is seen running (three rises in a window, or a window of
+//!   unbroken activity): that ends the warm-up for good. The first verdict waits for a whole
+//!   window of evidence;
+//! - a standing alert ends only when its window clears: the holds below keep a verdict from
+//!   starting, never end one (no fire/clear on a brief busy stretch);
 //! - a lighter phase: an unclassified verdict is held back when the job's input work (its CPU
 //!   and the disk reads) fell with the util, to ≤ 60 % of what it was while the GPUs were busy —
 //!   an evaluation pass, not a GPU waiting for input.
@@ -64,6 +70,9 @@ pub use cause::{Cause, cause_label};
 const MAX_SMOOTH_MS: i64 = 10_000;
 /// Warm-up ends after one window of unbroken GPU activity, or this many windows of it in all.
 const WARMUP_WINDOWS: i64 = 3;
+/// A loop runs when the activity rose from the idle level this many times within one window
+/// (a sawtooth, bursts of compute between waits): compile blips and loading rise less often.
+const LOOP_RISES: usize = 3;
 
 #[derive(Debug, Clone)]
 pub struct StarvedRule {
@@ -194,6 +203,8 @@ impl StarvedRule {
                 below: self.cfg.util_below_pct,
                 verdict: Window::new(span, fire, clear),
                 history: Window::new(horizon, 0.5, 0.1),
+                rises: std::collections::VecDeque::new(),
+                was_active: false,
             });
             let util = g.util_gpu_pct.map(f64::from).filter(|_| held);
             let sm = g.sm_active_pct.filter(|v| v.is_finite() && held);
@@ -210,11 +221,27 @@ impl StarvedRule {
             st.util.push(now, util);
             st.recent.push(now, activity);
             st.recent_mean = st.recent.mean();
+            let active = activity.is_some_and(|a| a > self.idle_util_pct);
+            if active && !st.was_active {
+                st.rises.push_back(now);
+            }
+            st.was_active = active;
+            while st.rises.front().is_some_and(|&t| t < now - span) {
+                st.rises.pop_front();
+            }
+            let starving = |m: f64| m > self.idle_util_pct && m < st.below;
+            // Between the bursts of a loop (two or more rises in the window) the short span
+            // reads idle; the loop's own mean over the window says it is starving.
+            let bursting = st.rises_since(now - span) >= LOOP_RISES - 1;
             let starved = if self.young.contains(&g.index) {
                 None
             } else if held {
-                st.recent_mean
-                    .map(|m| m > self.idle_util_pct && m < st.below)
+                st.recent_mean.map(|m| {
+                    starving(m)
+                        || (m <= self.idle_util_pct
+                            && bursting
+                            && st.activity.mean().is_some_and(starving))
+                })
             } else {
                 Some(false)
             };
@@ -285,14 +312,26 @@ impl StarvedRule {
         let age_ms = cache
             .roots_started(snap, i)
             .map(|s| now - s.saturating_mul(1000));
-        let young = age_ms.is_some_and(|a| (0..self.cfg.warmup_ms).contains(&a));
+        // The loop runs once its GPUs burst again and again, or stay active a whole window:
+        // no warm-up hold after that, however young the job (a job starved from its first
+        // step is named within a window or two of the loop starting).
+        let rising = j.gpus.iter().any(|g| {
+            self.gpus
+                .get(g)
+                .is_some_and(|s| s.rises_since(now - span) >= LOOP_RISES)
+        });
+        js.loop_seen |= rising || js.active_run_ms >= span;
+        let young = !js.loop_seen && age_ms.is_some_and(|a| (0..self.cfg.warmup_ms).contains(&a));
         if young {
             self.young.extend(&j.gpus);
         }
-        let warming_up = young || (js.active_run_ms < span && js.active_ms < WARMUP_WINDOWS * span);
+        let first_seen = *js.first_seen_ms.get_or_insert(now);
+        let warming_up = (!js.loop_seen && (young || js.active_ms < WARMUP_WINDOWS * span))
+            || now - first_seen < span;
         if starved.is_empty() || warming_up {
             js.since = None;
             js.waste_acc = 0;
+            js.shown = false;
             return None;
         }
         let mean_of = |f: &dyn Fn(&GpuState) -> Option<f64>| {
@@ -344,8 +383,15 @@ impl StarvedRule {
         // A lighter phase, or one already over (the GPUs are busy again while the
         // window catches up): nothing to say.
         let busy_again = job_util.is_some_and(|u| u >= busy_level);
-        let dropped = js.phase_dropped(self.host.disk_read.mean(), self.cfg.phase_drop_share);
-        if cause == Cause::Unclassified && (busy_again || dropped) {
+        // A loop in bursts is no lighter phase: its input work peaks with each burst.
+        let bursting = j.gpus.iter().any(|g| {
+            self.gpus
+                .get(g)
+                .is_some_and(|s| s.rises_since(now - span) >= LOOP_RISES - 1)
+        });
+        let dropped =
+            !bursting && js.phase_dropped(self.host.disk_read.mean(), self.cfg.phase_drop_share);
+        if cause == Cause::Unclassified && !js.shown && (busy_again || dropped) {
             return None;
         }
         for g in &starved {
@@ -369,6 +415,9 @@ impl StarvedRule {
         alert.severity = severity;
         alert.since_unix_ms = js.since.unwrap_or(since);
         alert.cost_micros = ctx.rate_per_hour.map(|_| js.waste_micros());
+        if let Some(js) = self.jobs.get_mut(&j.key) {
+            js.shown = true;
+        }
         Some(alert)
     }
 }

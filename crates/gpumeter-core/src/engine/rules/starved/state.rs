@@ -34,6 +34,17 @@ pub(super) struct GpuState {
     pub(super) verdict: Window,
     /// The starved condition over the severity horizon, while held.
     pub(super) history: Window,
+    /// When its activity last rose from the idle level (bursts of a loop), within the window.
+    pub(super) rises: std::collections::VecDeque<i64>,
+    /// Whether the last sample was above the idle level.
+    pub(super) was_active: bool,
+}
+
+impl GpuState {
+    /// Activity rises from the idle level within the window ending at `now`.
+    pub(super) fn rises_since(&self, from: i64) -> usize {
+        self.rises.iter().filter(|&&t| t >= from).count()
+    }
 }
 
 /// A job's evidence, averaged over the window.
@@ -56,6 +67,14 @@ pub(super) struct JobState {
     /// Waste since the alert began, rate × ms (micro-units·ms per hour).
     pub(super) waste_acc: i128,
     pub(super) since: Option<i64>,
+    /// Its loop has been seen running (bursts again and again, or a window of unbroken
+    /// activity): the warm-up is over for good.
+    pub(super) loop_seen: bool,
+    /// When it was first seen: its first verdict waits for one whole window of evidence.
+    pub(super) first_seen_ms: Option<i64>,
+    /// The alert stands (it then ends only when the verdict window clears: no flapping on a
+    /// brief busy stretch).
+    pub(super) shown: bool,
 }
 
 impl JobState {
@@ -74,6 +93,9 @@ impl JobState {
             pcie_rx: MeanWindow::new(span),
             waste_acc: 0,
             since: None,
+            loop_seen: false,
+            first_seen_ms: None,
+            shown: false,
         }
     }
 

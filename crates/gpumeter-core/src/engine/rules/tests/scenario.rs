@@ -170,7 +170,7 @@ fn forgotten_kernel_is_named_after_fifteen_minutes() {
 }
 
 /// GPU 2 falls off the bus at 30 s: the lost alert (high, GPU 2) is the one verdict; the idle
-/// rule does not call the dead card idle.
+/// rule does not call the machine idle, but the dead card's time is idle spend.
 #[test]
 fn lost_gpu_raises_the_lost_alert_alone_and_is_not_idle() {
     let (engine, ts) = run("gpu-lost", 5 * 60);
@@ -183,7 +183,8 @@ fn lost_gpu_raises_the_lost_alert_alone_and_is_not_idle() {
     );
     assert_eq!(ts.len(), 1, "{ts:#?}");
     let totals = engine.rules().idle_totals();
-    assert_eq!(totals.gpus[&2].idle_ms, 0);
+    assert_eq!(totals.gpus[&2].idle_ms, 271_000, "lost from 30 s to 300 s");
+    assert_eq!(totals.gpus[&0].idle_ms, 0);
     assert_eq!(totals.machine.idle_ms, 0);
 }
 
