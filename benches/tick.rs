@@ -9,6 +9,7 @@ use gpumeter::ui::{self, App, UiOptions};
 use gpumeter_core::engine::Engine;
 use gpumeter_sim::{Scenario, Simulator};
 use ratatui::backend::{CrosstermBackend, TestBackend};
+use ratatui::widgets::Widget;
 use ratatui::{Terminal, TerminalOptions, Viewport, layout::Rect};
 
 /// The `training` machine plus extra GPU jobs with dataloader workers, to ~500 processes.
@@ -66,14 +67,18 @@ fn tick(c: &mut Criterion) {
                 let now = t as i64 * 1000;
                 engine.ingest(sim.snapshot_at(t * 1000, now));
                 ui::sync(&mut app, &engine, area, now);
-                terminal.draw(|f| ui::draw(f, &app, &engine, now)).unwrap();
+                terminal
+                    .draw(|f| f.render_widget(ui::Dashboard::new(&app, &engine, now), f.area()))
+                    .unwrap();
             })
         },
     );
     c.bench_function("draw only 200x60", |b| {
         let now = t as i64 * 1000;
         b.iter(|| {
-            terminal.draw(|f| ui::draw(f, &app, &engine, now)).unwrap();
+            terminal
+                .draw(|f| f.render_widget(ui::Dashboard::new(&app, &engine, now), f.area()))
+                .unwrap();
         })
     });
     // A tick as the dashboard writes it: one buffer diffed against the record of the screen,
@@ -87,7 +92,12 @@ fn tick(c: &mut Criterion) {
             engine.ingest(sim.snapshot_at(t * 1000, now));
             // As the event loop draws: the rows built once, by the sync.
             let rows = ui::sync_rows(&mut app, &engine, area, now);
-            or_exit(screen.draw(|buf| ui::render_with_rows(buf, &app, &engine, now, &rows)));
+            or_exit(screen.draw(|buf| {
+                let area = buf.area;
+                ui::Dashboard::new(&app, &engine, now)
+                    .with_rows(&rows)
+                    .render(area, buf);
+            }));
         })
     });
     let mut crossterm = or_exit(Terminal::with_options(
@@ -104,7 +114,7 @@ fn tick(c: &mut Criterion) {
             ui::sync(&mut app, &engine, area, now);
             or_exit(
                 crossterm
-                    .draw(|f| ui::draw(f, &app, &engine, now))
+                    .draw(|f| f.render_widget(ui::Dashboard::new(&app, &engine, now), f.area()))
                     .map(|_| ()),
             );
         })

@@ -1,7 +1,8 @@
 //! One money formatter everywhere: the same session's amounts, printed by the alert text, the
 //! spend panel, `watch` and `report`, in USD, EUR and JPY, read the same (and as written here).
 
-use gpumeter_model::{GpuReading, Snapshot};
+use gpumeter_model::Snapshot;
+use gpumeter_model::testing::SnapshotBuilder;
 
 use gpumeter_core::billing::Pricing;
 use gpumeter_core::billing::{ClockStart, Rate};
@@ -14,16 +15,11 @@ use gpumeter_core::session::{Session, SessionConfig};
 const T0: i64 = 1_800_000_000_000;
 
 fn idle(s: i64) -> Snapshot {
-    let mut snap = Snapshot::empty("demo:money", T0 + s * 1_000);
-    snap.system.hostname = Some("box".into());
-    snap.system.uptime_s = Some(86_400);
-    snap.gpus.push(GpuReading {
-        index: 0,
-        util_gpu_pct: Some(0),
-        util_memory_pct: Some(0),
-        ..GpuReading::default()
-    });
-    snap
+    SnapshotBuilder::new("demo:money", T0 + s * 1_000)
+        .hostname("box")
+        .uptime_s(86_400)
+        .gpu(0, 0)
+        .build()
 }
 
 fn text_of(lines: &[ratatui::text::Line<'_>]) -> String {

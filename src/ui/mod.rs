@@ -2,9 +2,9 @@
 //! holds the view state ([`App`]), the [`widgets`] (one per file; the alert widgets in
 //! `widgets/alerts/`), the [`layout`], the [`theme`] (and theme files), the process rows, the
 //! terminal guard and the event loop; whole-screen tests and their fixtures are in `tests/`. It
-//! reads the [`Engine`] through `&` only: [`draw`] never mutates anything, so every screen is a
-//! snapshot test. The only state it owns is the view; readings arrive over the collector
-//! channel in [`run`].
+//! reads the [`Engine`] through `&` only: a [`Dashboard`] (the whole screen, a widget over the
+//! widgets) never mutates anything, so every screen is a snapshot test. The only state it owns
+//! is the view; readings arrive over the collector channel in [`run`].
 
 pub mod alert_view;
 pub mod app;
@@ -32,11 +32,10 @@ pub(crate) mod tests;
 use std::path::PathBuf;
 
 use gpumeter_model::GpuState;
-use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Widget};
 
 use gpumeter_core::billing::Pricing;
 use gpumeter_core::engine::Engine;
@@ -45,10 +44,20 @@ pub use app::{Action, App};
 pub use event_loop::{EndReason, Feed, run, session_config};
 pub use layout::{Screen, Spend};
 pub use rows::{INVISIBLE_LABEL, ProcRow, build_rows};
-use widgets::{
-    Canvas, alerts, charts, confirm, fmt, gpu_line, gpu_panel, header, help, process_table,
-    spend_line, spend_panel, status_line,
-};
+use widgets::alerts::detail::AlertDetail;
+use widgets::alerts::panel::AlertPanel;
+use widgets::alerts::strip::{AlertStrip, HistoryOverlay};
+use widgets::charts::Chart;
+use widgets::confirm::Confirm;
+use widgets::gpu_line::GpuLine;
+use widgets::gpu_panel::GpuPanel;
+use widgets::header::Header;
+use widgets::help::Help;
+use widgets::process_table::ProcessTable;
+use widgets::spend_line::SpendLine;
+use widgets::spend_panel::SpendPanel;
+use widgets::status_line::StatusLine;
+use widgets::{alerts, charts, fmt, process_table};
 
 /// How the dashboard starts.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -146,8 +155,8 @@ pub fn sync(app: &mut App, engine: &Engine, area: Rect, now_unix_ms: i64) {
     sync_rows(app, engine, area, now_unix_ms);
 }
 
-/// [`sync`], handing back the process rows it built: the rows [`render_with_rows`] draws in the
-/// frame right after (syncing leaves the view fields the rows are built from — filter, GPU
+/// [`sync`], handing back the process rows it built: the rows [`Dashboard::with_rows`] draws
+/// in the frame right after (syncing leaves the view fields the rows are built from — filter, GPU
 /// filter, tree, sort — as they were), so a frame builds them once.
 pub fn sync_rows<'a>(
     app: &mut App,
@@ -183,52 +192,62 @@ pub fn sync_rows<'a>(
     rows
 }
 
-/// Renders one frame from borrowed state into a ratatui `Frame` (tests, benches, the fleet
-/// view): [`render`] on its buffer.
-pub fn draw(frame: &mut Frame, app: &App, engine: &Engine, now_unix_ms: i64) {
-    render(frame.buffer_mut(), app, engine, now_unix_ms);
+/// One whole frame of the dashboard from borrowed state (what `engine` holds at `now_unix_ms`,
+/// as `app` views it), reduced to what the terminal shows. Drawn over the whole buffer:
+/// `Dashboard::new(app, engine, now).render(buf.area, buf)`.
+pub struct Dashboard<'a> {
+    pub app: &'a App,
+    pub engine: &'a Engine,
+    pub now_unix_ms: i64,
+    /// The process rows [`sync_rows`] built for this frame (the same `app`, `engine` and
+    /// time); `None` builds them again.
+    pub rows: Option<&'a [ProcRow<'a>]>,
 }
 
-/// Renders one frame from borrowed state into `buf` (the whole screen), reduced to what the
-/// terminal shows.
-pub fn render(buf: &mut Buffer, app: &App, engine: &Engine, now_unix_ms: i64) {
-    draw_frame(buf, app, engine, now_unix_ms, None);
+impl<'a> Dashboard<'a> {
+    /// The frame of `engine` at `now_unix_ms` as `app` views it, its rows built when drawn.
+    pub fn new(app: &'a App, engine: &'a Engine, now_unix_ms: i64) -> Self {
+        Self {
+            app,
+            engine,
+            now_unix_ms,
+            rows: None,
+        }
+    }
+
+    /// The same frame, drawing the `rows` [`sync_rows`] built instead of building them.
+    pub fn with_rows(self, rows: &'a [ProcRow<'a>]) -> Self {
+        Self {
+            rows: Some(rows),
+            ..self
+        }
+    }
 }
 
-/// [`render`] with the process rows [`sync_rows`] built for this frame (the same `app`,
-/// `engine` and time), instead of building them again.
-pub fn render_with_rows(
-    buf: &mut Buffer,
-    app: &App,
-    engine: &Engine,
-    now_unix_ms: i64,
-    rows: &[ProcRow<'_>],
-) {
-    draw_frame(buf, app, engine, now_unix_ms, Some(rows));
-}
-
-fn draw_frame(
-    buf: &mut Buffer,
-    app: &App,
-    engine: &Engine,
-    now_unix_ms: i64,
-    rows: Option<&[ProcRow<'_>]>,
-) {
-    draw_widgets(buf, app, engine, now_unix_ms, rows);
-    fallback::reduce_colours(buf, app.colour_depth);
-    if app.ascii {
-        fallback::to_ascii(buf);
+impl Widget for Dashboard<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Self {
+            app,
+            engine,
+            now_unix_ms,
+            rows,
+        } = self;
+        draw_widgets(buf, area, app, engine, now_unix_ms, rows);
+        fallback::reduce_colours(buf, app.colour_depth);
+        if app.ascii {
+            fallback::to_ascii(buf);
+        }
     }
 }
 
 fn draw_widgets(
     buf: &mut Buffer,
+    area: Rect,
     app: &App,
     engine: &Engine,
     now_unix_ms: i64,
     synced: Option<&[ProcRow<'_>]>,
 ) {
-    let area = buf.area;
     let theme = &app.theme;
     let layout = match screen_for(area, engine, now_unix_ms) {
         Screen::TooSmall(r) => {
@@ -237,7 +256,12 @@ fn draw_widgets(
         }
         Screen::Dashboard(l) => l,
     };
-    header::render(buf, layout.header, app, engine, now_unix_ms);
+    Header {
+        app,
+        engine,
+        now_ms: now_unix_ms,
+    }
+    .render(layout.header, buf);
 
     let snap = engine.latest();
     let gpus = snap.map_or(&[][..], |s| &s.gpus[..]);
@@ -249,21 +273,29 @@ fn draw_widgets(
                 "no reading yet"
             };
             if let Some(r) = layout.gpu_cells.first() {
-                buf.render_widget(Paragraph::new(fmt::styled(note, theme.dim)), *r);
+                Paragraph::new(fmt::styled(note, theme.dim)).render(*r, buf);
             }
         }
         layout::GpuMode::Panels { .. } => {
-            for (cell, g) in layout.gpu_cells.iter().zip(gpus) {
-                let selected = app.gpu_filter == Some(g.index);
-                let hidden = hidden_vram(engine, g.index);
-                gpu_panel::render(buf, *cell, g, hidden, selected, theme);
+            for (cell, gpu) in layout.gpu_cells.iter().zip(gpus) {
+                GpuPanel {
+                    gpu,
+                    hidden: hidden_vram(engine, gpu.index),
+                    selected: app.gpu_filter == Some(gpu.index),
+                    theme,
+                }
+                .render(*cell, buf);
             }
         }
         layout::GpuMode::Lines => {
-            for (cell, g) in layout.gpu_cells.iter().zip(gpus) {
-                let selected = app.gpu_filter == Some(g.index);
-                let hidden = hidden_vram(engine, g.index);
-                gpu_line::render(buf, *cell, g, hidden, selected, theme);
+            for (cell, gpu) in layout.gpu_cells.iter().zip(gpus) {
+                GpuLine {
+                    gpu,
+                    hidden: hidden_vram(engine, gpu.index),
+                    selected: app.gpu_filter == Some(gpu.index),
+                    theme,
+                }
+                .render(*cell, buf);
             }
         }
     }
@@ -278,14 +310,22 @@ fn draw_widgets(
             text = format!(" +{hidden} more GPUs, {lost} of them LOST (enlarge the terminal)");
         }
         let style = if lost > 0 { theme.hot } else { theme.dim };
-        buf.render_widget(Paragraph::new(fmt::styled(text, style)), r);
+        Paragraph::new(fmt::styled(text, style)).render(r, buf);
     }
 
-    charts::render(buf, &layout.charts, app, engine, now_unix_ms);
+    for (r, metric) in layout.charts.iter().zip(charts::metrics(engine)) {
+        Chart {
+            metric,
+            app,
+            engine,
+            now_ms: now_unix_ms,
+        }
+        .render(*r, buf);
+    }
     if let (Some(spend), Some(view)) = (layout.spend, engine.billing()) {
         match spend {
-            Spend::Panel(r) => spend_panel::render(buf, r, view, theme),
-            Spend::Line(r) => spend_line::render(buf, r, view, theme),
+            Spend::Panel(r) => SpendPanel { view, theme }.render(r, buf),
+            Spend::Line(r) => SpendLine { view, theme }.render(r, buf),
         }
     }
     let built;
@@ -298,32 +338,60 @@ fn draw_widgets(
             &built[..]
         }
     };
-    process_table::render(buf, layout.table, rows, app, snap.is_some(), now_unix_ms);
+    ProcessTable {
+        rows,
+        app,
+        has_reading: snap.is_some(),
+        now_ms: now_unix_ms,
+    }
+    .render(layout.table, buf);
     if let Some(place) = layout.alerts {
         let visible = engine.rules().visible(now_unix_ms);
         match place {
-            layout::AlertArea::Panel(r) => {
-                let selected = app.alerts.selected;
-                alerts::panel::render(buf, r, &visible, now_unix_ms, theme, selected);
+            layout::AlertArea::Panel(r) => AlertPanel {
+                alerts: &visible,
+                now_unix_ms,
+                theme,
+                selected: app.alerts.selected,
             }
-            layout::AlertArea::Strip(r) => {
-                alerts::strip::render(buf, r, &visible, app.alerts.selected, app);
+            .render(r, buf),
+            layout::AlertArea::Strip(r) => AlertStrip {
+                visible: &visible,
+                selected: app.alerts.selected,
+                app,
             }
+            .render(r, buf),
         }
     }
     let countdown = loop_alerts::countdown(engine);
-    status_line::render(buf, layout.status, app, countdown.as_deref());
-    if let Some(cursor) = app.alerts.history {
-        alerts::strip::render_history(buf, area, engine, now_unix_ms, theme, cursor);
+    StatusLine {
+        app,
+        countdown: countdown.as_deref(),
     }
-    if let Some(d) = &app.alerts.detail {
-        alerts::detail::render(buf, area, d, engine, now_unix_ms, app);
+    .render(layout.status, buf);
+    if let Some(cursor) = app.alerts.history {
+        HistoryOverlay {
+            engine,
+            now: now_unix_ms,
+            theme,
+            cursor,
+        }
+        .render(area, buf);
+    }
+    if let Some(detail) = &app.alerts.detail {
+        AlertDetail {
+            detail,
+            engine,
+            now_unix_ms,
+            app,
+        }
+        .render(area, buf);
     }
     if app.help {
-        help::render(buf, area, app);
+        Help { app }.render(area, buf);
     }
     if let Some(pending) = &app.confirm {
-        confirm::render(buf, area, pending, theme);
+        Confirm { pending, theme }.render(area, buf);
     }
 }
 
@@ -345,8 +413,5 @@ fn too_small(buf: &mut Buffer, area: Rect, app: &App) {
         .find(|t| fmt::width(t) <= w)
         .unwrap_or("");
     let line = Line::from(fmt::styled(text.to_string(), app.theme.warm));
-    buf.render_widget(
-        Paragraph::new(line),
-        Rect::new(area.x, area.y, area.width, 1),
-    );
+    Paragraph::new(line).render(Rect::new(area.x, area.y, area.width, 1), buf);
 }

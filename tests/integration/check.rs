@@ -469,7 +469,8 @@ fn expectations_host_software_and_storage_hazards() {
 #[test]
 fn without_nvml_the_check_still_runs_and_fails() {
     let host = Host::new(TORCH_OK);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpumeter"))
+    let home = tempfile::tempdir().unwrap();
+    let out = crate::support::gpumeter(home.path())
         .args([
             "check",
             "--json",
@@ -479,7 +480,6 @@ fn without_nvml_the_check_still_runs_and_fails() {
         ])
         .arg(host.python())
         .env("GPUMETER_CHECK_ROOT", host.root())
-        .env("XDG_CONFIG_HOME", host.root())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(5));
@@ -495,10 +495,9 @@ fn without_nvml_the_check_still_runs_and_fails() {
 
 #[test]
 fn the_demo_shows_two_hazards_in_text_and_json_with_a_stable_schema() {
-    let bin = env!("CARGO_BIN_EXE_gpumeter");
-    let out = std::process::Command::new(bin)
+    let home = tempfile::tempdir().unwrap();
+    let out = crate::support::gpumeter(home.path())
         .args(["check", "--demo"])
-        .env("XDG_CONFIG_HOME", "/nonexistent")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(4));
@@ -507,9 +506,8 @@ fn the_demo_shows_two_hazards_in_text_and_json_with_a_stable_schema() {
     assert_eq!(warns.len(), 2, "{text}");
     assert!(text.contains("GPU 5: degraded PCIe link"), "{text}");
     assert!(text.contains("torch 2.8.0+cu129"), "{text}");
-    let out = std::process::Command::new(bin)
+    let out = crate::support::gpumeter(home.path())
         .args(["check", "--demo", "rented", "--json"])
-        .env("XDG_CONFIG_HOME", "/nonexistent")
         .output()
         .unwrap();
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -529,9 +527,8 @@ fn the_demo_shows_two_hazards_in_text_and_json_with_a_stable_schema() {
     );
     assert_eq!(r["tally"]["warn"], 2);
     // The healthy demo stays quiet.
-    let out = std::process::Command::new(bin)
+    let out = crate::support::gpumeter(home.path())
         .args(["check", "--demo", "idle", "--json"])
-        .env("XDG_CONFIG_HOME", "/nonexistent")
         .output()
         .unwrap();
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -1,18 +1,18 @@
 //! The binary as a user meets it: arguments, the demo, one-shot snapshots, exit codes.
 
+use std::path::Path;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn gpumeter() -> Command {
-    let mut cmd = Command::cargo_bin("gpumeter").unwrap();
-    // Never pick up a real or user-configured library in tests.
-    cmd.env_remove("GPUMETER_NVML_LIB");
-    cmd
+/// [`crate::support::gpumeter`] under `home`, with assert_cmd's assertions.
+fn gpumeter(home: &Path) -> Command {
+    Command::from_std(crate::support::gpumeter(home))
 }
 
-fn snapshot_json(scenario: &str, at: &str) -> Value {
-    let out = gpumeter()
+fn snapshot_json(home: &Path, scenario: &str, at: &str) -> Value {
+    let out = gpumeter(home)
         .args(["snapshot", "--json", "--demo", scenario, "--at", at])
         .output()
         .unwrap();
@@ -30,7 +30,11 @@ fn num(v: &Value) -> f64 {
 
 #[test]
 fn demo_list_names_every_scenario_with_a_description() {
-    let out = gpumeter().args(["--demo", "--list"]).output().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let out = gpumeter(home.path())
+        .args(["--demo", "--list"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     for name in [
@@ -52,7 +56,8 @@ fn demo_list_names_every_scenario_with_a_description() {
 
 #[test]
 fn snapshot_json_has_the_schema_fields() {
-    let v = snapshot_json("training", "60s");
+    let home = tempfile::tempdir().unwrap();
+    let v = snapshot_json(home.path(), "training", "60s");
     assert_eq!(v["schema"], gpumeter_model::SCHEMA_VERSION);
     // The demo carries its own price: the document has the bill.
     assert_eq!(v["billing"]["currency"], "USD");
@@ -86,17 +91,18 @@ fn snapshot_json_has_the_schema_fields() {
 
 #[test]
 fn training_is_busy_and_cpu_starved_shows_the_starved_pattern() {
+    let home = tempfile::tempdir().unwrap();
     let mean_util = |v: &Value| {
         let gpus = v["gpus"].as_array().unwrap();
         gpus.iter().map(|g| num(&g["util_gpu_pct"])).sum::<f64>() / gpus.len() as f64
     };
-    let training = snapshot_json("training", "60s");
+    let training = snapshot_json(home.path(), "training", "60s");
     assert!(mean_util(&training) >= 85.0, "{}", mean_util(&training));
 
     // Average over several instants: a sawtooth read once could land anywhere.
     let readings: Vec<Value> = ["30s", "37s", "44s", "51s", "58s", "65s"]
         .iter()
-        .map(|at| snapshot_json("cpu-starved", at))
+        .map(|at| snapshot_json(home.path(), "cpu-starved", at))
         .collect();
     let util = readings.iter().map(mean_util).sum::<f64>() / readings.len() as f64;
     assert!(util < 60.0, "cpu-starved mean util {util}");
@@ -124,9 +130,10 @@ fn training_is_busy_and_cpu_starved_shows_the_starved_pattern() {
 
 #[test]
 fn io_starved_shows_iowait_and_idle_shows_idle_gpus() {
-    let io = snapshot_json("io-starved", "60s");
+    let home = tempfile::tempdir().unwrap();
+    let io = snapshot_json(home.path(), "io-starved", "60s");
     assert!(num(&io["host"]["iowait_pct"]) >= 15.0);
-    let idle = snapshot_json("idle", "60s");
+    let idle = snapshot_json(home.path(), "idle", "60s");
     for g in idle["gpus"].as_array().unwrap() {
         assert!(num(&g["util_gpu_pct"]) <= 5.0);
     }
@@ -134,7 +141,8 @@ fn io_starved_shows_iowait_and_idle_shows_idle_gpus() {
 
 #[test]
 fn gpu_lost_marks_one_gpu_and_keeps_the_others() {
-    let v = snapshot_json("gpu-lost", "60s");
+    let home = tempfile::tempdir().unwrap();
+    let v = snapshot_json(home.path(), "gpu-lost", "60s");
     let gpus = v["gpus"].as_array().unwrap();
     let lost: Vec<&Value> = gpus.iter().filter(|g| g["state"] == "lost").collect();
     assert_eq!(lost.len(), 1);
@@ -150,7 +158,8 @@ fn gpu_lost_marks_one_gpu_and_keeps_the_others() {
 
 #[test]
 fn mixed_keeps_invisible_pids_and_sanitizes_hostile_names() {
-    let out = gpumeter()
+    let home = tempfile::tempdir().unwrap();
+    let out = gpumeter(home.path())
         .args(["snapshot", "--json", "--demo", "mixed"])
         .output()
         .unwrap();
@@ -170,7 +179,8 @@ fn mixed_keeps_invisible_pids_and_sanitizes_hostile_names() {
 
 #[test]
 fn snapshot_table_is_readable() {
-    gpumeter()
+    let home = tempfile::tempdir().unwrap();
+    gpumeter(home.path())
         .args(["snapshot", "--demo", "gpu-lost", "--at", "60s"])
         .assert()
         .success()
@@ -180,7 +190,8 @@ fn snapshot_table_is_readable() {
 
 #[test]
 fn no_driver_gives_a_clear_message_and_exit_code_3() {
-    gpumeter()
+    let home = tempfile::tempdir().unwrap();
+    gpumeter(home.path())
         .args(["snapshot", "--nvml-lib", "/nonexistent/libnvidia-ml.so.1"])
         .assert()
         .code(3)
@@ -190,7 +201,8 @@ fn no_driver_gives_a_clear_message_and_exit_code_3() {
 
 #[test]
 fn dashboard_without_driver_fails_before_touching_the_terminal() {
-    let out = gpumeter()
+    let home = tempfile::tempdir().unwrap();
+    let out = gpumeter(home.path())
         .args(["--nvml-lib", "/nonexistent/libnvidia-ml.so.1"])
         .output()
         .unwrap();
@@ -203,17 +215,18 @@ fn dashboard_without_driver_fails_before_touching_the_terminal() {
 
 #[test]
 fn bad_arguments_exit_2_and_say_what_is_wrong() {
-    gpumeter()
+    let home = tempfile::tempdir().unwrap();
+    gpumeter(home.path())
         .args(["--interval", "5ms", "snapshot", "--demo"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("at least 100ms"));
-    gpumeter()
+    gpumeter(home.path())
         .args(["--frobnicate"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--frobnicate"));
-    gpumeter()
+    gpumeter(home.path())
         .args(["snapshot", "--demo", "no-such-scenario"])
         .assert()
         .code(1)
@@ -231,7 +244,7 @@ fn bad_scenario_file_names_file_and_field() {
         "name = \"x\"\ndescription = \"y\"\nbogus_field = 3\n",
     )
     .unwrap();
-    gpumeter()
+    gpumeter(dir.path())
         .args(["snapshot", "--demo", path.to_str().unwrap()])
         .assert()
         .code(1)
@@ -241,12 +254,13 @@ fn bad_scenario_file_names_file_and_field() {
 
 #[test]
 fn completions_and_man_page_are_generated() {
-    gpumeter()
+    let home = tempfile::tempdir().unwrap();
+    gpumeter(home.path())
         .args(["completions", "bash"])
         .assert()
         .success()
         .stdout(predicate::str::contains("gpumeter"));
-    gpumeter()
+    gpumeter(home.path())
         .arg("man")
         .assert()
         .success()

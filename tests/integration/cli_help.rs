@@ -1,11 +1,10 @@
 //! Each command's `--help` lists the options it uses and none it ignores.
 
-use assert_cmd::Command;
+use crate::support::gpumeter;
 
 fn help(args: &[&str]) -> String {
-    let out = Command::cargo_bin("gpumeter")
-        .unwrap()
-        .env_remove("GPUMETER_NVML_LIB")
+    let home = tempfile::tempdir().unwrap();
+    let out = gpumeter(home.path())
         .args(args)
         .arg("--help")
         .output()
@@ -124,9 +123,8 @@ fn the_report_help_the_issue_quoted_is_clean() {
 
 #[test]
 fn an_option_before_a_subcommand_that_ignores_it_is_refused() {
-    let out = Command::cargo_bin("gpumeter")
-        .unwrap()
-        .env_remove("GPUMETER_NVML_LIB")
+    let home = tempfile::tempdir().unwrap();
+    let out = gpumeter(home.path())
         .args(["--theme", "mono", "report"])
         .output()
         .unwrap();
@@ -140,13 +138,12 @@ fn an_option_before_a_subcommand_that_ignores_it_is_refused() {
 
 #[test]
 fn check_refuses_the_ledger_and_interval_before_it_and_takes_demo() {
+    let home = tempfile::tempdir().unwrap();
     for flags in [
         &["--ledger", "/tmp/x.sqlite"][..],
         &["--interval", "2s"][..],
     ] {
-        let out = Command::cargo_bin("gpumeter")
-            .unwrap()
-            .env_remove("GPUMETER_NVML_LIB")
+        let out = gpumeter(home.path())
             .args(flags)
             .arg("check")
             .output()
@@ -155,9 +152,7 @@ fn check_refuses_the_ledger_and_interval_before_it_and_takes_demo() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("does not apply to `gpumeter check`"), "{err}");
     }
-    let out = Command::cargo_bin("gpumeter")
-        .unwrap()
-        .env("XDG_CONFIG_HOME", "/nonexistent")
+    let out = gpumeter(home.path())
         .args(["--demo", "idle", "check", "--json"])
         .output()
         .unwrap();

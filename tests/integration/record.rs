@@ -3,10 +3,10 @@
 //! as the demo itself, `snapshot --replay --at` reads the recorded time, zstd works the same,
 //! and bad files and paths are clear errors.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::support::serve::{BIN, Served, command};
+use crate::support::serve::{Served, command};
 
 fn run(home: &std::path::Path, args: &[&str]) -> std::process::Output {
     command(home).args(args).output().unwrap()
@@ -262,9 +262,9 @@ fn bad_recordings_and_paths_are_clear_errors() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
     // `record --max-size` refuses nonsense.
-    let out = Command::new(BIN)
-        .args(["record", "x.ndjson", "--demo", "--max-size", "12Q"])
-        .output()
-        .unwrap();
+    let out = run(
+        home.path(),
+        &["record", "x.ndjson", "--demo", "--max-size", "12Q"],
+    );
     assert_eq!(out.status.code(), Some(2));
 }

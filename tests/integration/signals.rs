@@ -5,19 +5,12 @@
 //! NVML path.
 
 use std::path::Path;
-use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
-
-use crate::support::fake_nvml;
+use crate::support::{fake_nvml, gpumeter};
 
 /// `gpumeter --demo NAME watch --fast --for FOR` without a ledger or a user config.
 fn watch_demo(name: &str, for_: &str, home: &Path) -> String {
-    let out = Command::cargo_bin("gpumeter")
-        .unwrap()
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env_remove("GPUMETER_NVML_LIB")
+    let out = gpumeter(home)
         .args([
             "--demo",
             name,
@@ -193,11 +186,7 @@ fn on_the_fake_library_scripted_xids_and_gpm_reach_the_alerts() {
 fn the_xid_alert_goes_to_the_ledgers_alert_log() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join("ledger.sqlite");
-    let out = Command::cargo_bin("gpumeter")
-        .unwrap()
-        .env("XDG_CONFIG_HOME", dir.path().join("config"))
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .env_remove("GPUMETER_NVML_LIB")
+    let out = gpumeter(dir.path())
         .args(["--demo", "xid", "--ledger", ledger.to_str().unwrap()])
         .args(["watch", "--fast", "--for", "3m"])
         .output()

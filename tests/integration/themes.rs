@@ -5,16 +5,12 @@
 use std::path::Path;
 use std::process::Output;
 
-use assert_cmd::Command;
+use crate::support::gpumeter;
 
 /// The demo dashboard with `args`, with no user config or state of this machine. Standard
 /// output is a pipe, so a run that gets past the theme ends at "not a terminal".
 fn dashboard(dir: &Path, args: &[&str]) -> Output {
-    Command::cargo_bin("gpumeter")
-        .unwrap()
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .env("XDG_STATE_HOME", dir.join("state"))
-        .env_remove("GPUMETER_NVML_LIB")
+    gpumeter(dir)
         .env_remove("NO_COLOR")
         .args(["--demo", "idle", "--no-ledger"])
         .args(args)
@@ -84,10 +80,8 @@ fn a_bad_theme_is_an_error_naming_where() {
     let cfg = dir.path().join("gpumeter.toml");
     std::fs::write(&cfg, "[ui]\ntheme = \"nope\"\n").unwrap();
     let cfg = cfg.display().to_string();
-    let mut cmd = Command::cargo_bin("gpumeter").unwrap();
-    let out = cmd
+    let out = gpumeter(dir.path())
         .env("NO_COLOR", "1")
-        .env_remove("GPUMETER_NVML_LIB")
         .args(["--demo", "idle", "--no-ledger", "--config", &cfg])
         .output()
         .unwrap();

@@ -197,7 +197,7 @@ fn tiny_terminal_does_not_crash() {
 /// A `cpu-starved` run of `minutes`, recorded through the real binary (fast-forwarded).
 fn recorded_cpu_starved(dir: &std::path::Path, minutes: u32) -> std::path::PathBuf {
     let path = dir.join("run.ndjson");
-    let out = std::process::Command::new(BIN)
+    let out = crate::support::gpumeter(dir)
         .args(["record"])
         .arg(&path)
         .args([
@@ -207,7 +207,6 @@ fn recorded_cpu_starved(dir: &std::path::Path, minutes: u32) -> std::path::PathB
             "--for",
             &format!("{minutes}m"),
         ])
-        .envs(ISOLATED.iter().copied())
         .output()
         .unwrap();
     assert!(
@@ -325,10 +324,9 @@ fn a_key_given_to_two_actions_is_an_error_naming_both_and_the_line() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
     std::fs::write(&config, "[keys]\nquit = \"x\"\nsnooze = \"a\"\n").unwrap();
-    let out = std::process::Command::new(BIN)
+    let out = crate::support::gpumeter(dir.path())
         .args(["--demo", "--no-ledger", "--config"])
         .arg(&config)
-        .envs(ISOLATED.iter().copied())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -342,9 +340,9 @@ fn a_key_given_to_two_actions_is_an_error_naming_both_and_the_line() {
 
 #[test]
 fn start_without_a_replay_is_an_error_that_says_so() {
-    let out = std::process::Command::new(BIN)
+    let home = tempfile::tempdir().unwrap();
+    let out = crate::support::gpumeter(home.path())
         .args(["--demo", "--no-ledger", "--start", "90s"])
-        .envs(ISOLATED.iter().copied())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));

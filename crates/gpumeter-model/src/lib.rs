@@ -9,7 +9,7 @@
 //!
 //! It holds plain data only: no I/O, no clocks, no terminal types. Rooms: `host`, `gpu`,
 //! `process`, `document` (what `serve` publishes), `throttle`; everything is re-exported
-//! here.
+//! here. With the `test-support` feature (tests only), `testing` builds readings by hand.
 
 use std::sync::Arc;
 
@@ -20,6 +20,9 @@ mod gpu;
 mod host;
 mod process;
 mod throttle;
+
+#[cfg(any(test, feature = "test-support"))]
+pub mod testing;
 
 pub use document::{AlertSummary, BillingSummary, BudgetSummary, Document, Evidence};
 pub use gpu::{GpuReading, GpuState, StuckThresholds, XidCount};

@@ -14,6 +14,7 @@ use std::time::Duration;
 use crossterm::event::{Event, KeyEventKind};
 use futures_util::{FutureExt, Stream, StreamExt};
 use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
 use tokio::sync::mpsc::Receiver;
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio::time::Instant;
@@ -301,7 +302,12 @@ where
             app.replay = player.as_ref().map(|p| p.status());
             let engine = session.engine();
             let rows = super::sync_rows(app, engine, area, now);
-            terminal.show(&mut |buf| super::render_with_rows(buf, app, engine, now, &rows))?;
+            terminal.show(&mut |buf| {
+                let area = buf.area;
+                super::Dashboard::new(app, engine, now)
+                    .with_rows(&rows)
+                    .render(area, buf);
+            })?;
             dirty = false;
             last_draw = Some(Instant::now());
             reading_drawn |= first_reading;

@@ -1,6 +1,6 @@
 //! The screen of `gpumeter fleet`: a table of hosts ([`screen`]) and, on Enter, the selected
-//! host's full dashboard, drawn by `crate::ui::draw` from a local session fed with that host's
-//! polled readings ([`remote`]); Esc comes back. [`FleetUi`] is the one owner of the fleet's
+//! host's full dashboard, drawn by `crate::ui::Dashboard` from a local session fed with that
+//! host's polled readings ([`remote`]); Esc comes back. [`FleetUi`] is the one owner of the fleet's
 //! state (answers arrive from the poller threads as [`PollEvent`]s over a channel, in
 //! [`event_loop`]); drawing reads it through `&` only, so every screen is a buffer test.
 
@@ -14,9 +14,10 @@ pub(crate) mod tests;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
 
 use crate::ui::theme::Theme;
-use crate::ui::{Action, App, UiOptions};
+use crate::ui::{Action, App, Dashboard, UiOptions};
 use gpumeter_core::fleet::hosts::Host;
 use gpumeter_core::fleet::poll::PollEvent;
 use gpumeter_core::fleet::view::{self, Fleet, HostRow, SortKey};
@@ -257,12 +258,13 @@ impl FleetUi {
         if let Some(d) = &self.drill
             && let Some(Some(r)) = self.remotes.get(d.host)
         {
-            crate::ui::render(buf, &d.app, r.session.engine(), now_unix_ms);
+            let area = buf.area;
+            Dashboard::new(&d.app, r.session.engine(), now_unix_ms).render(area, buf);
             return;
         }
         let rows = self.rows(now_unix_ms);
         let totals = view::totals(&rows);
-        let f = screen::FleetFrame {
+        let f = screen::FleetScreen {
             rows: &rows,
             totals: &totals,
             selected: self.selected,
@@ -273,7 +275,7 @@ impl FleetUi {
             theme: &self.theme,
         };
         let area = buf.area;
-        screen::render(buf, area, &f);
+        f.render(area, buf);
         crate::ui::fallback::reduce_colours(buf, self.colour_depth);
         if self.ascii {
             crate::ui::fallback::to_ascii(buf);

@@ -1,5 +1,5 @@
 //! One watched host as the dashboard sees it, for the drill-in: a local [`Session`] fed with
-//! that host's polled snapshots, so Enter shows the very dashboard (`crate::ui::draw`: GPU
+//! that host's polled snapshots, so Enter shows the very dashboard (`crate::ui::Dashboard`: GPU
 //! panels, charts, process table, alerts) with its history, rules and widgets unchanged.
 //!
 //! Why a local session and not the server's own state: the dashboard draws from an

@@ -30,8 +30,8 @@ fn sort_header(key: SortKey) -> &'static str {
     }
 }
 
-/// What one frame shows.
-pub struct FleetFrame<'a> {
+/// What one frame of the fleet screen shows, drawn into its area.
+pub struct FleetScreen<'a> {
     pub rows: &'a [HostRow],
     pub totals: &'a Totals,
     pub selected: usize,
@@ -127,98 +127,100 @@ fn host_line(r: &HostRow, w: &[usize], selected: bool, theme: &Theme) -> Line<'s
     Line::from(spans)
 }
 
-/// Draws the fleet into `area`.
-pub fn render(buf: &mut Buffer, area: Rect, f: &FleetFrame<'_>) {
-    if area.width == 0 || area.height == 0 {
-        return;
-    }
-    let theme = f.theme;
-    let total = usize::from(area.width);
-    let line_at = |buf: &mut Buffer, y: u16, line: Line<'static>| {
-        if y < area.y + area.height {
-            Paragraph::new(line).render(Rect::new(area.x, y, area.width, 1), buf);
+impl Widget for FleetScreen<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let f = &self;
+        if area.width == 0 || area.height == 0 {
+            return;
         }
-    };
-    let title = format!(" gpumeter fleet · {} hosts · ", f.totals.hosts);
-    let room = total.saturating_sub(fmt::width(&title));
-    let totals_style = if f.totals.down > 0 {
-        theme.warm
-    } else {
-        theme.text
-    };
-    line_at(
-        buf,
-        area.y,
-        Line::from(vec![
-            styled(title, theme.title),
-            styled(
-                fmt::truncate(&cells::totals_line(f.totals), room),
-                totals_style,
+        let theme = f.theme;
+        let total = usize::from(area.width);
+        let line_at = |buf: &mut Buffer, y: u16, line: Line<'static>| {
+            if y < area.y + area.height {
+                Paragraph::new(line).render(Rect::new(area.x, y, area.width, 1), buf);
+            }
+        };
+        let title = format!(" gpumeter fleet · {} hosts · ", f.totals.hosts);
+        let room = total.saturating_sub(fmt::width(&title));
+        let totals_style = if f.totals.down > 0 {
+            theme.warm
+        } else {
+            theme.text
+        };
+        line_at(
+            buf,
+            area.y,
+            Line::from(vec![
+                styled(title, theme.title),
+                styled(
+                    fmt::truncate(&cells::totals_line(f.totals), room),
+                    totals_style,
+                ),
+            ]),
+        );
+
+        let grid: Vec<Vec<String>> = f.rows.iter().map(cells::cells).collect();
+        let w = widths(f.rows, &grid, total);
+        let arrow = if f.descending { "▼" } else { "▲" };
+        let marked = sort_header(f.sort);
+        let head: Vec<Span<'static>> = HEADERS
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let (text, style) = if *h == marked {
+                    (format!("{h}{arrow}"), theme.sort_column)
+                } else {
+                    ((*h).to_string(), theme.table_header)
+                };
+                let gap = if i + 1 < HEADERS.len() { "  " } else { "" };
+                styled(format!("{}{gap}", fmt::pad_right(&text, w[i])), style)
+            })
+            .collect();
+        line_at(buf, area.y + 2, Line::from(head));
+
+        let page = page_rows(area);
+        for (n, (i, r)) in f
+            .rows
+            .iter()
+            .enumerate()
+            .skip(f.scroll)
+            .take(page)
+            .enumerate()
+        {
+            let y = area.y + 3 + u16::try_from(n).unwrap_or(u16::MAX);
+            line_at(buf, y, host_line(r, &w, i == f.selected, theme));
+        }
+
+        let bottom = area.y + area.height - 1;
+        let line = match f.status {
+            Some(s) => fmt::fit(
+                vec![styled(fmt::truncate(s, total), theme.warm)],
+                Vec::new(),
+                total,
             ),
-        ]),
-    );
-
-    let grid: Vec<Vec<String>> = f.rows.iter().map(cells::cells).collect();
-    let w = widths(f.rows, &grid, total);
-    let arrow = if f.descending { "▼" } else { "▲" };
-    let marked = sort_header(f.sort);
-    let head: Vec<Span<'static>> = HEADERS
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            let (text, style) = if *h == marked {
-                (format!("{h}{arrow}"), theme.sort_column)
-            } else {
-                ((*h).to_string(), theme.table_header)
-            };
-            let gap = if i + 1 < HEADERS.len() { "  " } else { "" };
-            styled(format!("{}{gap}", fmt::pad_right(&text, w[i])), style)
-        })
-        .collect();
-    line_at(buf, area.y + 2, Line::from(head));
-
-    let page = page_rows(area);
-    for (n, (i, r)) in f
-        .rows
-        .iter()
-        .enumerate()
-        .skip(f.scroll)
-        .take(page)
-        .enumerate()
-    {
-        let y = area.y + 3 + u16::try_from(n).unwrap_or(u16::MAX);
-        line_at(buf, y, host_line(r, &w, i == f.selected, theme));
-    }
-
-    let bottom = area.y + area.height - 1;
-    let line = match f.status {
-        Some(s) => fmt::fit(
-            vec![styled(fmt::truncate(s, total), theme.warm)],
-            Vec::new(),
-            total,
-        ),
-        None => {
-            let sort = format!("sort: {} {arrow}", f.sort.label());
-            let hints: [(&str, &str); 5] = [
-                ("q", "quit"),
-                ("Enter", "open the host"),
-                ("s", &sort),
-                ("S", "reverse"),
-                ("↑↓", "select"),
-            ];
-            let segments = hints
-                .iter()
-                .map(|(k, what)| {
-                    vec![
-                        styled(format!(" {k}"), theme.key),
-                        styled(format!(" {what} "), theme.dim),
-                    ]
-                })
-                .collect();
-            fmt::fit(Vec::new(), segments, total)
+            None => {
+                let sort = format!("sort: {} {arrow}", f.sort.label());
+                let hints: [(&str, &str); 5] = [
+                    ("q", "quit"),
+                    ("Enter", "open the host"),
+                    ("s", &sort),
+                    ("S", "reverse"),
+                    ("↑↓", "select"),
+                ];
+                let segments = hints
+                    .iter()
+                    .map(|(k, what)| {
+                        vec![
+                            styled(format!(" {k}"), theme.key),
+                            styled(format!(" {what} "), theme.dim),
+                        ]
+                    })
+                    .collect();
+                fmt::fit(Vec::new(), segments, total)
+            }
+        };
+        if bottom > area.y + 2 {
+            line_at(buf, bottom, line);
         }
-    };
-    if bottom > area.y + 2 {
-        line_at(buf, bottom, line);
     }
 }

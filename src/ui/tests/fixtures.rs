@@ -279,7 +279,7 @@ pub fn render_at(app: &mut App, engine: &Engine, width: u16, height: u16, now: i
     let area = ratatui::layout::Rect::new(0, 0, width, height);
     crate::ui::sync(app, engine, area, now);
     terminal
-        .draw(|f| crate::ui::draw(f, app, engine, now))
+        .draw(|f| f.render_widget(crate::ui::Dashboard::new(app, engine, now), f.area()))
         .unwrap();
     terminal.backend().buffer().clone()
 }

@@ -7,13 +7,14 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
 
 use crate::ui::fallback::ColourDepth;
 use crate::ui::frame_writer::tests::assert_screen_shows;
 use crate::ui::screen_writer::ScreenWriter;
 use crate::ui::tests::{demo, fixtures};
 use crate::ui::theme::{Theme, file};
-use crate::ui::{App, render_with_rows, sync_rows};
+use crate::ui::{App, Dashboard, sync_rows};
 
 /// What happens before the frame of `second`.
 fn step(app: &mut App, second: i64) {
@@ -85,7 +86,11 @@ fn loop_frames_match_fresh_frames(scenario: &str, seconds: i64) {
         let area = Rect::new(0, 0, w, h);
         let rows = sync_rows(&mut app, engine, area, now);
         writer
-            .draw(|buf| render_with_rows(buf, &app, engine, now, &rows))
+            .draw(|buf| {
+                Dashboard::new(&app, engine, now)
+                    .with_rows(&rows)
+                    .render(buf.area, buf)
+            })
             .unwrap();
         assert_eq!(writer.buffer(), &want, "{scenario} at {second} s, {w}×{h}");
         screen.process(&std::mem::take(writer.writer_mut()));

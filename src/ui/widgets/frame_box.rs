@@ -14,73 +14,98 @@ use ratatui::widgets::{Block, Borders, Widget};
 
 use super::glyph;
 
-/// Draws a box around `area` in `border`, with `title` at the top left; returns its inside.
-pub fn render(buf: &mut Buffer, area: Rect, border: Style, title: Line<'_>) -> Rect {
-    let inner = Block::bordered().inner(area);
-    let area = area.intersection(buf.area);
-    if area.width < 2 || area.height < 3 {
-        Block::bordered()
-            .border_style(border)
-            .title(title)
-            .render(area, buf);
-        return inner;
-    }
-    if !super::text::plain_left(&title) {
-        by_blocks(buf, area, border, title);
-        return inner;
-    }
-    let (left, right) = (area.left(), area.right() - 1);
-    let (top, bottom) = (area.top(), area.bottom() - 1);
-    edge(buf, area, top, ('┌', '─', '┐'), border);
-    edge(buf, area, bottom, ('└', '─', '┘'), border);
-    for y in top + 1..bottom {
-        for x in [left, right] {
-            if let Some(cell) = buf.cell_mut((x, y)) {
-                glyph::set_char(cell, '│').set_style(border);
-            }
-        }
-    }
-    super::text::put_plain_line(buf, left + 1, top, &title, area.width - 2);
-    inner
+/// A box around its area in `border`, with `title` at the top left (its inside:
+/// [`FrameBox::inner`]).
+pub struct FrameBox<'a> {
+    pub border: Style,
+    pub title: Line<'a>,
 }
 
-/// A rule along `row`'s top line with `left` at its start and `right` (right-aligned) at its
-/// end: the cells `Block::new().borders(Borders::TOP).border_style(border).title(left)
+impl<'a> FrameBox<'a> {
+    pub fn new(border: Style, title: Line<'a>) -> Self {
+        Self { border, title }
+    }
+
+    /// The inside of the box drawn around `area`.
+    pub fn inner(area: Rect) -> Rect {
+        Block::bordered().inner(area)
+    }
+}
+
+impl Widget for FrameBox<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Self { border, title } = self;
+        let area = area.intersection(buf.area);
+        if area.width < 2 || area.height < 3 {
+            Block::bordered()
+                .border_style(border)
+                .title(title)
+                .render(area, buf);
+            return;
+        }
+        if !super::text::plain_left(&title) {
+            by_blocks(buf, area, border, title);
+            return;
+        }
+        let (left, right) = (area.left(), area.right() - 1);
+        let (top, bottom) = (area.top(), area.bottom() - 1);
+        edge(buf, area, top, ('┌', '─', '┐'), border);
+        edge(buf, area, bottom, ('└', '─', '┘'), border);
+        for y in top + 1..bottom {
+            for x in [left, right] {
+                if let Some(cell) = buf.cell_mut((x, y)) {
+                    glyph::set_char(cell, '│').set_style(border);
+                }
+            }
+        }
+        super::text::put_plain_line(buf, left + 1, top, &title, area.width - 2);
+    }
+}
+
+/// A rule along its area's top line with `left` at its start and `right` (right-aligned) at
+/// its end: the cells `Block::new().borders(Borders::TOP).border_style(border).title(left)
 /// .title_top(right)` gives on that line (the process table's title bar). Titles that are not
 /// plain one-cell text, or a right one longer than the row, are left to the block.
-pub fn top_rule(
-    buf: &mut Buffer,
-    row: Rect,
-    border: Style,
-    left: Line<'_>,
-    right: Option<Line<'_>>,
-) {
-    let row = Rect { height: 1, ..row }.intersection(buf.area);
-    if row.is_empty() {
-        return;
-    }
-    let fits = |r: &Line<'_>| {
-        r.alignment == Some(ratatui::layout::Alignment::Right)
-            && super::text::plain(r)
-            && r.width() <= usize::from(row.width)
-    };
-    if !super::text::plain_left(&left) || right.as_ref().is_some_and(|r| !fits(r)) {
-        let mut block = Block::new()
-            .borders(Borders::TOP)
-            .border_style(border)
-            .title(left);
-        if let Some(r) = right {
-            block = block.title_top(r);
+pub struct TopRule<'a> {
+    pub border: Style,
+    pub left: Line<'a>,
+    pub right: Option<Line<'a>>,
+}
+
+impl Widget for TopRule<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Self {
+            border,
+            left,
+            right,
+        } = self;
+        let row = Rect { height: 1, ..area }.intersection(buf.area);
+        if row.is_empty() {
+            return;
         }
-        block.render(row, buf);
-        return;
-    }
-    edge(buf, row, row.y, ('─', '─', '─'), border);
-    super::text::put_plain_line(buf, row.x, row.y, &left, row.width);
-    if let Some(r) = right {
-        // It fits (checked above): its width is its character count.
-        let w = u16::try_from(r.width()).unwrap_or(row.width).min(row.width);
-        super::text::put_plain_line(buf, row.right() - w, row.y, &r, w);
+        let fits = |r: &Line<'_>| {
+            r.alignment == Some(ratatui::layout::Alignment::Right)
+                && super::text::plain(r)
+                && r.width() <= usize::from(row.width)
+        };
+        if !super::text::plain_left(&left) || right.as_ref().is_some_and(|r| !fits(r)) {
+            let mut block = Block::new()
+                .borders(Borders::TOP)
+                .border_style(border)
+                .title(left);
+            if let Some(r) = right {
+                block = block.title_top(r);
+            }
+            block.render(row, buf);
+            return;
+        }
+        edge(buf, row, row.y, ('─', '─', '─'), border);
+        super::text::put_plain_line(buf, row.x, row.y, &left, row.width);
+        if let Some(r) = right {
+            // It fits (checked above): its width is its character count.
+            let w = u16::try_from(r.width()).unwrap_or(row.width).min(row.width);
+            super::text::put_plain_line(buf, row.right() - w, row.y, &r, w);
+        }
     }
 }
 
@@ -183,7 +208,8 @@ mod tests {
                         let want_inner = block.inner(area);
                         block.render(area, &mut want);
                         let mut got = base();
-                        let inner = render(&mut got, area, border, title.clone());
+                        FrameBox::new(border, title.clone()).render(area, &mut got);
+                        let inner = FrameBox::inner(area);
                         assert_eq!(got, want, "{w}×{h} at {area:?}, {title:?}");
                         assert_eq!(inner, want_inner, "{w}×{h} at {area:?}, {title:?}");
                     }
@@ -203,7 +229,7 @@ mod tests {
                     .title(title.clone())
                     .render(area, &mut want);
                 let mut got = Buffer::empty(Rect::new(0, 0, 30, 8));
-                render(&mut got, area, border, title.clone());
+                FrameBox::new(border, title.clone()).render(area, &mut got);
                 assert_eq!(got, want, "{area:?}, {title:?}");
             }
         }
@@ -240,7 +266,12 @@ mod tests {
                         }
                         block.render(row, &mut want);
                         let mut got = base();
-                        top_rule(&mut got, row, border, left.clone(), right.clone());
+                        TopRule {
+                            border,
+                            left: left.clone(),
+                            right: right.clone(),
+                        }
+                        .render(row, &mut got);
                         assert_eq!(got, want, "{row:?} {left:?} {right:?}");
                     }
                 }

@@ -6,32 +6,41 @@ use gpumeter_model::{GpuReading, GpuState};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Widget};
 
 use gpumeter_core::units::NA;
 
 use crate::ui::theme::Theme;
-use crate::ui::widgets::Canvas;
 use crate::ui::widgets::fmt::{self, styled};
 use crate::ui::widgets::gpu_panel::{short_name, state_problem, vram_text};
 
 const MIN_BAR: usize = 10;
 const MAX_BAR: usize = 30;
 
-/// Draws `gpu` on the first row of `area`; `hidden`: VRAM no process visible here holds.
-pub fn render(
-    buf: &mut Buffer,
-    area: Rect,
-    gpu: &GpuReading,
-    hidden: Option<u64>,
-    selected: bool,
-    theme: &Theme,
-) {
-    if area.width == 0 || area.height == 0 {
-        return;
+/// One GPU on the first row of its area.
+pub struct GpuLine<'a> {
+    pub gpu: &'a GpuReading,
+    /// VRAM no process visible here holds.
+    pub hidden: Option<u64>,
+    /// The view is narrowed to this GPU.
+    pub selected: bool,
+    pub theme: &'a Theme,
+}
+
+impl Widget for GpuLine<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.width == 0 || area.height == 0 {
+            return;
+        }
+        let line = compact_line(
+            self.gpu,
+            self.hidden,
+            usize::from(area.width),
+            self.selected,
+            self.theme,
+        );
+        Paragraph::new(line).render(area, buf);
     }
-    let line = compact_line(gpu, hidden, usize::from(area.width), selected, theme);
-    buf.render_widget(Paragraph::new(line), area);
 }
 
 /// The line's spans for a width.

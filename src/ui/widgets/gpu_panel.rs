@@ -8,48 +8,62 @@ use gpumeter_model::{GpuReading, GpuState};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
 
 use gpumeter_core::units::{self, NA};
 
 use crate::ui::theme::Theme;
 use crate::ui::widgets::fmt::{self, styled};
+use crate::ui::widgets::frame_box::FrameBox;
+use crate::ui::widgets::text::Lines;
 
-/// Draws `gpu` into `area` (a [`crate::ui::layout::PANEL_HEIGHT`]-row cell); `hidden`: VRAM no
-/// process visible here holds (another tenant), shown on the last line.
-pub fn render(
-    buf: &mut Buffer,
-    area: Rect,
-    gpu: &GpuReading,
-    hidden: Option<u64>,
-    selected: bool,
-    theme: &Theme,
-) {
-    let problem = state_problem(gpu.state);
-    let border = match (problem.is_some(), selected) {
-        (true, _) => theme.hot,
-        (false, true) => theme.border_selected,
-        (false, false) => theme.border,
-    };
-    let mut title = vec![styled(format!(" GPU{} ", gpu.index), theme.title)];
-    if let Some(name) = &gpu.name {
-        title.push(styled(format!("{} ", short_name(name)), theme.text));
+/// One GPU's panel, drawn into a [`crate::ui::layout::PANEL_HEIGHT`]-row cell.
+pub struct GpuPanel<'a> {
+    /// The reading drawn.
+    pub gpu: &'a GpuReading,
+    /// VRAM no process visible here holds (another tenant), shown on the last line.
+    pub hidden: Option<u64>,
+    /// The view is narrowed to this GPU: the border is highlighted.
+    pub selected: bool,
+    pub theme: &'a Theme,
+}
+
+impl Widget for GpuPanel<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Self {
+            gpu,
+            hidden,
+            selected,
+            theme,
+        } = self;
+        let problem = state_problem(gpu.state);
+        let border = match (problem.is_some(), selected) {
+            (true, _) => theme.hot,
+            (false, true) => theme.border_selected,
+            (false, false) => theme.border,
+        };
+        let mut title = vec![styled(format!(" GPU{} ", gpu.index), theme.title)];
+        if let Some(name) = &gpu.name {
+            title.push(styled(format!("{} ", short_name(name)), theme.text));
+        }
+        if gpu.state == GpuState::Error {
+            title.push(styled(" ERROR ", theme.alarm));
+        }
+        if gpu.sm_active_pct.is_some() && problem.is_none() {
+            // Where the activity figure comes from: GPM's SM activity (the SM gauge), not util.
+            title.push(styled("· activity: GPM ", theme.dim));
+        }
+        let inner = FrameBox::inner(area);
+        FrameBox::new(border, Line::from(title)).render(area, buf);
+        if inner.width == 0 || inner.height == 0 {
+            return;
+        }
+        let lines = match problem {
+            Some((headline, detail)) => problem_lines(headline, detail, inner.height, theme),
+            None => reading_lines(gpu, hidden, usize::from(inner.width), theme),
+        };
+        Lines::new(lines).render(inner, buf);
     }
-    if gpu.state == GpuState::Error {
-        title.push(styled(" ERROR ", theme.alarm));
-    }
-    if gpu.sm_active_pct.is_some() && problem.is_none() {
-        // Where the activity figure comes from: GPM's SM activity (the SM gauge), not util.
-        title.push(styled("· activity: GPM ", theme.dim));
-    }
-    let inner = super::frame_box::render(buf, area, border, Line::from(title));
-    if inner.width == 0 || inner.height == 0 {
-        return;
-    }
-    let lines = match problem {
-        Some((headline, detail)) => problem_lines(headline, detail, inner.height, theme),
-        None => reading_lines(gpu, hidden, usize::from(inner.width), theme),
-    };
-    super::text::render(buf, inner, lines);
 }
 
 /// What to say instead of readings for a GPU that does not answer.

@@ -7,6 +7,7 @@ use gpumeter_model::Snapshot;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
 
 use gpumeter_core::engine::{Engine, SourceHealth};
 use gpumeter_core::units::{self, NA};
@@ -14,26 +15,41 @@ use gpumeter_core::units::{self, NA};
 use crate::ui::app::App;
 use crate::ui::theme::Theme;
 use crate::ui::widgets::fmt::{self, styled};
+use crate::ui::widgets::text::Lines;
 
 /// A sample older than this is shown warm, and hot past [`STALE_HOT_MS`].
 const STALE_WARM_MS: i64 = 5_000;
 const STALE_HOT_MS: i64 = 30_000;
 
-pub fn render(buf: &mut Buffer, area: Rect, app: &App, engine: &Engine, now_ms: i64) {
-    let theme = &app.theme;
-    let width = usize::from(area.width);
-    let mut lines = vec![identity_line(app, engine, now_ms, width)];
-    let failing = failing_line(app, engine, now_ms);
-    if area.height >= 2 {
-        lines.push(match (failing, engine.latest()) {
-            (Some(f), _) => f,
-            (None, Some(s)) => host_line(s, theme, width),
-            (None, None) => Line::default(),
-        });
-    } else if let Some(f) = failing {
-        lines[0] = f;
+/// The header of `engine`'s readings at `now_ms`, in `app`'s theme.
+pub struct Header<'a> {
+    pub app: &'a App,
+    pub engine: &'a Engine,
+    pub now_ms: i64,
+}
+
+impl Widget for Header<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Self {
+            app,
+            engine,
+            now_ms,
+        } = self;
+        let theme = &app.theme;
+        let width = usize::from(area.width);
+        let mut lines = vec![identity_line(app, engine, now_ms, width)];
+        let failing = failing_line(app, engine, now_ms);
+        if area.height >= 2 {
+            lines.push(match (failing, engine.latest()) {
+                (Some(f), _) => f,
+                (None, Some(s)) => host_line(s, theme, width),
+                (None, None) => Line::default(),
+            });
+        } else if let Some(f) = failing {
+            lines[0] = f;
+        }
+        Lines::new(lines).render(area, buf);
     }
-    super::text::render(buf, area, lines);
 }
 
 fn sep(theme: &Theme) -> Span<'static> {

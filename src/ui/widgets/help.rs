@@ -4,12 +4,11 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use crate::ui::app::App;
 use crate::ui::keys::{BINDINGS, Group, KeyAction};
 use crate::ui::layout::centered;
-use crate::ui::widgets::Canvas;
 use crate::ui::widgets::fmt::{pad_right, styled};
 
 /// Actions shown on one line, their keys joined by " / ", with the words for all of them.
@@ -91,38 +90,45 @@ pub fn rows(app: &App) -> Vec<(String, &'static str)> {
     out
 }
 
-/// Draws the overlay centred in `area`.
-pub fn render(buf: &mut Buffer, area: Rect, app: &App) {
-    let theme = &app.theme;
-    let row = |k: &str, d: &str| {
-        Line::from(vec![
-            styled(format!(" {}", pad_right(k, KEY_W)), theme.key),
-            styled(d.to_string(), theme.text),
-        ])
-    };
-    let mut lines: Vec<Line<'static>> = rows(app).iter().map(|(k, d)| row(k, d)).collect();
-    lines.extend(MORE.iter().map(|(k, d)| row(k, d)));
-    lines.push(Line::from(styled(
-        " N/A  the driver cannot tell · -  does not apply (a worker holds no VRAM)",
-        theme.dim,
-    )));
-    let width = lines.iter().map(Line::width).max().unwrap_or(0) as u16 + 3;
-    let height = lines.len() as u16 + 2;
-    let rect = centered(area, width, height);
-    if rect.width < 3 || rect.height < 3 {
-        return;
-    }
-    let inner_rows = usize::from(rect.height - 2);
-    if lines.len() > inner_rows && inner_rows > 0 {
-        lines.truncate(inner_rows - 1);
+/// The overlay, drawn centred in its area.
+pub struct Help<'a> {
+    pub app: &'a App,
+}
+
+impl Widget for Help<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let app = self.app;
+        let theme = &app.theme;
+        let row = |k: &str, d: &str| {
+            Line::from(vec![
+                styled(format!(" {}", pad_right(k, KEY_W)), theme.key),
+                styled(d.to_string(), theme.text),
+            ])
+        };
+        let mut lines: Vec<Line<'static>> = rows(app).iter().map(|(k, d)| row(k, d)).collect();
+        lines.extend(MORE.iter().map(|(k, d)| row(k, d)));
         lines.push(Line::from(styled(
-            " … more in a taller terminal (README: Keys)",
+            " N/A  the driver cannot tell · -  does not apply (a worker holds no VRAM)",
             theme.dim,
         )));
+        let width = lines.iter().map(Line::width).max().unwrap_or(0) as u16 + 3;
+        let height = lines.len() as u16 + 2;
+        let rect = centered(area, width, height);
+        if rect.width < 3 || rect.height < 3 {
+            return;
+        }
+        let inner_rows = usize::from(rect.height - 2);
+        if lines.len() > inner_rows && inner_rows > 0 {
+            lines.truncate(inner_rows - 1);
+            lines.push(Line::from(styled(
+                " … more in a taller terminal (README: Keys)",
+                theme.dim,
+            )));
+        }
+        let block = Block::bordered()
+            .border_style(theme.border_selected)
+            .title(Line::from(styled(" gpumeter keys ", theme.title)));
+        Clear.render(rect, buf);
+        Paragraph::new(lines).block(block).render(rect, buf);
     }
-    let block = Block::bordered()
-        .border_style(theme.border_selected)
-        .title(Line::from(styled(" gpumeter keys ", theme.title)));
-    buf.render_widget(Clear, rect);
-    buf.render_widget(Paragraph::new(lines).block(block), rect);
 }

@@ -1,7 +1,8 @@
-//! The dashboard's widgets, one per file: each draws one part of the screen from `&` references
-//! (the engine's readings, the billing view, the alerts, the [`App`](super::App) view state) in
-//! the styles of the [`Theme`](super::theme::Theme) it is given, and never mutates. Shared text
-//! helpers (widths, padding, bars) are in [`fmt`].
+//! The dashboard's widgets, one per file, in ratatui's own shape: a struct holding `&`
+//! references to what it draws (the engine's readings, the billing view, the alerts, the
+//! [`App`](super::App) view state, the [`Theme`](super::theme::Theme)), with
+//! `impl Widget` (`widget.render(area, buf)`); none mutates what it draws. Shared text helpers
+//! (widths, padding, bars) are in [`fmt`].
 
 pub mod alerts;
 mod braille;
@@ -19,27 +20,3 @@ pub mod spend_line;
 pub mod spend_panel;
 pub mod status_line;
 mod text;
-
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
-use ratatui::widgets::Widget;
-
-/// What the widgets draw on: the frame's buffer, with the two calls they used on ratatui's
-/// `Frame`. The dashboard renders into one buffer of its own (`ui::screen_writer`), which no `Frame`
-/// can wrap; ratatui's `Terminal` (tests, the fleet view) passes `frame.buffer_mut()`.
-pub trait Canvas {
-    /// Renders `widget` into `area`.
-    fn render_widget<W: Widget>(&mut self, widget: W, area: Rect);
-    /// The buffer itself.
-    fn buffer_mut(&mut self) -> &mut Buffer;
-}
-
-impl Canvas for Buffer {
-    fn render_widget<W: Widget>(&mut self, widget: W, area: Rect) {
-        widget.render(area, self);
-    }
-
-    fn buffer_mut(&mut self) -> &mut Buffer {
-        self
-    }
-}

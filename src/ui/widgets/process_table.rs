@@ -8,7 +8,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders};
+use ratatui::widgets::{Block, Borders, Widget};
 
 use gpumeter_core::units::{self, NA};
 
@@ -16,8 +16,9 @@ use crate::ui::app::App;
 use crate::ui::rows::ProcRow;
 use crate::ui::sort::SortColumn;
 use crate::ui::theme::Theme;
-use crate::ui::widgets::Canvas;
 use crate::ui::widgets::fmt::{self, styled};
+use crate::ui::widgets::frame_box::TopRule;
+use crate::ui::widgets::text::Lines;
 
 /// The command column keeps at least this many cells; other columns go first.
 const MIN_COMMAND: usize = 16;
@@ -155,93 +156,107 @@ pub fn any_container(rows: &[ProcRow<'_>]) -> bool {
     rows.iter().any(|r| r.proc.container.is_some())
 }
 
-/// Draws the table into `area` (title line, column header, rows).
-pub fn render(
-    buf: &mut Buffer,
-    area: Rect,
-    rows: &[ProcRow<'_>],
-    app: &App,
-    has_reading: bool,
-    now_ms: i64,
-) {
-    if area.height == 0 || area.width == 0 {
-        return;
-    }
-    let theme = &app.theme;
-    let width = usize::from(area.width);
-    // Title line and column header take two rows; the rest are process rows.
-    let body_h = usize::from(area.height.saturating_sub(2));
-    let scroll = app.scroll.min(rows.len().saturating_sub(body_h));
-    let position = (rows.len() > body_h && body_h > 0).then(|| {
-        let last = (scroll + body_h).min(rows.len());
-        let position = format!(" {}–{last} of {} ", scroll + 1, rows.len());
-        Line::from(styled(position, theme.dim)).right_aligned()
-    });
-    let inner = Block::new().borders(Borders::TOP).inner(area);
-    // A top border and its titles are all of the block: drawn on its one row, not restyling
-    // the whole table's area with the (empty) block style first.
-    let title = title(rows.len(), app);
-    super::frame_box::top_rule(buf.buffer_mut(), area, theme.border, title, position);
-    if inner.height == 0 {
-        return;
-    }
-    let any_container = rows.iter().any(|r| r.proc.container.is_some());
-    let cols = columns(width, any_container);
-    let mut lines = vec![header_line(&cols, width, app)];
+/// The table of `rows` (title line, column header, rows), as `app` views it.
+pub struct ProcessTable<'a> {
+    pub rows: &'a [ProcRow<'a>],
+    pub app: &'a App,
+    /// Whether a reading has come (an empty table says what it waits for).
+    pub has_reading: bool,
+    pub now_ms: i64,
+}
 
-    if rows.is_empty() {
-        let note = if !has_reading {
-            "waiting for the first reading…".to_string()
-        } else if !app.filter.is_empty() {
-            format!(
-                "no process matches \"{}\" (Esc clears the filter)",
-                app.filter
-            )
-        } else if let Some(g) = app.gpu_filter {
-            format!("no processes on GPU{g} (Tab shows the next GPU)")
-        } else {
-            "no GPU processes".to_string()
-        };
-        lines.push(Line::from(styled(format!(" {note}"), theme.dim)));
-    }
-    let selected = app.selected.min(rows.len().saturating_sub(1));
-    // `e`: the selected row's whole command line, wrapped under it in the command column.
-    let more = match rows.get(selected) {
-        Some(row) if app.full_command => continuation(row, &cols, width, theme),
-        _ => Vec::new(),
-    };
-    // Room for those lines too: scroll on so the selected row keeps them on screen.
-    let mut scroll = scroll;
-    let bottom = selected + 1 + more.len().min(body_h.saturating_sub(1));
-    if selected >= scroll && bottom > scroll + body_h {
-        scroll = (bottom - body_h).min(selected);
-    }
-    let mut used = 0;
-    for (i, row) in rows.iter().enumerate().skip(scroll) {
-        if used >= body_h {
-            break;
+impl Widget for ProcessTable<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Self {
+            rows,
+            app,
+            has_reading,
+            now_ms,
+        } = self;
+        if area.height == 0 || area.width == 0 {
+            return;
         }
-        let mut line = row_line(row, &cols, width, theme, now_ms);
-        if i == selected {
-            line = line.patch_style(theme.selected_row);
-            // Fill the highlight to the edge.
-            let pad = width.saturating_sub(line.width());
-            line.push_span(Span::styled(" ".repeat(pad), theme.selected_row));
+        let theme = &app.theme;
+        let width = usize::from(area.width);
+        // Title line and column header take two rows; the rest are process rows.
+        let body_h = usize::from(area.height.saturating_sub(2));
+        let scroll = app.scroll.min(rows.len().saturating_sub(body_h));
+        let position = (rows.len() > body_h && body_h > 0).then(|| {
+            let last = (scroll + body_h).min(rows.len());
+            let position = format!(" {}–{last} of {} ", scroll + 1, rows.len());
+            Line::from(styled(position, theme.dim)).right_aligned()
+        });
+        let inner = Block::new().borders(Borders::TOP).inner(area);
+        // A top border and its titles are all of the block: drawn on its one row, not restyling
+        // the whole table's area with the (empty) block style first.
+        let title = title(rows.len(), app);
+        TopRule {
+            border: theme.border,
+            left: title,
+            right: position,
+        }
+        .render(area, buf);
+        if inner.height == 0 {
+            return;
+        }
+        let any_container = rows.iter().any(|r| r.proc.container.is_some());
+        let cols = columns(width, any_container);
+        let mut lines = vec![header_line(&cols, width, app)];
+
+        if rows.is_empty() {
+            let note = if !has_reading {
+                "waiting for the first reading…".to_string()
+            } else if !app.filter.is_empty() {
+                format!(
+                    "no process matches \"{}\" (Esc clears the filter)",
+                    app.filter
+                )
+            } else if let Some(g) = app.gpu_filter {
+                format!("no processes on GPU{g} (Tab shows the next GPU)")
+            } else {
+                "no GPU processes".to_string()
+            };
+            lines.push(Line::from(styled(format!(" {note}"), theme.dim)));
+        }
+        let selected = app.selected.min(rows.len().saturating_sub(1));
+        // `e`: the selected row's whole command line, wrapped under it in the command column.
+        let more = match rows.get(selected) {
+            Some(row) if app.full_command => continuation(row, &cols, width, theme),
+            _ => Vec::new(),
+        };
+        // Room for those lines too: scroll on so the selected row keeps them on screen.
+        let mut scroll = scroll;
+        let bottom = selected + 1 + more.len().min(body_h.saturating_sub(1));
+        if selected >= scroll && bottom > scroll + body_h {
+            scroll = (bottom - body_h).min(selected);
+        }
+        let mut used = 0;
+        for (i, row) in rows.iter().enumerate().skip(scroll) {
+            if used >= body_h {
+                break;
+            }
+            let mut line = row_line(row, &cols, width, theme, now_ms);
+            if i == selected {
+                line = line.patch_style(theme.selected_row);
+                // Fill the highlight to the edge.
+                let pad = width.saturating_sub(line.width());
+                line.push_span(Span::styled(" ".repeat(pad), theme.selected_row));
+                lines.push(line);
+                used += 1;
+                for extra in &more {
+                    if used >= body_h {
+                        break;
+                    }
+                    lines.push(extra.clone());
+                    used += 1;
+                }
+                continue;
+            }
             lines.push(line);
             used += 1;
-            for extra in &more {
-                if used >= body_h {
-                    break;
-                }
-                lines.push(extra.clone());
-                used += 1;
-            }
-            continue;
         }
-        lines.push(line);
-        used += 1;
+        Lines::new(lines).render(inner, buf);
     }
-    super::text::render(buf, inner, lines);
 }
 
 fn title(count: usize, app: &App) -> Line<'static> {

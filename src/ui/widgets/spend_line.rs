@@ -6,13 +6,12 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Widget};
 
 use gpumeter_core::billing::BillingView;
 use gpumeter_core::units::NA;
 
 use crate::ui::theme::Theme;
-use crate::ui::widgets::Canvas;
 use crate::ui::widgets::fmt::{spans_width, styled};
 use crate::ui::widgets::spend_panel::{Tone, budget_tone, ceiling};
 
@@ -88,16 +87,20 @@ pub fn line(view: &BillingView, theme: &Theme, width: usize) -> Line<'static> {
     Line::from(spans)
 }
 
-/// Draws the summary into the first row of `area`.
-pub fn render(buf: &mut Buffer, area: Rect, view: &BillingView, theme: &Theme) {
-    if area.is_empty() {
-        return;
+/// The summary, drawn into the first row of its area.
+pub struct SpendLine<'a> {
+    pub view: &'a BillingView,
+    pub theme: &'a Theme,
+}
+
+impl Widget for SpendLine<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.is_empty() {
+            return;
+        }
+        let row = Rect::new(area.x, area.y, area.width, 1);
+        Paragraph::new(line(self.view, self.theme, usize::from(area.width))).render(row, buf);
     }
-    let row = Rect::new(area.x, area.y, area.width, 1);
-    buf.render_widget(
-        Paragraph::new(line(view, theme, usize::from(area.width))),
-        row,
-    );
 }
 
 #[cfg(test)]

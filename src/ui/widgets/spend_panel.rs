@@ -163,25 +163,33 @@ pub fn lines(view: &BillingView, theme: &Theme) -> Vec<Line<'static>> {
     out
 }
 
-/// Draws the panel into `area` of `buf` (clipped to the buffer).
-pub fn render(buf: &mut Buffer, area: Rect, view: &BillingView, theme: &Theme) {
-    let area = area.intersection(buf.area);
-    if area.is_empty() {
-        return;
+/// The panel of `view`, drawn into its area (clipped to the buffer).
+pub struct SpendPanel<'a> {
+    pub view: &'a BillingView,
+    pub theme: &'a Theme,
+}
+
+impl Widget for SpendPanel<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Self { view, theme } = self;
+        let area = area.intersection(buf.area);
+        if area.is_empty() {
+            return;
+        }
+        let body = lines(view, theme);
+        // A border only when there is room for it and at least one line inside.
+        let (inner, block) = if area.height >= 3 && area.width >= 12 {
+            let block = Block::default().borders(Borders::ALL).title(" Spend ");
+            (block.inner(area), Some(block))
+        } else {
+            (area, None)
+        };
+        if let Some(block) = block {
+            block.render(area, buf);
+        }
+        let keep = usize::from(inner.height).min(body.len());
+        Paragraph::new(body.into_iter().take(keep).collect::<Vec<_>>()).render(inner, buf);
     }
-    let body = lines(view, theme);
-    // A border only when there is room for it and at least one line inside.
-    let (inner, block) = if area.height >= 3 && area.width >= 12 {
-        let block = Block::default().borders(Borders::ALL).title(" Spend ");
-        (block.inner(area), Some(block))
-    } else {
-        (area, None)
-    };
-    if let Some(block) = block {
-        block.render(area, buf);
-    }
-    let keep = usize::from(inner.height).min(body.len());
-    Paragraph::new(body.into_iter().take(keep).collect::<Vec<_>>()).render(inner, buf);
 }
 
 #[cfg(test)]
@@ -191,6 +199,10 @@ mod tests {
 
     fn view() -> BillingView {
         crate::ui::tests::fixtures::billing_view()
+    }
+
+    fn render(buf: &mut Buffer, area: Rect, view: &BillingView, theme: &Theme) {
+        SpendPanel { view, theme }.render(area, buf);
     }
 
     fn text(buf: &Buffer) -> String {

@@ -5,10 +5,12 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
+use ratatui::widgets::Widget;
 
 use crate::ui::app::App;
 use crate::ui::keys::{BINDINGS, KeyAction};
 use crate::ui::widgets::fmt::{self, styled};
+use crate::ui::widgets::text::Lines;
 
 /// The actions the footer names during a replay, before the rest.
 const REPLAY_FIRST: [KeyAction; 4] = [
@@ -92,54 +94,63 @@ fn hints(app: &App) -> Vec<(String, &'static str)> {
     out
 }
 
-/// Draws the line; a running autostop `countdown` takes it over (only the filter input wins).
-pub fn render(buf: &mut Buffer, area: Rect, app: &App, countdown: Option<&str>) {
-    if area.width == 0 || area.height == 0 {
-        return;
+/// The line; a running autostop `countdown` takes it over (only the filter input wins).
+pub struct StatusLine<'a> {
+    pub app: &'a App,
+    /// A running autostop's countdown.
+    pub countdown: Option<&'a str>,
+}
+
+impl Widget for StatusLine<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Self { app, countdown } = self;
+        if area.width == 0 || area.height == 0 {
+            return;
+        }
+        let theme = &app.theme;
+        let width = usize::from(area.width);
+        let line = if app.filter_active {
+            // A long filter shows its end, where the typing happens.
+            let room = width.saturating_sub(9);
+            let count = app.filter.chars().count();
+            let shown: String = app
+                .filter
+                .chars()
+                .skip(count.saturating_sub(room))
+                .collect();
+            let fixed = vec![
+                styled("filter: ", theme.label),
+                styled(format!("{shown}█"), theme.input),
+            ];
+            let hints = vec![vec![styled("   Enter keeps · Esc clears", theme.dim)]];
+            fmt::fit(fixed, hints, width)
+        } else if let Some(c) = countdown {
+            fmt::fit(
+                vec![styled(fmt::truncate(c, width), theme.hot)],
+                Vec::new(),
+                width,
+            )
+        } else if let Some(msg) = &app.status {
+            fmt::fit(
+                vec![styled(fmt::truncate(msg, width), theme.warm)],
+                Vec::new(),
+                width,
+            )
+        } else {
+            let segments = hints(app)
+                .into_iter()
+                .enumerate()
+                .map(|(i, (k, a))| {
+                    let lead = if i == 0 { "" } else { "  " };
+                    vec![
+                        Span::raw(lead),
+                        styled(k, theme.key),
+                        styled(format!(" {a}"), theme.dim),
+                    ]
+                })
+                .collect();
+            fmt::fit(Vec::new(), segments, width)
+        };
+        Lines::new(vec![line]).render(area, buf);
     }
-    let theme = &app.theme;
-    let width = usize::from(area.width);
-    let line = if app.filter_active {
-        // A long filter shows its end, where the typing happens.
-        let room = width.saturating_sub(9);
-        let count = app.filter.chars().count();
-        let shown: String = app
-            .filter
-            .chars()
-            .skip(count.saturating_sub(room))
-            .collect();
-        let fixed = vec![
-            styled("filter: ", theme.label),
-            styled(format!("{shown}█"), theme.input),
-        ];
-        let hints = vec![vec![styled("   Enter keeps · Esc clears", theme.dim)]];
-        fmt::fit(fixed, hints, width)
-    } else if let Some(c) = countdown {
-        fmt::fit(
-            vec![styled(fmt::truncate(c, width), theme.hot)],
-            Vec::new(),
-            width,
-        )
-    } else if let Some(msg) = &app.status {
-        fmt::fit(
-            vec![styled(fmt::truncate(msg, width), theme.warm)],
-            Vec::new(),
-            width,
-        )
-    } else {
-        let segments = hints(app)
-            .into_iter()
-            .enumerate()
-            .map(|(i, (k, a))| {
-                let lead = if i == 0 { "" } else { "  " };
-                vec![
-                    Span::raw(lead),
-                    styled(k, theme.key),
-                    styled(format!(" {a}"), theme.dim),
-                ]
-            })
-            .collect();
-        fmt::fit(Vec::new(), segments, width)
-    };
-    super::text::render(buf, area, vec![line]);
 }

@@ -5,28 +5,40 @@
 //! each are written a character a cell; any other span goes through ratatui's own
 //! `Buffer::set_stringn`. Reads only what it is given.
 
-use crate::ui::widgets::{Canvas, glyph};
+use crate::ui::widgets::glyph;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::style::Style;
 use ratatui::text::Line;
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Widget};
 
-/// Renders `lines` top-down into `area`, cut at its right and bottom edges; like
-/// `frame.render_widget(Paragraph::new(lines), area)`.
-pub fn render(buf: &mut Buffer, area: Rect, lines: Vec<Line<'_>>) {
-    let aligned = lines
-        .iter()
-        .any(|l| l.alignment.is_some_and(|a| a != Alignment::Left));
-    if aligned {
-        // Centred and right-aligned lines are rare here: leave them to the widget.
-        buf.render_widget(Paragraph::new(lines), area);
-        return;
+/// `lines` drawn top-down into the area, cut at its right and bottom edges; like
+/// `Paragraph::new(lines).render(area, buf)`.
+pub struct Lines<'a> {
+    pub lines: Vec<Line<'a>>,
+}
+
+impl<'a> Lines<'a> {
+    pub fn new(lines: Vec<Line<'a>>) -> Self {
+        Self { lines }
     }
-    let buf = buf.buffer_mut();
-    let area = buf.area.intersection(area);
-    for (line, y) in lines.iter().zip(area.top()..area.bottom()) {
-        put_line(buf, area.x, y, line, area.width);
+}
+
+impl Widget for Lines<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let lines = self.lines;
+        let aligned = lines
+            .iter()
+            .any(|l| l.alignment.is_some_and(|a| a != Alignment::Left));
+        if aligned {
+            // Centred and right-aligned lines are rare here: leave them to the widget.
+            Paragraph::new(lines).render(area, buf);
+            return;
+        }
+        let area = buf.area.intersection(area);
+        for (line, y) in lines.iter().zip(area.top()..area.bottom()) {
+            put_line(buf, area.x, y, line, area.width);
+        }
     }
 }
 
@@ -63,7 +75,7 @@ fn put_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, max_width: u16) -
 fn put_str(buf: &mut Buffer, x: u16, y: u16, text: &str, max_width: u16, style: Style) -> u16 {
     let area = buf.area;
     if !(area.left() <= x && x < area.right() && area.top() <= y && y < area.bottom()) {
-        // Outside the buffer (never, from `render`): cell by cell, as before.
+        // Outside the buffer (never, from `Lines`): cell by cell, as before.
         return put_cells(buf, x, y, text, max_width, style);
     }
     // The row's cells from x to the buffer's edge, walked beside the characters.
@@ -154,7 +166,7 @@ mod tests {
             let area = Rect::new(1, 1, w - 2, h - 2);
             t.draw(|f| {
                 if fast {
-                    render(f.buffer_mut(), area, lines.clone());
+                    Lines::new(lines.clone()).render(area, f.buffer_mut());
                 } else {
                     f.render_widget(Paragraph::new(lines.clone()), area);
                 }

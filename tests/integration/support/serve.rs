@@ -36,14 +36,11 @@ impl Reply {
     }
 }
 
-/// A `Command` for the binary with a private home (no user config, no user ledger).
+/// [`super::gpumeter`] (a private home: no user config, no user ledger), with no token from
+/// the environment.
 pub fn command(home: &std::path::Path) -> Command {
-    let mut c = Command::new(BIN);
-    c.env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env_remove("GPUMETER_SERVE_TOKEN")
-        .env_remove("GPUMETER_NVML_LIB");
+    let mut c = super::gpumeter(home);
+    c.env_remove("GPUMETER_SERVE_TOKEN");
     c
 }
 

@@ -1,5 +1,6 @@
 //! Meter behaviour: exact spend, rounding, clock jumps, idle share, energy, budgets.
 
+use gpumeter_model::testing::SnapshotBuilder;
 use gpumeter_model::{GpuReading, GpuState, Snapshot};
 use proptest::prelude::*;
 
@@ -10,16 +11,7 @@ const H: i64 = 3_600_000;
 const T0: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 
 fn snap(at: i64, utils: &[u32]) -> Snapshot {
-    let mut s = Snapshot::empty("test", at);
-    for (i, &u) in utils.iter().enumerate() {
-        s.gpus.push(GpuReading {
-            index: u32::try_from(i).unwrap(),
-            util_gpu_pct: Some(u),
-            util_memory_pct: Some(0),
-            ..GpuReading::default()
-        });
-    }
-    s
+    SnapshotBuilder::new("test", at).gpus(utils).build()
 }
 
 fn meter(rate: &str, granularity: Granularity) -> Meter {

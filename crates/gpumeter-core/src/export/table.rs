@@ -183,24 +183,10 @@ fn clip(s: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpumeter_model::testing::SnapshotBuilder;
     use gpumeter_model::{GpuProcessKind, GpuUse};
 
     fn snap() -> Snapshot {
-        let mut s = Snapshot::empty("demo:test", 100_000);
-        s.gpus.push(GpuReading {
-            index: 0,
-            name: Some("NVIDIA H100 80GB HBM3".into()),
-            util_gpu_pct: Some(0),
-            memory_total_bytes: Some(80 << 30),
-            memory_used_bytes: Some(1 << 30),
-            throttle_reasons: Some(vec![]),
-            ..GpuReading::default()
-        });
-        s.gpus.push(GpuReading {
-            index: 1,
-            state: GpuState::Lost,
-            ..GpuReading::default()
-        });
         let mut p = ProcessReading::invisible(4242);
         p.gpu.push(GpuUse {
             gpu_index: 0,
@@ -209,8 +195,23 @@ mod tests {
             sm_util_pct: None,
             memory_util_pct: None,
         });
-        s.processes.push(p);
-        s
+        SnapshotBuilder::new("demo:test", 100_000)
+            .gpu_reading(GpuReading {
+                index: 0,
+                name: Some("NVIDIA H100 80GB HBM3".into()),
+                util_gpu_pct: Some(0),
+                memory_total_bytes: Some(80 << 30),
+                memory_used_bytes: Some(1 << 30),
+                throttle_reasons: Some(vec![]),
+                ..GpuReading::default()
+            })
+            .gpu_reading(GpuReading {
+                index: 1,
+                state: GpuState::Lost,
+                ..GpuReading::default()
+            })
+            .process(p)
+            .build()
     }
 
     #[test]

@@ -192,6 +192,7 @@ mod tests {
     use super::*;
     use crate::billing::{Budget, ClockStart, Rate};
     use crate::money::Money;
+    use gpumeter_model::testing::SnapshotBuilder;
 
     /// A minute boundary (2027-01-15T08:00:00Z).
     const T0: i64 = 1_800_000_000_000;
@@ -204,9 +205,7 @@ mod tests {
     }
 
     fn snap(t: i64) -> Snapshot {
-        let mut s = Snapshot::empty("demo:test", t);
-        s.system.hostname = Some("box".into());
-        s
+        SnapshotBuilder::new("demo:test", t).hostname("box").build()
     }
 
     /// Ticks one second apart from `t0` for `secs` seconds.

@@ -1,4 +1,5 @@
-use gpumeter_model::{GpuReading, Snapshot};
+use gpumeter_model::Snapshot;
+use gpumeter_model::testing::SnapshotBuilder;
 
 use super::*;
 use crate::billing::{Budget, ClockStart, Rate};
@@ -9,19 +10,16 @@ const T0: i64 = 1_800_000_000_000;
 
 /// An idle machine long after boot, `s` seconds after [`T0`].
 fn idle(s: i64) -> Snapshot {
-    let mut snap = Snapshot::empty("demo:test", T0 + s * 1_000);
-    snap.system.hostname = Some("box".into());
-    snap.system.uptime_s = Some(86_400);
-    snap.host.cpu_util_pct = Some(1.0);
-    snap.host.net_rx_bytes_per_s = Some(0.0);
-    snap.host.net_tx_bytes_per_s = Some(0.0);
-    snap.gpus.push(GpuReading {
-        index: 0,
-        util_gpu_pct: Some(0),
-        util_memory_pct: Some(0),
-        ..GpuReading::default()
-    });
-    snap
+    SnapshotBuilder::new("demo:test", T0 + s * 1_000)
+        .hostname("box")
+        .uptime_s(86_400)
+        .with(|snap| {
+            snap.host.cpu_util_pct = Some(1.0);
+            snap.host.net_rx_bytes_per_s = Some(0.0);
+            snap.host.net_tx_bytes_per_s = Some(0.0);
+        })
+        .gpu(0, 0)
+        .build()
 }
 
 fn autostop_on() -> AlertSettings {

@@ -53,65 +53,90 @@ pub fn line(e: &HistoryEntry, now_unix_ms: i64, theme: &Theme) -> Line<'static> 
     ])
 }
 
-/// Draws the history into `area` of `buf`, newest entry on top, entry `cursor` (0: the
-/// newest) highlighted and on screen.
-pub fn render(
-    buf: &mut Buffer,
-    area: Rect,
-    history: &VecDeque<HistoryEntry>,
-    now_unix_ms: i64,
-    theme: &Theme,
-    cursor: usize,
-) {
-    let area = area.intersection(buf.area);
-    if area.width == 0 || area.height == 0 {
-        return;
-    }
-    let bordered = area.height >= 3 && area.width >= 12;
-    let rows = usize::from(if bordered {
-        area.height - 2
-    } else {
-        area.height
-    });
-    let lines: Vec<Line<'static>> = if history.is_empty() {
-        vec![Line::styled("No alerts yet.", theme.dim)]
-    } else {
-        let cursor = cursor.min(history.len() - 1);
-        let skip = (cursor + 1).saturating_sub(rows.max(1));
-        history
-            .iter()
-            .rev()
-            .enumerate()
-            .skip(skip)
-            .take(rows)
-            .map(|(i, e)| {
-                let l = line(e, now_unix_ms, theme);
-                if i == cursor {
-                    l.patch_style(theme.selected_row)
-                } else {
-                    l
-                }
-            })
-            .collect()
-    };
-    let body = Paragraph::new(lines);
-    if bordered {
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.border)
-            .title(format!(
-                " Alert history ({}) · ↑↓ Enter details · Esc closes ",
-                history.len()
-            ));
-        body.block(block).render(area, buf);
-    } else {
-        body.render(area, buf);
+/// The history, drawn into its area (clipped to the buffer) newest entry on top, entry
+/// `cursor` (0: the newest) highlighted and on screen.
+pub struct AlertHistory<'a> {
+    pub history: &'a VecDeque<HistoryEntry>,
+    pub now_unix_ms: i64,
+    pub theme: &'a Theme,
+    pub cursor: usize,
+}
+
+impl Widget for AlertHistory<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Self {
+            history,
+            now_unix_ms,
+            theme,
+            cursor,
+        } = self;
+        let area = area.intersection(buf.area);
+        if area.width == 0 || area.height == 0 {
+            return;
+        }
+        let bordered = area.height >= 3 && area.width >= 12;
+        let rows = usize::from(if bordered {
+            area.height - 2
+        } else {
+            area.height
+        });
+        let lines: Vec<Line<'static>> = if history.is_empty() {
+            vec![Line::styled("No alerts yet.", theme.dim)]
+        } else {
+            let cursor = cursor.min(history.len() - 1);
+            let skip = (cursor + 1).saturating_sub(rows.max(1));
+            history
+                .iter()
+                .rev()
+                .enumerate()
+                .skip(skip)
+                .take(rows)
+                .map(|(i, e)| {
+                    let l = line(e, now_unix_ms, theme);
+                    if i == cursor {
+                        l.patch_style(theme.selected_row)
+                    } else {
+                        l
+                    }
+                })
+                .collect()
+        };
+        let body = Paragraph::new(lines);
+        if bordered {
+            let block = Block::default()
+                .borders(Borders::ALL)
+                .border_style(theme.border)
+                .title(format!(
+                    " Alert history ({}) · ↑↓ Enter details · Esc closes ",
+                    history.len()
+                ));
+            body.block(block).render(area, buf);
+        } else {
+            body.render(area, buf);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn render(
+        buf: &mut Buffer,
+        area: Rect,
+        history: &VecDeque<HistoryEntry>,
+        now_unix_ms: i64,
+        theme: &Theme,
+        cursor: usize,
+    ) {
+        AlertHistory {
+            history,
+            now_unix_ms,
+            theme,
+            cursor,
+        }
+        .render(area, buf);
+    }
     use gpumeter_core::engine::rules::Alert;
     use ratatui::style::Color;
 

@@ -183,72 +183,98 @@ fn inner(area: Rect) -> (usize, usize, bool) {
     )
 }
 
-/// Draws the panel into `area` of `buf`, `selected` the position of the selected alert.
-pub fn render(
-    buf: &mut Buffer,
-    area: Rect,
-    alerts: &[Alert],
-    now_unix_ms: i64,
-    theme: &Theme,
-    selected: usize,
-) {
-    let area = area.intersection(buf.area);
-    if area.width == 0 || area.height == 0 {
-        return;
-    }
-    let (rows, cols, bordered) = inner(area);
-    let selected = selected.min(alerts.len().saturating_sub(1));
-    let all = all_lines(alerts, cols, now_unix_ms, theme);
-    let hidden = all.len().saturating_sub(rows);
-    // Where the selected alert's title is in the whole text.
-    let start: usize = alerts
-        .iter()
-        .take(selected)
-        .map(|a| {
-            1 + detail_entries(a, cols, theme)
-                .iter()
-                .map(Vec::len)
-                .sum::<usize>()
-        })
-        .sum();
-    // The selected title's row in what is shown.
-    let (mut body, row) = if hidden == 0 {
-        (all, start)
-    } else if selected == 0 {
-        (lines(alerts, rows, cols, now_unix_ms, theme), 0)
-    } else {
-        (all.into_iter().skip(start).take(rows).collect(), 0)
-    };
-    if alerts.len() > 1
-        && let Some(line) = body.get_mut(row)
-    {
-        *line = line.clone().patch_style(theme.selected_row);
-    }
-    let body = Paragraph::new(body);
-    if bordered {
-        let worst = alerts.iter().map(|a| a.severity).max();
-        let border = worst.map_or(theme.border, |s| {
-            theme.severity(s).remove_modifier(Modifier::REVERSED)
-        });
-        let more = match (hidden, alerts.len()) {
-            (0, 0 | 1) => String::new(),
-            (0, _) => " · n next".to_string(),
-            (_, 1) => " · Enter details".to_string(),
-            _ => " · Enter details · n next".to_string(),
+/// The panel of `alerts`, drawn into its area (clipped to the buffer), `selected` the position
+/// of the selected alert.
+pub struct AlertPanel<'a> {
+    pub alerts: &'a [Alert],
+    pub now_unix_ms: i64,
+    pub theme: &'a Theme,
+    pub selected: usize,
+}
+
+impl Widget for AlertPanel<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Self {
+            alerts,
+            now_unix_ms,
+            theme,
+            selected,
+        } = self;
+        let area = area.intersection(buf.area);
+        if area.width == 0 || area.height == 0 {
+            return;
+        }
+        let (rows, cols, bordered) = inner(area);
+        let selected = selected.min(alerts.len().saturating_sub(1));
+        let all = all_lines(alerts, cols, now_unix_ms, theme);
+        let hidden = all.len().saturating_sub(rows);
+        // Where the selected alert's title is in the whole text.
+        let start: usize = alerts
+            .iter()
+            .take(selected)
+            .map(|a| {
+                1 + detail_entries(a, cols, theme)
+                    .iter()
+                    .map(Vec::len)
+                    .sum::<usize>()
+            })
+            .sum();
+        // The selected title's row in what is shown.
+        let (mut body, row) = if hidden == 0 {
+            (all, start)
+        } else if selected == 0 {
+            (lines(alerts, rows, cols, now_unix_ms, theme), 0)
+        } else {
+            (all.into_iter().skip(start).take(rows).collect(), 0)
         };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(border)
-            .title(format!(" Alerts ({}){more} ", alerts.len()));
-        body.block(block).render(area, buf);
-    } else {
-        body.render(area, buf);
+        if alerts.len() > 1
+            && let Some(line) = body.get_mut(row)
+        {
+            *line = line.clone().patch_style(theme.selected_row);
+        }
+        let body = Paragraph::new(body);
+        if bordered {
+            let worst = alerts.iter().map(|a| a.severity).max();
+            let border = worst.map_or(theme.border, |s| {
+                theme.severity(s).remove_modifier(Modifier::REVERSED)
+            });
+            let more = match (hidden, alerts.len()) {
+                (0, 0 | 1) => String::new(),
+                (0, _) => " · n next".to_string(),
+                (_, 1) => " · Enter details".to_string(),
+                _ => " · Enter details · n next".to_string(),
+            };
+            let block = Block::default()
+                .borders(Borders::ALL)
+                .border_style(border)
+                .title(format!(" Alerts ({}){more} ", alerts.len()));
+            body.block(block).render(area, buf);
+        } else {
+            body.render(area, buf);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn render(
+        buf: &mut Buffer,
+        area: Rect,
+        alerts: &[Alert],
+        now_unix_ms: i64,
+        theme: &Theme,
+        selected: usize,
+    ) {
+        AlertPanel {
+            alerts,
+            now_unix_ms,
+            theme,
+            selected,
+        }
+        .render(area, buf);
+    }
     use gpumeter_core::engine::rules::AlertKind;
     use ratatui::style::Color;
 

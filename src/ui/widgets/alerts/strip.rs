@@ -6,7 +6,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::{Clear, Paragraph, Widget};
 
 use gpumeter_core::engine::Engine;
 use gpumeter_core::engine::rules::Alert;
@@ -15,68 +15,89 @@ use crate::ui::app::App;
 use crate::ui::keys::KeyAction;
 use crate::ui::layout::centered;
 use crate::ui::theme::Theme;
-use crate::ui::widgets::Canvas;
+use crate::ui::widgets::alerts::history::AlertHistory;
 use crate::ui::widgets::fmt;
 
-/// Draws the strip for `visible` (most severe first) into `area`, showing alert `selected`.
-pub fn render(buf: &mut Buffer, area: Rect, visible: &[Alert], selected: usize, app: &App) {
-    let Some(shown) = visible.get(selected).or_else(|| visible.first()) else {
-        return;
-    };
-    let theme = &app.theme;
-    let style = theme.severity(shown.severity);
-    let mut fixed = vec![
-        Span::styled(format!(" {} ", shown.severity.name().to_uppercase()), style),
-        Span::raw(" "),
-        Span::styled(shown.title.clone(), style),
-    ];
-    if visible.len() > 1 {
-        let pos = selected.min(visible.len() - 1) + 1;
-        fixed.push(Span::raw(format!("  ({pos}/{})", visible.len())));
-    }
-    // The keys, as many as fit after the title; the detail view's first.
-    let k = |a: KeyAction, what: &str| {
-        vec![
-            Span::raw("  "),
-            Span::styled(app.keymap.first_label(a), theme.key),
-            Span::styled(format!(" {what}"), theme.dim),
-        ]
-    };
-    let mut hints = vec![k(KeyAction::AlertDetail, "details")];
-    if visible.len() > 1 {
-        hints.push(k(KeyAction::NextAlert, "next"));
-    }
-    hints.extend([
-        k(KeyAction::Acknowledge, "ack"),
-        k(KeyAction::Snooze, "snooze 1h"),
-        k(KeyAction::History, "history"),
-    ]);
-    let line = fmt::fit(fixed, hints, usize::from(area.width));
-    buf.render_widget(Paragraph::new(line), area);
+/// The strip for `visible` (most severe first), showing alert `selected`.
+pub struct AlertStrip<'a> {
+    pub visible: &'a [Alert],
+    pub selected: usize,
+    pub app: &'a App,
 }
 
-/// The history overlay, centred over `area`.
-pub fn render_history(
-    buf: &mut Buffer,
-    area: Rect,
-    engine: &Engine,
-    now: i64,
-    theme: &Theme,
-    cursor: usize,
-) {
-    let width = area.width.saturating_sub(4).min(110);
-    let height = area.height.saturating_sub(2).min(30);
-    let rect = centered(area, width, height);
-    if rect.width < 12 || rect.height < 3 {
-        return;
+impl Widget for AlertStrip<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Self {
+            visible,
+            selected,
+            app,
+        } = self;
+        let Some(shown) = visible.get(selected).or_else(|| visible.first()) else {
+            return;
+        };
+        let theme = &app.theme;
+        let style = theme.severity(shown.severity);
+        let mut fixed = vec![
+            Span::styled(format!(" {} ", shown.severity.name().to_uppercase()), style),
+            Span::raw(" "),
+            Span::styled(shown.title.clone(), style),
+        ];
+        if visible.len() > 1 {
+            let pos = selected.min(visible.len() - 1) + 1;
+            fixed.push(Span::raw(format!("  ({pos}/{})", visible.len())));
+        }
+        // The keys, as many as fit after the title; the detail view's first.
+        let k = |a: KeyAction, what: &str| {
+            vec![
+                Span::raw("  "),
+                Span::styled(app.keymap.first_label(a), theme.key),
+                Span::styled(format!(" {what}"), theme.dim),
+            ]
+        };
+        let mut hints = vec![k(KeyAction::AlertDetail, "details")];
+        if visible.len() > 1 {
+            hints.push(k(KeyAction::NextAlert, "next"));
+        }
+        hints.extend([
+            k(KeyAction::Acknowledge, "ack"),
+            k(KeyAction::Snooze, "snooze 1h"),
+            k(KeyAction::History, "history"),
+        ]);
+        let line = fmt::fit(fixed, hints, usize::from(area.width));
+        Paragraph::new(line).render(area, buf);
     }
-    buf.render_widget(Clear, rect);
-    crate::ui::widgets::alerts::history::render(
-        buf,
-        rect,
-        engine.rules().history(),
-        now,
-        theme,
-        cursor,
-    );
+}
+
+/// The history overlay (`H`) of `engine`'s alerts, centred over its area, entry `cursor`
+/// highlighted.
+pub struct HistoryOverlay<'a> {
+    pub engine: &'a Engine,
+    pub now: i64,
+    pub theme: &'a Theme,
+    pub cursor: usize,
+}
+
+impl Widget for HistoryOverlay<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Self {
+            engine,
+            now,
+            theme,
+            cursor,
+        } = self;
+        let width = area.width.saturating_sub(4).min(110);
+        let height = area.height.saturating_sub(2).min(30);
+        let rect = centered(area, width, height);
+        if rect.width < 12 || rect.height < 3 {
+            return;
+        }
+        Clear.render(rect, buf);
+        AlertHistory {
+            history: engine.rules().history(),
+            now_unix_ms: now,
+            theme,
+            cursor,
+        }
+        .render(rect, buf);
+    }
 }

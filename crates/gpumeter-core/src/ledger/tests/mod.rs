@@ -5,7 +5,8 @@ mod writer;
 
 use std::path::Path;
 
-use gpumeter_model::{GpuReading, Snapshot};
+use gpumeter_model::Snapshot;
+use gpumeter_model::testing::SnapshotBuilder;
 
 use super::session::pricing_text;
 use super::*;
@@ -15,19 +16,13 @@ const T0: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 const BOOT_S: i64 = T0 / 1_000 - 3_600; // booted an hour before T0
 
 fn snap(at: i64, util: u32) -> Snapshot {
-    let mut s = Snapshot::empty("demo:test", at);
-    s.system.hostname = Some("box".into());
-    s.system.boot_time_unix_s = Some(BOOT_S);
-    for i in 0..2 {
-        s.gpus.push(GpuReading {
-            index: i,
-            util_gpu_pct: Some(util),
-            util_memory_pct: Some(0),
-            energy_millijoules: Some(u64::try_from(at - T0 + 10_000_000).unwrap() * 300),
-            ..GpuReading::default()
-        });
-    }
-    s
+    let energy = u64::try_from(at - T0 + 10_000_000).unwrap() * 300;
+    SnapshotBuilder::new("demo:test", at)
+        .hostname("box")
+        .boot_time_s(BOOT_S)
+        .gpus(&[util, util])
+        .each_gpu(|g| g.energy_millijoules = Some(energy))
+        .build()
 }
 
 fn pricing(rate: &str) -> Pricing {

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use gpumeter_model::testing::SnapshotBuilder;
 use gpumeter_model::{GpuReading, Snapshot};
 use proptest::prelude::*;
 
@@ -17,17 +18,13 @@ use crate::money::Money;
 const T0: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 
 fn snap(at: i64, busy: bool, gpus: u32) -> Snapshot {
-    let mut s = Snapshot::empty("demo:sums", at);
-    s.system.hostname = Some("box".into());
-    for i in 0..gpus {
-        s.gpus.push(GpuReading {
-            index: i,
-            util_gpu_pct: Some(if busy { 80 } else { 0 }),
-            util_memory_pct: Some(0),
-            ..GpuReading::default()
-        });
-    }
-    s
+    let util = if busy { 80 } else { 0 };
+    (0..gpus)
+        .fold(
+            SnapshotBuilder::new("demo:sums", at).hostname("box"),
+            |b, i| b.gpu(i, util),
+        )
+        .build()
 }
 
 /// One run of gpumeter over `ticks` (time, busy) against the ledger at `path`, as the session

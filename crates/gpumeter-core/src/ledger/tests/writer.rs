@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use gpumeter_model::testing::SnapshotBuilder;
 use gpumeter_model::{GpuReading, Snapshot};
 
 use super::super::session::pricing_text;
@@ -13,14 +14,14 @@ use crate::billing::{ClockStart, Meter, MeterConfig, Pricing, Rate};
 const T0: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 
 fn snap(at: i64) -> Snapshot {
-    let mut s = Snapshot::empty("demo:test", at);
-    s.system.hostname = Some("box".into());
-    s.gpus.push(GpuReading {
-        index: 0,
-        util_gpu_pct: Some(50),
-        ..GpuReading::default()
-    });
-    s
+    SnapshotBuilder::new("demo:test", at)
+        .hostname("box")
+        .gpu_reading(GpuReading {
+            index: 0,
+            util_gpu_pct: Some(50),
+            ..GpuReading::default()
+        })
+        .build()
 }
 
 /// A meter and a recorder writing a fresh ledger at `path`.

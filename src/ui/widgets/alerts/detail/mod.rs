@@ -7,13 +7,12 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use crate::ui::alert_view::{Detail, DetailOf};
 use crate::ui::app::App;
 use crate::ui::keys::KeyAction;
 use crate::ui::theme::Theme;
-use crate::ui::widgets::Canvas;
 use crate::ui::widgets::alerts::panel::wrapped;
 use crate::ui::widgets::fmt::styled;
 use gpumeter_core::clock::{UtcStyle, utc_text};
@@ -132,72 +131,80 @@ pub fn max_scroll(area: Rect, of: &DetailOf, engine: &Engine, now_unix_ms: i64) 
     })
 }
 
-/// Draws the view of `detail` over `area`.
-pub fn render(
-    buf: &mut Buffer,
-    area: Rect,
-    detail: &Detail,
-    engine: &Engine,
-    now_unix_ms: i64,
-    app: &App,
-) {
-    let theme = &app.theme;
-    let rect = overlay(area);
-    if rect.width < 8 || rect.height < 3 {
-        return;
-    }
-    let (rows, cols) = inner(area);
-    let body = match find(&detail.of, engine) {
-        Some((a, e)) => lines(&a, e.as_ref(), cols, now_unix_ms, theme),
-        None => vec![Line::from(styled(
-            "This alert is no longer kept (it cleared, or the history dropped it).",
-            theme.dim,
-        ))],
-    };
-    let total = body.len();
-    let scroll = detail.scroll.min(total.saturating_sub(rows));
-    let shown: Vec<Line<'static>> = body.into_iter().skip(scroll).take(rows).collect();
-    let position = if total > rows {
-        format!(" {}–{} of {total} ", scroll + 1, (scroll + rows).min(total))
-    } else {
-        String::new()
-    };
-    let k = |a: KeyAction| app.keymap.first_label(a);
-    let standing = matches!(detail.of, DetailOf::Standing(_));
-    let mut keys = vec![format!(
-        "{} {} scroll",
-        k(KeyAction::Up),
-        k(KeyAction::Down)
-    )];
-    if standing {
-        keys.push(format!("{} ack", k(KeyAction::Acknowledge)));
-        keys.push(format!("{} snooze", k(KeyAction::Snooze)));
-        keys.push(format!("{} next", k(KeyAction::NextAlert)));
-    }
-    keys.push("Esc close".into());
-    // As many key hints as the border holds.
-    let room = usize::from(rect.width.saturating_sub(4));
-    let mut footer = String::new();
-    for h in keys {
-        let next = if footer.is_empty() {
-            h
-        } else {
-            format!("{footer} · {h}")
-        };
-        if unicode_width::UnicodeWidthStr::width(next.as_str()) > room {
-            break;
+/// The view of `detail`, drawn over its area.
+pub struct AlertDetail<'a> {
+    pub detail: &'a Detail,
+    pub engine: &'a Engine,
+    pub now_unix_ms: i64,
+    pub app: &'a App,
+}
+
+impl Widget for AlertDetail<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Self {
+            detail,
+            engine,
+            now_unix_ms,
+            app,
+        } = self;
+        let theme = &app.theme;
+        let rect = overlay(area);
+        if rect.width < 8 || rect.height < 3 {
+            return;
         }
-        footer = next;
+        let (rows, cols) = inner(area);
+        let body = match find(&detail.of, engine) {
+            Some((a, e)) => lines(&a, e.as_ref(), cols, now_unix_ms, theme),
+            None => vec![Line::from(styled(
+                "This alert is no longer kept (it cleared, or the history dropped it).",
+                theme.dim,
+            ))],
+        };
+        let total = body.len();
+        let scroll = detail.scroll.min(total.saturating_sub(rows));
+        let shown: Vec<Line<'static>> = body.into_iter().skip(scroll).take(rows).collect();
+        let position = if total > rows {
+            format!(" {}–{} of {total} ", scroll + 1, (scroll + rows).min(total))
+        } else {
+            String::new()
+        };
+        let k = |a: KeyAction| app.keymap.first_label(a);
+        let standing = matches!(detail.of, DetailOf::Standing(_));
+        let mut keys = vec![format!(
+            "{} {} scroll",
+            k(KeyAction::Up),
+            k(KeyAction::Down)
+        )];
+        if standing {
+            keys.push(format!("{} ack", k(KeyAction::Acknowledge)));
+            keys.push(format!("{} snooze", k(KeyAction::Snooze)));
+            keys.push(format!("{} next", k(KeyAction::NextAlert)));
+        }
+        keys.push("Esc close".into());
+        // As many key hints as the border holds.
+        let room = usize::from(rect.width.saturating_sub(4));
+        let mut footer = String::new();
+        for h in keys {
+            let next = if footer.is_empty() {
+                h
+            } else {
+                format!("{footer} · {h}")
+            };
+            if unicode_width::UnicodeWidthStr::width(next.as_str()) > room {
+                break;
+            }
+            footer = next;
+        }
+        let block = Block::bordered()
+            .border_style(theme.border_selected)
+            .title(Line::from(vec![
+                styled(" Alert details ", theme.title),
+                styled(position, theme.dim),
+            ]))
+            .title_bottom(Line::from(styled(format!(" {footer} "), theme.key)));
+        Clear.render(rect, buf);
+        Paragraph::new(shown).block(block).render(rect, buf);
     }
-    let block = Block::bordered()
-        .border_style(theme.border_selected)
-        .title(Line::from(vec![
-            styled(" Alert details ", theme.title),
-            styled(position, theme.dim),
-        ]))
-        .title_bottom(Line::from(styled(format!(" {footer} "), theme.key)));
-    buf.render_widget(Clear, rect);
-    buf.render_widget(Paragraph::new(shown).block(block), rect);
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ fn screen(w: u16, h: u16, scroll: usize, entry: Option<&HistoryEntry>) -> String
         let area = f.area();
         let rect = overlay(area);
         let (rows, cols) = inner(area);
-        // The same drawing as `render`, on a known alert instead of an engine's.
+        // The same drawing as `AlertDetail`, on a known alert instead of an engine's.
         let body = lines(&a, entry, cols, NOW, &app.theme);
         let shown: Vec<Line<'static>> = body.into_iter().skip(scroll).take(rows).collect();
         f.render_widget(Paragraph::new(shown).block(Block::bordered()), rect);
@@ -124,7 +124,15 @@ fn no_size_panics() {
             let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
             t.draw(|f| {
                 let area = f.area();
-                render(f.buffer_mut(), area, &d, &engine, NOW, &app)
+                f.render_widget(
+                    AlertDetail {
+                        detail: &d,
+                        engine: &engine,
+                        now_unix_ms: NOW,
+                        app: &app,
+                    },
+                    area,
+                );
             })
             .unwrap();
         }
@@ -132,7 +140,15 @@ fn no_size_panics() {
     let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
     t.draw(|f| {
         let area = f.area();
-        render(f.buffer_mut(), area, &d, &engine, NOW, &app)
+        f.render_widget(
+            AlertDetail {
+                detail: &d,
+                engine: &engine,
+                now_unix_ms: NOW,
+                app: &app,
+            },
+            area,
+        );
     })
     .unwrap();
     assert!(buffer_to_string(t.backend().buffer()).contains("no longer kept"));
