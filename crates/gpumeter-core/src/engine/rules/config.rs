@@ -262,10 +262,10 @@ impl Default for RulesConfig {
             },
             vram: VramConfig {
                 enabled: true,
-                trend_ms: 5 * MIN,
+                trend_ms: 15 * MIN,
                 growth_bytes_per_min: 0.05 * GIB,
                 min_rise_bytes: 1 << 30,
-                horizon_ms: 60 * MIN,
+                horizon_ms: 24 * 60 * MIN,
                 high_pct: 95.0,
                 high_window_ms: 5 * MIN,
                 window_ms: MIN,

@@ -42,6 +42,7 @@ pub struct LineFit {
 }
 
 impl LineFit {
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.samples.len()
     }
@@ -107,6 +108,30 @@ impl LineFit {
             self.add(t, y, 1);
         }
         self.samples = samples;
+    }
+
+    /// The median reading of each of `parts` equal time slices of the window, oldest first;
+    /// `None` when a slice holds no sample. Robust where the line is not: a one-time step
+    /// moves at most the slices it falls in, a leak moves every one.
+    pub fn part_levels(&self, parts: usize) -> Option<Vec<u64>> {
+        let (t0, t1) = (self.front_t()?, self.last_t()?);
+        let span = i128::from(t1 - t0).max(1) + 1;
+        let parts_i = i128::try_from(parts).ok()?.max(1);
+        let mut slices: Vec<Vec<u64>> = vec![Vec::new(); parts.max(1)];
+        for &(t, y) in &self.samples {
+            let k = (i128::from(t - t0) * parts_i / span).clamp(0, parts_i - 1);
+            slices[usize::try_from(k).ok()?].push(y);
+        }
+        slices
+            .into_iter()
+            .map(|mut v| {
+                if v.is_empty() {
+                    return None;
+                }
+                v.sort_unstable();
+                Some(v[v.len() / 2])
+            })
+            .collect()
     }
 
     /// The least-squares line through the window; `None` with fewer than 3 samples or when

@@ -140,7 +140,6 @@ struct Foreign {
 
 impl Foreign {
     /// Whether anything on the GPU is foreign ([`any_foreign`] says the same in one pass).
-    #[cfg(test)]
     fn any(&self) -> bool {
         self.hidden.is_some() || !self.others.is_empty() || self.mig
     }
@@ -152,6 +151,19 @@ pub struct SharedRule {
     fire_share: f64,
     clear_share: f64,
     windows: BTreeMap<u32, Window>,
+    /// The user renting, kept while they hold GPU memory: two users' jobs of similar size
+    /// must not trade places (and the notice its GPUs) with every reading.
+    me: Option<String>,
+    /// What was last foreign on each GPU: a standing notice keeps saying it through a reading
+    /// that shows nothing (it ends with its window, not with one sample).
+    last: BTreeMap<u32, Foreign>,
+}
+
+/// Whether `user` holds any GPU memory in `snap`.
+fn holds_memory(snap: &Snapshot, user: &str) -> bool {
+    snap.processes
+        .iter()
+        .any(|p| p.user.as_deref() == Some(user) && p.gpu_memory_bytes().unwrap_or(0) > 0)
 }
 
 impl SharedRule {
@@ -161,6 +173,8 @@ impl SharedRule {
             fire_share,
             clear_share,
             windows: BTreeMap::new(),
+            me: None,
+            last: BTreeMap::new(),
         }
     }
 
@@ -175,7 +189,10 @@ impl SharedRule {
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;
-        let me = main_user(snap);
+        if !self.me.as_deref().is_some_and(|u| holds_memory(snap, u)) {
+            self.me = main_user(snap).map(str::to_string);
+        }
+        let me = self.me.as_deref();
         let foreign = any_foreign(snap, me, self.cfg.min_hidden_bytes);
         for (g, (_, any)) in snap.gpus.iter().zip(&foreign) {
             let known = g.state == GpuState::Ok && g.memory_used_bytes.is_some();
@@ -191,11 +208,20 @@ impl SharedRule {
         if !self.cfg.enabled {
             return out;
         }
-        let standing: BTreeMap<u32, Foreign> = foreign
-            .iter()
-            .filter(|(g, any)| *any && self.windows.get(g).is_some_and(Window::is_active))
-            .map(|&(g, _)| (g, self.foreign(snap, g, me)))
-            .collect();
+        let mut standing: BTreeMap<u32, Foreign> = BTreeMap::new();
+        for &(g, any) in &foreign {
+            if !self.windows.get(&g).is_some_and(Window::is_active) {
+                self.last.remove(&g);
+                continue;
+            }
+            if any {
+                self.last.insert(g, self.foreign(snap, g, me));
+            }
+            if let Some(f) = self.last.get(&g).filter(|f| f.any()) {
+                standing.insert(g, f.clone());
+            }
+        }
+        self.last.retain(|g, _| snap.gpu(*g).is_some());
         if !standing.is_empty() {
             let since = standing
                 .keys()

@@ -1,11 +1,17 @@
-//! VRAM headroom: per GPU, the used VRAM's trend over the last `trend` (default 5 min, a
-//! least-squares line through every sample) and which process grows. Steady growth (≥ 0.05
-//! GiB/min, ≥ 1 GiB over the trend, a line that fits, full within the hour) for most of the
-//! window raises "GPU 2 at 76.1/79.6 GiB, +0.4 GiB/min → full in ~9 min (python train.py (pid
-//! 4242))"; a GPU at ≥ 95 % for most of 5 min gets a notice. A flat allocation, however high, is
-//! no growth: PyTorch's caching allocator holds memory on purpose, so the high-water notice is
-//! informational. The cost named is what the job has been paid for so far — what an OOM crash
-//! without a checkpoint throws away.
+//! VRAM headroom: per GPU, the used VRAM over the last `trend` (default 15 min) and which
+//! process grows. A leak is growth that lasts: the trend is cut into five slices, and every
+//! slice's median must sit above the one before (each by ≥ 10 % of the whole rise, ≥ 1 GiB in
+//! all, ≥ 0.05 GiB/min, over at least 5 minutes). A one-time step — a model loading, the
+//! caching allocator growing once — moves at most the two slices it falls in, so it is a change
+//! of level, never a leak. The pace is the slices' (first to last median), so a step beside a
+//! slow leak cannot inflate it, and growth is at most what the card holds. Growth that fills
+//! the card within `horizon` (default a day; beyond that it is not an alert) raises one alert
+//! per job, its GPUs named together: "GPUs 4–7 at 57.2/80.0 GiB, +0.4 GiB/min → full in ~58 min
+//! (python train_b.py (pid 7100))", headline and evidence giving the same "full in" (the GPU
+//! that fills first). A GPU at ≥ 95 % for most of 5 min gets a notice. A flat allocation,
+//! however high, is no growth: PyTorch's caching allocator holds memory on purpose, so the
+//! high-water notice is informational. The cost named is what the job has been paid for so far
+//! — what an OOM crash without a checkpoint throws away.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -15,17 +21,21 @@ use super::alert::{Alert, AlertKind, Severity};
 use super::config::VramConfig;
 use super::label::process_label;
 use super::line_fit::LineFit;
-pub use super::line_fit::Trend;
 use super::window::Window;
 use super::{Ctx, RuleOutput};
 
 const GIB: f64 = (1u64 << 30) as f64;
-/// Most samples kept per GPU (a 1 s tick over 15 minutes).
-const MAX_SAMPLES: usize = 900;
+/// Most samples kept per GPU: readings closer than `trend / MAX_SAMPLES` are skipped, so a
+/// fast tick keeps the same history in the same memory.
+const MAX_SAMPLES: i64 = 900;
+/// The trend is judged in this many slices (a step moves at most two of them).
+const SLICES: usize = 5;
+/// Each slice must rise by at least this share of the whole rise.
+const SLICE_SHARE: f64 = 0.1;
+/// Growth is judged on at least this much history.
+const MIN_COVER_MS: i64 = 5 * 60_000;
 /// Per-process memory is remembered at this many points across the trend.
 const CHECKPOINTS: i64 = 20;
-/// A line that explains less than this share of the variance is not "steady" growth.
-const MIN_FIT_R2: f64 = 0.6;
 
 /// A GPU's used VRAM over time, and its processes' at coarse checkpoints.
 #[derive(Debug, Clone)]
@@ -34,7 +44,22 @@ struct Track {
     samples: LineFit,
     procs: VecDeque<(i64, BTreeMap<u32, u64>)>,
     growing: Window,
+    /// The growth last judged a leak (what a standing alert says through a quiet tick).
+    last: Option<Growth>,
     high: Window,
+}
+
+/// A leak as judged on one GPU.
+#[derive(Debug, Clone, PartialEq)]
+struct Growth {
+    /// Bytes a minute, first slice to last.
+    per_min: f64,
+    /// First slice's median to the last's, at most the card.
+    rise: u64,
+    /// Each slice's median, oldest first.
+    levels: Vec<u64>,
+    covered_ms: i64,
+    to_full_ms: i64,
 }
 
 #[derive(Debug, Clone)]
@@ -54,24 +79,49 @@ impl VramRule {
             tracks: BTreeMap::new(),
         }
     }
+}
 
-    /// Whether this GPU's trend is steady growth towards full.
-    fn growing(&self, trend: Option<Trend>, g: &GpuReading) -> Option<bool> {
-        let t = trend?;
-        let (used, total) = (g.memory_used_bytes?, g.memory_total_bytes?);
-        if t.covered_ms < self.cfg.trend_ms * 4 / 5 {
-            return None;
-        }
-        let free = total.saturating_sub(used) as f64;
-        let to_full_min = free / t.bytes_per_min.max(f64::MIN_POSITIVE);
-        Some(
-            t.bytes_per_min >= self.cfg.growth_bytes_per_min
-                && t.rise_bytes >= self.cfg.min_rise_bytes as f64
-                && t.r2 >= MIN_FIT_R2
-                && to_full_min * 60_000.0 <= self.cfg.horizon_ms as f64,
-        )
+/// A GPU's growth, when it is a leak filling the card within the horizon.
+fn growing(cfg: &VramConfig, t: &Track, g: &GpuReading) -> Option<Growth> {
+    let (used, total) = (g.memory_used_bytes?, g.memory_total_bytes?);
+    let line = t.samples.trend()?;
+    // The cheap test first: most ticks on most GPUs stop here.
+    if line.covered_ms < MIN_COVER_MS.min(cfg.trend_ms * 4 / 5)
+        || line.bytes_per_min < cfg.growth_bytes_per_min
+    {
+        return None;
     }
+    let levels = t.samples.part_levels(SLICES)?;
+    let (first, last) = (*levels.first()?, *levels.last()?);
+    let rise = last.saturating_sub(first).min(total);
+    if rise < cfg.min_rise_bytes {
+        return None;
+    }
+    let each = (rise as f64 * SLICE_SHARE) as u64;
+    if !levels
+        .windows(2)
+        .all(|w| w[1] > w[0] && w[1] - w[0] >= each)
+    {
+        return None;
+    }
+    // First to last slice centre: (SLICES - 1) slices apart.
+    let minutes = line.covered_ms as f64 * (SLICES as f64 - 1.0) / SLICES as f64 / 60_000.0;
+    let per_min = rise as f64 / minutes.max(f64::MIN_POSITIVE);
+    if per_min < cfg.growth_bytes_per_min {
+        return None;
+    }
+    let free = total.saturating_sub(used) as f64;
+    let to_full_ms = (free / per_min * 60_000.0).min(i64::MAX as f64) as i64;
+    (to_full_ms <= cfg.horizon_ms).then_some(Growth {
+        per_min,
+        rise,
+        levels,
+        covered_ms: line.covered_ms,
+        to_full_ms,
+    })
+}
 
+impl VramRule {
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;
@@ -81,12 +131,13 @@ impl VramRule {
             self.cfg.high_window_ms,
             self.cfg.trend_ms,
         );
-        let mut judged = Vec::new();
+        let mut judged: Vec<u32> = Vec::new();
         for g in &snap.gpus {
             let t = self.tracks.entry(g.index).or_insert_with(|| Track {
                 samples: LineFit::default(),
                 procs: VecDeque::new(),
                 growing: Window::new(window, fire, clear),
+                last: None,
                 high: Window::new(high_window, fire, clear),
             });
             let used = g.memory_used_bytes.filter(|_| g.state == GpuState::Ok);
@@ -95,31 +146,31 @@ impl VramRule {
                     t.samples.clear();
                     t.procs.clear();
                 }
-                t.samples.push(now, u);
+                let every = (trend_ms / MAX_SAMPLES).max(1);
+                if t.samples.last_t().is_none_or(|last| now - last >= every) {
+                    t.samples.push(now, u);
+                }
                 let step = (trend_ms / CHECKPOINTS).max(1);
                 if t.procs.back().is_none_or(|(last, _)| now - last >= step) {
                     t.procs.push_back((now, holders(snap, g.index)));
                 }
             }
-            while t.samples.len() > MAX_SAMPLES
-                || t.samples.front_t().is_some_and(|s| s < now - trend_ms)
-            {
+            while t.samples.front_t().is_some_and(|s| s < now - trend_ms) {
                 t.samples.pop_front();
             }
             while t.procs.front().is_some_and(|(s, _)| *s < now - trend_ms) {
                 t.procs.pop_front();
             }
-            let trend = used.and(t.samples.trend());
-            judged.push((g.index, trend, self.growing(trend, g)));
+            let growth = used.and_then(|_| growing(&self.cfg, t, g));
+            t.growing.push(now, used.map(|_| growth.is_some()));
+            if growth.is_some() {
+                t.last = growth;
+            } else if !t.growing.is_active() {
+                t.last = None;
+            }
             let high = g.memory_used_pct().map(|p| p >= self.cfg.high_pct);
-            if let Some(t) = self.tracks.get_mut(&g.index) {
-                t.high.push(now, high.filter(|_| g.state == GpuState::Ok));
-            }
-        }
-        for (gpu, _, growing) in &judged {
-            if let Some(t) = self.tracks.get_mut(gpu) {
-                t.growing.push(now, *growing);
-            }
+            t.high.push(now, high.filter(|_| g.state == GpuState::Ok));
+            judged.push(g.index);
         }
         self.tracks.retain(|gpu, _| snap.gpu(*gpu).is_some());
 
@@ -127,97 +178,162 @@ impl VramRule {
         if !self.cfg.enabled {
             return out;
         }
-        for (gpu, trend, _) in judged {
-            let (Some(t), Some(g)) = (self.tracks.get(&gpu), snap.gpu(gpu)) else {
+        let leaking: Vec<u32> = judged
+            .iter()
+            .copied()
+            .filter(|g| {
+                self.tracks
+                    .get(g)
+                    .is_some_and(|t| t.growing.is_active() && t.last.is_some())
+            })
+            .collect();
+        // One alert per job, its leaking GPUs together; a GPU no job holds alone.
+        let mut grouped: Vec<u32> = Vec::new();
+        for j in ctx.jobs() {
+            let gpus: Vec<u32> = j
+                .gpus
+                .iter()
+                .copied()
+                .filter(|g| leaking.contains(g) && !grouped.contains(g))
+                .collect();
+            if !gpus.is_empty() {
+                grouped.extend(&gpus);
+                out.alerts.extend(self.growth_alert(
+                    ctx,
+                    &format!("vram:grow:{}", j.key.id()),
+                    &gpus,
+                ));
+            }
+        }
+        for g in leaking.iter().filter(|g| !grouped.contains(g)) {
+            out.alerts
+                .extend(self.growth_alert(ctx, &format!("vram:grow:{g}"), &[*g]));
+        }
+        for gpu in judged.iter().filter(|g| !leaking.contains(g)) {
+            let (Some(t), Some(g)) = (self.tracks.get(gpu), snap.gpu(*gpu)) else {
                 continue;
             };
-            if let (true, Some(trend)) = (t.growing.is_active(), trend) {
-                out.alerts.push(self.growth_alert(ctx, g, t, trend));
-            } else if t.high.is_active() {
+            if t.high.is_active() {
                 out.alerts.push(self.high_alert(ctx, g, t));
             }
         }
         out
     }
 
-    fn growth_alert(&self, ctx: &Ctx<'_>, g: &GpuReading, t: &Track, trend: Trend) -> Alert {
+    /// The alert for `gpus` (one job's, or one GPU), led by the GPU that fills first.
+    fn growth_alert(&self, ctx: &Ctx<'_>, id: &str, gpus: &[u32]) -> Option<Alert> {
         let snap = ctx.snap;
+        let gib = |b: f64| b / GIB;
+        let words = |ms: i64| crate::units::duration(ms, crate::units::DurationStyle::Words);
+        let mut rows: Vec<(&GpuReading, &Track, &Growth)> = gpus
+            .iter()
+            .filter_map(|i| {
+                let t = self.tracks.get(i)?;
+                Some((snap.gpu(*i)?, t, t.last.as_ref()?))
+            })
+            .collect();
+        rows.sort_by_key(|(g, _, gr)| (gr.to_full_ms, g.index));
+        let &(lead, track, growth) = rows.first()?;
         let (used, total) = (
-            g.memory_used_bytes.unwrap_or(0),
-            g.memory_total_bytes.unwrap_or(0),
+            lead.memory_used_bytes.unwrap_or(0) as f64,
+            lead.memory_total_bytes.unwrap_or(0) as f64,
         );
-        let free = total.saturating_sub(used) as f64;
-        let per_min = trend.bytes_per_min;
-        let to_full_ms = (free / per_min.max(f64::MIN_POSITIVE) * 60_000.0) as i64;
-        let grower = grower(t);
+        let full_in = format!("~{}", words(growth.to_full_ms));
+        let grower = grower(track);
         let who = grower
             .and_then(|(pid, _)| snap.processes.iter().find(|p| p.pid == pid))
             .map(process_label);
+        let mut indices: Vec<u32> = rows.iter().map(|(g, _, _)| g.index).collect();
+        indices.sort_unstable();
+        let subject = match indices.as_slice() {
+            [one] => format!("GPU {one} at"),
+            many => format!("GPUs {} at up to", super::job::gpu_ranges(many)),
+        };
         let title = format!(
-            "GPU {} at {:.1}/{:.1} GiB, +{:.1} GiB/min → full in ~{}{}",
-            g.index,
-            used as f64 / GIB,
-            total as f64 / GIB,
-            per_min / GIB,
-            crate::units::duration(to_full_ms, crate::units::DurationStyle::Words),
+            "{subject} {:.1}/{:.1} GiB, +{:.1} GiB/min → full in {full_in}{}",
+            gib(used),
+            gib(total),
+            gib(growth.per_min),
             who.as_ref().map(|w| format!(" ({w})")).unwrap_or_default()
         );
+        let levels: Vec<String> = growth
+            .levels
+            .iter()
+            .map(|&b| format!("{:.1}", gib(b as f64)))
+            .collect();
         let mut evidence = vec![
             (
                 "VRAM".to_string(),
                 format!(
-                    "{:.1}/{:.1} GiB ({:.1} GiB free)",
-                    used as f64 / GIB,
-                    total as f64 / GIB,
-                    free / GIB
+                    "{:.1}/{:.1} GiB ({:.1} GiB free) on GPU {}",
+                    gib(used),
+                    gib(total),
+                    gib(total - used),
+                    lead.index
                 ),
             ),
             (
+                format!("trend over {}", words(growth.covered_ms)),
                 format!(
-                    "trend over {}",
-                    crate::units::duration(trend.covered_ms, crate::units::DurationStyle::Words)
-                ),
-                format!(
-                    "+{:.2} GiB/min (+{:.1} GiB, fit r² {:.2})",
-                    per_min / GIB,
-                    trend.rise_bytes / GIB,
-                    trend.r2
+                    "+{:.2} GiB/min (+{:.1} GiB, rising in every fifth: {} GiB)",
+                    gib(growth.per_min),
+                    gib(growth.rise as f64),
+                    levels.join(" → ")
                 ),
             ),
-            (
-                "full in".to_string(),
-                format!(
-                    "~{}",
-                    crate::units::duration(to_full_ms, crate::units::DurationStyle::Words)
-                ),
-            ),
+            ("full in".to_string(), full_in.clone()),
         ];
+        if rows.len() > 1 {
+            for (g, _, gr) in &rows {
+                evidence.push((
+                    format!("GPU {}", g.index),
+                    format!(
+                        "{:.1}/{:.1} GiB, +{:.2} GiB/min, full in ~{}",
+                        gib(g.memory_used_bytes.unwrap_or(0) as f64),
+                        gib(g.memory_total_bytes.unwrap_or(0) as f64),
+                        gib(gr.per_min),
+                        words(gr.to_full_ms)
+                    ),
+                ));
+            }
+        }
         if let (Some(w), Some((_, grew))) = (&who, grower) {
             evidence.push((
                 "growing".into(),
-                format!("{w}: +{:.1} GiB", grew as f64 / GIB),
+                format!("{w}: +{:.1} GiB", gib(grew as f64)),
             ));
         }
         let (cost, paid) = self.job_cost(ctx, grower.map(|(pid, _)| pid));
         if let Some(p) = paid {
             evidence.push(("job paid for so far".into(), p));
         }
-        Alert {
-            id: format!("vram:grow:{}", g.index),
+        let since = rows
+            .iter()
+            .filter_map(|(_, t, _)| t.growing.active_since())
+            .min()
+            .unwrap_or(ctx.now_ms);
+        let on = match indices.as_slice() {
+            [one] => format!("GPU {one}"),
+            many => format!("GPUs {}", super::job::gpu_ranges(many)),
+        };
+        Some(Alert {
+            id: id.to_string(),
             kind: AlertKind::Vram,
-            severity: if to_full_ms <= 10 * 60_000 {
+            severity: if growth.to_full_ms <= 10 * 60_000 {
                 Severity::High
-            } else {
+            } else if growth.to_full_ms <= 6 * 60 * 60_000 {
                 Severity::Moderate
+            } else {
+                Severity::Info
             },
-            gpu: Some(g.index),
+            gpu: (rows.len() == 1).then_some(lead.index),
             title,
             detail: format!(
-                "VRAM on GPU {} has grown steadily for {}; at this pace the next allocation \
-                 fails (CUDA out of memory) in about {}.",
-                g.index,
-                crate::units::duration(trend.covered_ms, crate::units::DurationStyle::Words),
-                crate::units::duration(to_full_ms, crate::units::DurationStyle::Words)
+                "VRAM on {on} has grown for {} without levelling off (not a one-time step: \
+                 every fifth of the trend sits higher than the one before); at this pace the \
+                 next allocation fails (CUDA out of memory) in about {}.",
+                words(growth.covered_ms),
+                words(growth.to_full_ms)
             ),
             evidence,
             cost_micros: cost,
@@ -227,9 +343,9 @@ impl VramRule {
                  torch.cuda.memory_summary() shows who holds what."
                     .into(),
             ),
-            since_unix_ms: t.growing.active_since().unwrap_or(ctx.now_ms),
+            since_unix_ms: since,
             currency: ctx.currency,
-        }
+        })
     }
 
     fn high_alert(&self, ctx: &Ctx<'_>, g: &GpuReading, t: &Track) -> Alert {
