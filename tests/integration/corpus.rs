@@ -59,12 +59,15 @@ fn the_eval_command_prints_the_documented_table() {
         String::from_utf8_lossy(&out.stderr)
     );
     let printed = String::from_utf8(out.stdout).unwrap();
-    let doc = std::fs::read_to_string(Path::new(ROOT).join("docs/accuracy.md")).unwrap();
     assert!(printed.starts_with("| rule | true pos."), "{printed}");
-    assert!(
-        doc.contains(&printed),
-        "the printed tables are not the documented ones"
-    );
+    // While the table is being rewritten (another test, same run) the file is not to compare.
+    if std::env::var_os("GPUMETER_UPDATE_ACCURACY").is_none() {
+        let doc = std::fs::read_to_string(Path::new(ROOT).join("docs/accuracy.md")).unwrap();
+        assert!(
+            doc.contains(&printed),
+            "the printed tables are not the documented ones"
+        );
+    }
 
     let out = eval(&[corpus.to_str().unwrap(), "--json"]);
     assert!(out.status.success());

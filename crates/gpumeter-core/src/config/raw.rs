@@ -215,6 +215,7 @@ pub struct RawVram {
 pub struct RawJobDone {
     pub enabled: Option<bool>,
     pub min_busy: Option<String>,
+    pub went_idle: Option<String>,
 }
 
 /// `[alerts.throttle]`.

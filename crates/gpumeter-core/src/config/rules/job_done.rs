@@ -14,6 +14,12 @@ pub(super) fn resolve(
     let job_done = JobDoneConfig {
         enabled: j.enabled.unwrap_or(d.enabled),
         min_busy_ms: duration_ms("alerts.job_done.min_busy", &j.min_busy, d.min_busy_ms, 0)?,
+        went_idle_ms: duration_ms(
+            "alerts.job_done.went_idle",
+            &j.went_idle,
+            d.went_idle_ms,
+            60_000,
+        )?,
         ..d.clone()
     };
     Ok(job_done)

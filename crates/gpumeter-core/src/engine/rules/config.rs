@@ -160,8 +160,11 @@ pub struct JobDoneConfig {
     pub enabled: bool,
     /// A job counts once its GPUs were busy this long in all…
     pub min_busy_ms: i64,
-    /// …and it is gone (or its GPUs idle) for this long (a reading glitch is not an end).
+    /// …and it is gone for this long (a reading glitch is not an end; its rhythm may ask for
+    /// longer)…
     pub confirm_ms: i64,
+    /// …or its GPUs idle for this long while it lives (and twice its longest pause).
+    pub went_idle_ms: i64,
     /// The notice stands at most this long (the idle reminders take over).
     pub stands_ms: i64,
 }
@@ -279,6 +282,7 @@ impl Default for RulesConfig {
                 enabled: true,
                 min_busy_ms: 5 * MIN,
                 confirm_ms: 5_000,
+                went_idle_ms: 5 * MIN,
                 stands_ms: 60 * MIN,
             },
         }

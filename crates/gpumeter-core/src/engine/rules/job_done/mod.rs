@@ -1,7 +1,17 @@
 //! Job finished, meter running: when a job that worked (its GPUs busy for most of the time it
-//! was seen, and at least `min_busy` old) ends — its last GPU process exits, or its GPUs all go
-//! idle while it lives on — a notice at once rather than after the 10-minute idle window:
-//! "python train.py (pid 4242) ended 2 min ago after 6h12m; 8 GPUs now idle at $31.00/h". The
+//! was seen, and at least `min_busy` in all) ends — its last GPU process exits (or releases its
+//! memory), or its GPUs all go idle while it lives on — a notice rather than after the
+//! 10-minute idle window: "python train.py (pid 4242) ended 2 min ago after 6h12m; 8 GPUs now
+//! idle at $31.00/h".
+//!
+//! A job has a rhythm, and a pause it has made before is no end. A job is its launcher's family
+//! (GPU processes with the same parent: torchrun's ranks, a sweep agent's trials), remembered
+//! for [`FAMILY_MS`] after its processes exit, so the next trial or an elastic restart is the
+//! same job coming back and its time counts together. An exit is an end once the family has
+//! been gone longer than 1.5 × the longest absence it came back from (at once — `confirm` —
+//! when it never came back before); a live job's GPUs idle are an end after `went_idle`
+//! (default 5 min) and twice its longest pause so far (checkpoints, evaluations, a sweep's
+//! set-up between trials). The
 //! exit status is not ours to read (gpumeter is not the job's parent); what is known is said —
 //! a cgroup OOM kill at the time, an XID on its GPUs. The notice stands until its GPUs work
 //! again or `stands` (default 1 h) has passed; the idle rule's reminders follow as usual.
@@ -19,6 +29,10 @@ use super::job::{JobKey, gpu_ranges};
 use super::label::process_label;
 use super::{Ctx, RuleOutput};
 
+/// A job's family is remembered this long after its processes exit (a sweep's next trial, a
+/// restart, comes back within it).
+pub const FAMILY_MS: i64 = 30 * 60_000;
+
 /// A job being watched.
 #[derive(Debug, Clone)]
 struct Seen {
@@ -32,6 +46,10 @@ struct Seen {
     /// Since when all its GPUs are idle (it lives on).
     idle_since: Option<i64>,
     reported_idle: bool,
+    /// The longest absence (its processes gone) or idle pause it came back from: its rhythm.
+    longest_gap_ms: i64,
+    /// Its exit was reported (it stays remembered for [`FAMILY_MS`]).
+    reported_exit: bool,
     oom_kills: Option<u64>,
     xids: u64,
 }
@@ -117,14 +135,32 @@ impl JobDoneRule {
                 last_seen_ms: now,
                 idle_since: None,
                 reported_idle: false,
+                longest_gap_ms: 0,
+                reported_exit: false,
                 oom_kills: oom_now,
                 xids: xid_total(snap, &job.gpus),
             });
+            // Back after an absence: the family's next run, one pause of its rhythm.
+            let away = now - s.last_seen_ms;
+            if away > dt.max(1_000) {
+                s.longest_gap_ms = s.longest_gap_ms.max(away);
+                s.idle_since = None;
+            }
+            if s.reported_exit {
+                s.reported_exit = false;
+                self.ended.remove(&job.key);
+            }
             s.last_seen_ms = now;
             s.gpus = job.gpus.clone();
+            if let Some(m) = main {
+                s.label = process_label(m);
+            }
             s.observed_ms += dt;
             let busy = job.gpus.iter().any(|&g| busy_gpu(g));
             if busy {
+                if let Some(since) = s.idle_since {
+                    s.longest_gap_ms = s.longest_gap_ms.max(now - since);
+                }
                 s.busy_ms += dt;
                 s.idle_since = None;
                 s.reported_idle = false;
@@ -134,26 +170,39 @@ impl JobDoneRule {
             }
         }
 
-        // Jobs gone for `confirm`, or idle for a minute: ended.
+        // Gone longer than its rhythm allows, or idle far longer than its longest pause: ended.
         let mut finished: Vec<(JobKey, End, i64)> = Vec::new();
+        let mut forgotten: Vec<JobKey> = Vec::new();
         for (key, s) in &self.seen {
-            if now - s.last_seen_ms >= self.cfg.confirm_ms {
+            let away = now - s.last_seen_ms;
+            let rhythm = s.longest_gap_ms.saturating_mul(3) / 2;
+            if away >= FAMILY_MS.max(rhythm) {
+                forgotten.push(*key);
+            } else if !s.reported_exit && away >= self.cfg.confirm_ms.max(rhythm) {
                 finished.push((*key, End::Exited, s.last_seen_ms));
             } else if let Some(since) = s.idle_since.filter(|_| !s.reported_idle)
                 && s.last_seen_ms == now
-                && now - since >= self.idle.window_ms / 2
+                && now - since
+                    >= self
+                        .cfg
+                        .went_idle_ms
+                        .max(s.longest_gap_ms.saturating_mul(2))
             {
                 finished.push((*key, End::WentIdle, since));
             }
+        }
+        for key in forgotten {
+            self.seen.remove(&key);
         }
         for (key, how, at) in finished {
             let Some(s) = self.seen.get(&key).cloned() else {
                 continue;
             };
-            if how == End::Exited {
-                self.seen.remove(&key);
-            } else if let Some(live) = self.seen.get_mut(&key) {
-                live.reported_idle = true;
+            if let Some(live) = self.seen.get_mut(&key) {
+                match how {
+                    End::Exited => live.reported_exit = true,
+                    End::WentIdle => live.reported_idle = true,
+                }
             }
             // Its GPUs were lost: it did not finish, it lost its cards; the lost alert says so.
             if !self.worked(&s, at) || s.gpus.iter().any(|&g| lost_gpu(g)) {

@@ -116,20 +116,61 @@ fn an_oom_kill_at_the_end_is_named() {
 }
 
 #[test]
-fn gpus_going_idle_under_a_live_job_give_the_notice_too() {
+fn gpus_going_idle_under_a_live_job_give_the_notice_after_its_rhythm() {
     let clock = FakeClock::new(T0);
     let mut r = Rules::default();
     drive(&mut r, &clock, 120, None, |_, t| at(t, 95, true, SIX_H));
+    // A 90 s pause (a checkpoint) is no end; nor is a second one, now part of its rhythm.
     let ts = drive(&mut r, &clock, 90, None, |_, t| at(t, 0, true, SIX_H));
+    assert!(done(&ts).is_empty(), "{ts:#?}");
+    drive(&mut r, &clock, 600, None, |_, t| at(t, 95, true, SIX_H));
+    // Idle for 6 min: past `went_idle` (5 min) and twice its longest pause (3 min).
+    let ts = drive(&mut r, &clock, 360, None, |_, t| at(t, 0, true, SIX_H));
     let f = done(&ts);
     assert_eq!(f.len(), 1, "{ts:#?}");
     assert!(
         f[0].alert()
             .title
-            .starts_with("python train.py (pid 4242): its GPUs went idle 60 s ago after 6h1"),
+            .starts_with("python train.py (pid 4242): its GPUs went idle 5 min ago after 6h2"),
         "{}",
         f[0].alert().title
     );
+    // With a 4-minute pause in its past, 6 minutes idle is still within its rhythm (8 min).
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    drive(&mut r, &clock, 120, None, |_, t| at(t, 95, true, SIX_H));
+    drive(&mut r, &clock, 240, None, |_, t| at(t, 0, true, SIX_H));
+    drive(&mut r, &clock, 600, None, |_, t| at(t, 95, true, SIX_H));
+    let ts = drive(&mut r, &clock, 360, None, |_, t| at(t, 0, true, SIX_H));
+    assert!(done(&ts).is_empty(), "{ts:#?}");
+}
+
+#[test]
+fn a_family_that_comes_back_is_one_job_and_its_absences_set_its_rhythm() {
+    // A sweep's trials: the same launcher's processes exit and come back 80 s later.
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let mut all = Vec::new();
+    for _ in 0..3 {
+        all.extend(drive(&mut r, &clock, 240, None, |_, t| {
+            at(t, 95, true, SIX_H)
+        }));
+        all.extend(drive(&mut r, &clock, 80, None, |_, t| {
+            at(t, 0, false, SIX_H)
+        }));
+    }
+    // The first gap is the first end it made (a notice), the ones after are its rhythm.
+    let fired: Vec<_> = done(&all)
+        .into_iter()
+        .filter(|t| matches!(t, Transition::Fired(_)))
+        .collect();
+    assert_eq!(fired.len(), 1, "{all:#?}");
+    // The sweep ends: the notice comes once it has been gone 1.5 × its longest gap (120 s).
+    drive(&mut r, &clock, 240, None, |_, t| at(t, 95, true, SIX_H));
+    let ts = drive(&mut r, &clock, 110, None, |_, t| at(t, 0, false, SIX_H));
+    assert!(done(&ts).is_empty(), "{ts:#?}");
+    let ts = drive(&mut r, &clock, 20, None, |_, t| at(t, 0, false, SIX_H));
+    assert_eq!(done(&ts).len(), 1, "{ts:#?}");
 }
 
 #[test]
