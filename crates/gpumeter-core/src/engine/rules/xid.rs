@@ -4,7 +4,8 @@
 //! for the rest of the run (acknowledge dismisses it) and reminds when the count grows. Its
 //! cost is what the GPU has been paid for since the first error (a GPU that fell off the bus
 //! does no work from then on). A GPU whose events are unsupported (`None`) is no evidence; the
-//! source says so once in the snapshot's warnings.
+//! source says so once in the snapshot's warnings. XID 79 on a GPU that is lost is left to the
+//! lost rule, whose alert names it.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -17,6 +18,10 @@ use super::label::process_label;
 use super::xid_catalog::info;
 use super::{Ctx, RuleOutput};
 use crate::clock::{UtcStyle, utc_text};
+
+/// The XID of a GPU fallen off the bus: while the GPU answers `GPU_IS_LOST`, the lost alert
+/// says it (naming the XID), not a second alert here.
+const XID_FELL_OFF_BUS: u64 = 79;
 
 /// One (GPU, XID) seen.
 #[derive(Debug, Clone, Copy)]
@@ -107,6 +112,12 @@ impl XidRule {
             return out;
         }
         for (&key, s) in &self.seen {
+            // XID 79 on a GPU now lost is the lost rule's one alert (one event, one alert).
+            if key.1 == XID_FELL_OFF_BUS
+                && snap.gpu(key.0).is_some_and(|g| g.state == GpuState::Lost)
+            {
+                continue;
+            }
             out.alerts.push(alert(
                 ctx,
                 key,

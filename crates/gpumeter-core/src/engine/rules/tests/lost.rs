@@ -67,6 +67,12 @@ fn the_first_lost_reading_fires_high_naming_the_gpu_and_its_share_of_the_rate() 
         s
     });
     assert!(lost_fired(&ts).is_empty(), "one alert: {ts:#?}");
+    // The XID is the same event: no XID alert beside the lost one.
+    assert!(
+        ts.iter().all(|t| t.alert().kind != AlertKind::Xid),
+        "{ts:#?}"
+    );
+    assert!(r.alerts().iter().all(|a| a.kind != AlertKind::Xid));
     let a = r
         .alerts()
         .iter()
