@@ -21,6 +21,7 @@ use gpumeter_model::GpuState;
 use super::alert::{Alert, AlertKind, Severity};
 use super::config::LostConfig;
 use super::job::gpu_ranges;
+use super::label::process_label;
 use super::{Ctx, RuleOutput};
 use crate::money::Money;
 
@@ -39,6 +40,9 @@ struct Lost {
 pub struct LostRule {
     cfg: LostConfig,
     gpus: BTreeMap<u32, Lost>,
+    /// The job last seen on each GPU (its main pid and label, remade only when the pid
+    /// changes): a lost card takes its processes along, and the alert still names them.
+    last_job: BTreeMap<u32, (u32, String)>,
 }
 
 impl LostRule {
@@ -46,11 +50,21 @@ impl LostRule {
         Self {
             cfg,
             gpus: BTreeMap::new(),
+            last_job: BTreeMap::new(),
         }
     }
 
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let now = ctx.now_ms;
+        for j in ctx.jobs() {
+            for &g in &j.gpus {
+                if self.last_job.get(&g).is_none_or(|(pid, _)| *pid != j.main)
+                    && let Some(p) = ctx.snap.processes.iter().find(|p| p.pid == j.main)
+                {
+                    self.last_job.insert(g, (j.main, process_label(p)));
+                }
+            }
+        }
         for g in &ctx.snap.gpus {
             let lost = g.state == GpuState::Lost;
             match (self.gpus.get_mut(&g.index), lost) {
@@ -161,6 +175,14 @@ impl LostRule {
                 crate::units::duration(now - since, crate::units::DurationStyle::Words),
             ),
         ];
+        let mut jobs: Vec<&str> = lost
+            .iter()
+            .filter_map(|g| self.last_job.get(g).map(|(_, l)| l.as_str()))
+            .collect();
+        jobs.dedup();
+        if !jobs.is_empty() {
+            evidence.push(("was running".to_string(), jobs.join(", ")));
+        }
         if let Some(r) = per_gpu {
             evidence.push(("rate per GPU".to_string(), hourly(r)));
         }

@@ -59,8 +59,43 @@ pub struct JobSample {
     pub dstate: Option<f64>,
     /// Share (0–1) of the tree's processes that are runnable (R): wanting a CPU.
     pub runnable: Option<f64>,
-    /// Mean PCIe RX over the job's GPUs, bytes/s.
+    /// Mean PCIe RX over the job's GPUs, bytes/s…
     pub pcie_rx: Option<f64>,
+    /// …and TX (device to host).
+    pub pcie_tx: Option<f64>,
+    /// Its workers (the tree's processes without a GPU, such as DataLoader workers) whose CPU
+    /// is known, and how many of them are at ≥ [`PEGGED_PCT`] of one core.
+    pub workers: Option<(u32, u32)>,
+}
+
+/// A worker at this share of one core or more is saturated (a process of one thread cannot
+/// go faster).
+pub const PEGGED_PCT: f64 = 90.0;
+
+/// (workers with a known CPU, of them pegged) over `procs`, the tree's visible processes.
+pub(crate) fn worker_counts<'a>(
+    procs: impl Iterator<Item = &'a ProcessReading>,
+) -> Option<(u32, u32)> {
+    let (mut n, mut pegged) = (0u32, 0u32);
+    for c in procs.filter(|p| p.gpu.is_empty()).filter_map(|p| p.cpu_pct) {
+        n += 1;
+        pegged += u32::from(c >= PEGGED_PCT);
+    }
+    (n > 0).then_some((n, pegged))
+}
+
+/// The mean of a per-GPU PCIe reading over `gpus`.
+pub(crate) fn pcie_mean(
+    snap: &Snapshot,
+    gpus: &[u32],
+    f: fn(&gpumeter_model::GpuReading) -> Option<u64>,
+) -> Option<f64> {
+    let v: Vec<f64> = gpus
+        .iter()
+        .filter_map(|&g| snap.gpu(g).and_then(f))
+        .map(|v| v as f64)
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 /// The compute processes on each working GPU, keyed by GPU index.
@@ -208,13 +243,6 @@ pub fn sample_in(snap: &Snapshot, job: &Job, by_pid: &HashMap<u32, &ProcessReadi
     let dstate = (!states.is_empty()).then(|| if states.contains(&'D') { 1.0 } else { 0.0 });
     let runnable = (!states.is_empty())
         .then(|| states.iter().filter(|&&c| c == 'R').count() as f64 / states.len() as f64);
-    let rx: Vec<f64> = job
-        .gpus
-        .iter()
-        .filter_map(|&g| snap.gpu(g).and_then(|g| g.pcie_rx_bytes_per_s))
-        .map(|v| v as f64)
-        .collect();
-    let pcie_rx = (!rx.is_empty()).then(|| rx.iter().sum::<f64>() / rx.len() as f64);
     JobSample {
         cores_used,
         cores_allowed,
@@ -222,7 +250,9 @@ pub fn sample_in(snap: &Snapshot, job: &Job, by_pid: &HashMap<u32, &ProcessReadi
         thread_pct,
         dstate,
         runnable,
-        pcie_rx,
+        pcie_rx: pcie_mean(snap, &job.gpus, |g| g.pcie_rx_bytes_per_s),
+        pcie_tx: pcie_mean(snap, &job.gpus, |g| g.pcie_tx_bytes_per_s),
+        workers: worker_counts(visible.iter().copied()),
     }
 }
 

@@ -279,14 +279,6 @@ fn planned(snap: &Snapshot, job: &Job, plan: &Plan) -> JobSample {
     }
     let dstate = (states > 0).then_some(if d { 1.0 } else { 0.0 });
     let runnable = (states > 0).then(|| r as f64 / states as f64);
-    let rx = || {
-        job.gpus
-            .iter()
-            .filter_map(|&g| snap.gpu(g).and_then(|g| g.pcie_rx_bytes_per_s))
-            .map(|v| v as f64)
-    };
-    let n_rx = rx().count();
-    let pcie_rx = (n_rx > 0).then(|| rx().sum::<f64>() / n_rx as f64);
     JobSample {
         cores_used,
         cores_allowed,
@@ -294,7 +286,9 @@ fn planned(snap: &Snapshot, job: &Job, plan: &Plan) -> JobSample {
         thread_pct,
         dstate,
         runnable,
-        pcie_rx,
+        pcie_rx: job::pcie_mean(snap, &job.gpus, |g| g.pcie_rx_bytes_per_s),
+        pcie_tx: job::pcie_mean(snap, &job.gpus, |g| g.pcie_tx_bytes_per_s),
+        workers: job::worker_counts(visible()),
     }
 }
 

@@ -5,13 +5,19 @@
 //! order of the causes and their thresholds are in the module doc of [`super`].
 
 use super::cgroup::cores_text;
-use super::state::{CPU_PRESSURE_PCT, Host, IO_PRESSURE_PCT, JobState, THROTTLED_PCT};
+use super::state::{
+    CPU_PRESSURE_PCT, Host, IO_PRESSURE_PCT, JobState, OFFLOAD_PCIE_BYTES_PER_S, OFFLOAD_RANK_PCT,
+    THROTTLED_PCT, WORKERS_PEGGED_SHARE,
+};
 use crate::engine::rules::config::StarvedConfig;
 use crate::units;
 
 /// What the evidence is consistent with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Cause {
+    /// The optimizer step on the CPU (ZeRO-offload): the ranks compute on many cores while
+    /// states cross PCIe both ways.
+    Offload,
     CpuBound,
     /// One thread of the GPU process at a full core: the pipeline does not run in parallel.
     SingleThread,
@@ -23,7 +29,8 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 6] = [
+    pub const ALL: [Cause; 7] = [
+        Cause::Offload,
         Cause::CpuBound,
         Cause::SingleThread,
         Cause::IoBound,
@@ -35,6 +42,7 @@ impl Cause {
     /// Stable snake-case name (metric labels, JSON).
     pub fn name(self) -> &'static str {
         match self {
+            Cause::Offload => "optimizer_offload",
             Cause::CpuBound => "cpu_bound",
             Cause::SingleThread => "single_thread",
             Cause::IoBound => "io_bound",
@@ -101,7 +109,64 @@ pub(super) fn classify(
     let mut sign = |cause, held, text: String| signs.push(Sign { cause, held, text });
     let thread = js.thread_pct.mean();
 
+    if let (Some(rank), Some(rx), Some(tx)) = (
+        js.main_core_pct.mean(),
+        js.pcie_rx.mean(),
+        js.pcie_tx.mean(),
+    ) {
+        let both = rx >= OFFLOAD_PCIE_BYTES_PER_S && tx >= OFFLOAD_PCIE_BYTES_PER_S;
+        let held = rank >= OFFLOAD_RANK_PCT && both;
+        let text = if held {
+            format!(
+                "the GPU processes compute on the CPU ({} of one core each) while PCIe carries \
+                 {}/GPU in and {}/GPU out: an optimizer step offloaded to the CPU",
+                pct(rank),
+                units::rate(rx),
+                units::rate(tx)
+            )
+        } else if both {
+            format!(
+                "PCIe {}/GPU in, {}/GPU out, but the GPU processes at {} of one core: no CPU \
+                 optimizer step",
+                units::rate(rx),
+                units::rate(tx),
+                pct(rank)
+            )
+        } else {
+            format!(
+                "PCIe {}/GPU in, {}/GPU out: no offload traffic both ways",
+                units::rate(rx),
+                units::rate(tx)
+            )
+        };
+        sign(Cause::Offload, held, text);
+    }
+    if let (Some(share), Some(n)) = (js.workers_pegged.mean(), js.workers.mean()) {
+        let n = n.round().max(1.0);
+        let pegged = (share * n).round();
+        let held = share >= WORKERS_PEGGED_SHARE;
+        let all = if pegged >= n {
+            "all ".to_string()
+        } else {
+            format!("{pegged:.0} of ")
+        };
+        let text = if held {
+            format!(
+                "{all}{n:.0} data workers at ≥ {:.0} % of one core: each worker is one thread at \
+                 its limit (more workers would help)",
+                super::super::job::PEGGED_PCT
+            )
+        } else {
+            format!(
+                "{pegged:.0} of {n:.0} data workers at ≥ {:.0} % of one core: the workers keep up",
+                super::super::job::PEGGED_PCT
+            )
+        };
+        sign(Cause::CpuBound, held, text);
+    }
     if let (Some(used), Some(allowed)) = (js.cores_used.mean(), js.cores_allowed.mean()) {
+        // A reading interval's rounding can put the tree a hair over its cores: never over 100 %.
+        let used = used.min(allowed);
         let share = used / allowed * 100.0;
         let narrowed = cpus_online.is_some_and(|o| allowed + 0.5 < o);
         let held = share >= c.cpu_saturated_pct;
@@ -150,19 +215,20 @@ pub(super) fn classify(
             },
         );
     }
-    // Without thread samples the process total is all there is to go on.
+    // Without thread samples a main process near one core proves nothing: ten threads at
+    // 11 % each read the same. It is weighed and said to be unseen, never a verdict.
     if thread.is_none()
         && let Some(m) = js.main_core_pct.mean()
     {
-        let held = m >= c.main_core_pct;
+        let near_one = m >= c.main_core_pct;
         sign(
-            Cause::CpuBound,
-            held,
+            Cause::SingleThread,
+            false,
             format!(
                 "main process {} of one core{}",
                 pct(m),
-                if held {
-                    " (no thread samples)"
+                if near_one {
+                    ": its threads are unseen (no thread samples), so one thread's limit cannot be told"
                 } else {
                     ": not loading alone"
                 }
@@ -308,6 +374,7 @@ fn disk_sign(c: &StarvedConfig, host: &Host, reads: f64) -> (bool, String) {
 /// The cause, worded for the title and detail.
 pub(super) fn cause_words(cause: Cause) -> &'static str {
     match cause {
+        Cause::Offload => "an optimizer step offloaded to the CPU (host↔device traffic both ways)",
         Cause::CpuBound => "a CPU-bound input pipeline",
         Cause::SingleThread => "a single-threaded input pipeline",
         Cause::IoBound => "an I/O-bound input pipeline",
@@ -322,6 +389,7 @@ pub(super) fn cause_words(cause: Cause) -> &'static str {
 /// Short verdict label, also the `verdict` evidence value.
 pub fn cause_label(cause: Cause) -> &'static str {
     match cause {
+        Cause::Offload => "optimizer offload",
         Cause::CpuBound => "CPU-bound input",
         Cause::SingleThread => "single-threaded input",
         Cause::IoBound => "I/O-bound input",

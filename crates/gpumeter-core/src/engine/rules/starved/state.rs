@@ -15,6 +15,14 @@ pub(super) const THROTTLED_PCT: f64 = 25.0;
 pub(super) const CPU_PRESSURE_PCT: f64 = 20.0;
 /// I/O-bound when some task waited on I/O at least this share of the time (PSI, percent).
 pub(super) const IO_PRESSURE_PCT: f64 = 20.0;
+/// CPU-bound when at least this share of the job's workers is pegged at a full core (each is
+/// one thread: it cannot go faster; more of them can).
+pub(super) const WORKERS_PEGGED_SHARE: f64 = 0.75;
+/// Optimizer offload: the GPU processes themselves compute on the CPU (≥ this share of one
+/// core, so several threads: a CPU optimizer step, not a loader) …
+pub(super) const OFFLOAD_RANK_PCT: f64 = 300.0;
+/// … while parameters and gradients cross PCIe both ways at ≥ this per GPU (bytes/s).
+pub(super) const OFFLOAD_PCIE_BYTES_PER_S: f64 = 1e9;
 
 /// One GPU's starvation state.
 #[derive(Debug, Clone)]
@@ -64,6 +72,10 @@ pub(super) struct JobState {
     /// …and without a break, up to now.
     pub(super) active_run_ms: i64,
     pub(super) pcie_rx: MeanWindow,
+    pub(super) pcie_tx: MeanWindow,
+    /// Share (0–1) of its workers pegged at a full core, and how many workers it has.
+    pub(super) workers_pegged: MeanWindow,
+    pub(super) workers: MeanWindow,
     /// Waste since the alert began, rate × ms (micro-units·ms per hour).
     pub(super) waste_acc: i128,
     pub(super) since: Option<i64>,
@@ -91,6 +103,9 @@ impl JobState {
             active_ms: 0,
             active_run_ms: 0,
             pcie_rx: MeanWindow::new(span),
+            pcie_tx: MeanWindow::new(span),
+            workers_pegged: MeanWindow::new(span),
+            workers: MeanWindow::new(span),
             waste_acc: 0,
             since: None,
             loop_seen: false,
@@ -107,6 +122,10 @@ impl JobState {
         self.dstate.push(t, s.dstate);
         self.runnable.push(t, s.runnable);
         self.pcie_rx.push(t, s.pcie_rx);
+        self.pcie_tx.push(t, s.pcie_tx);
+        self.workers_pegged
+            .push(t, s.workers.map(|(n, p)| f64::from(p) / f64::from(n)));
+        self.workers.push(t, s.workers.map(|(n, _)| f64::from(n)));
     }
 
     /// Whether the job's input work fell with the util (a lighter phase, see the module doc).

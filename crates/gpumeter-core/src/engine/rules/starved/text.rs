@@ -25,9 +25,74 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// Whether most of the job's workers were pegged over the window (the CPU-bound sign that
+/// says "more workers").
+fn pegged_workers(js: &JobState) -> bool {
+    js.workers_pegged
+        .mean()
+        .is_some_and(|s| s >= super::state::WORKERS_PEGGED_SHARE)
+}
+
+/// Whether the job's tree leaves cores it may use unused (it is not the CPU budget that binds).
+fn cores_to_spare(snap: &Snapshot, cfg: &StarvedConfig, js: &JobState) -> bool {
+    let online = snap.host.cpu_count.map(f64::from);
+    match (js.cores_used.mean(), js.cores_allowed.mean()) {
+        (Some(used), Some(allowed)) => {
+            let narrowed = online.is_some_and(|o| allowed + 0.5 < o);
+            !narrowed && used / allowed * 100.0 < cfg.cpu_saturated_pct
+        }
+        _ => false,
+    }
+}
+
+/// Commands of the long-lived servers that answer requests (their GPUs wait on clients).
+const SERVERS: [&str; 8] = [
+    "tritonserver",
+    "vllm",
+    "text-generation-launcher",
+    "text_generation_server",
+    "sglang",
+    "ray::ServeReplica",
+    "torchserve",
+    "lmdeploy",
+];
+
+/// "tritonserver (pid 4100)" when the job's main process is an inference server.
+fn inference_server(snap: &Snapshot, v: &Verdict<'_>) -> Option<String> {
+    let p = snap.processes.iter().find(|p| p.pid == v.job.main)?;
+    let text = format!(
+        "{} {}",
+        p.name.as_deref().unwrap_or(""),
+        p.command.as_deref().unwrap_or("")
+    );
+    SERVERS
+        .iter()
+        .any(|s| text.contains(s))
+        .then(|| crate::engine::rules::label::process_label(p))
+}
+
 fn next_step(snap: &Snapshot, cfg: &StarvedConfig, js: &JobState, v: &Verdict<'_>) -> String {
     let online = snap.host.cpu_count.map(f64::from);
+    if let Some(server) = inference_server(snap, v) {
+        return format!(
+            "{server} is an inference server: it waits for requests, not for a data pipeline. \
+             Batch more requests per step (dynamic batching, a larger max batch or more \
+             concurrent requests from the clients), or serve this load on fewer GPUs."
+        );
+    }
     match v.cause {
+        Cause::Offload => {
+            "The optimizer step runs on the CPU (ZeRO-offload): offload less (only the optimizer \
+             states, not the parameters), use DeepSpeed's CPU Adam with pinned memory, overlap \
+             the step with communication, or use enough GPUs for the states to stay on device."
+                .into()
+        }
+        Cause::CpuBound if pegged_workers(js) && cores_to_spare(snap, cfg, js) => {
+            "Every data worker is at a full core: raise DataLoader num_workers (the cores are \
+             there), keep pin_memory=True and persistent_workers=True, and make each sample \
+             cheaper if the cores run out (decode/augment on the GPU, pre-process once)."
+                .into()
+        }
         Cause::CpuBound => {
             let main_busy = js
                 .main_core_pct

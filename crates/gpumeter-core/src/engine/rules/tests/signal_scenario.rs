@@ -30,29 +30,30 @@ fn hung_reports_busy_gpus_doing_no_work_and_counts_idle_paid_time() {
 }
 
 #[test]
-fn xid_names_the_gpu_the_error_and_what_it_means() {
+fn xid_79_on_a_lost_gpu_is_one_alert_naming_the_xid_and_its_job() {
     let (engine, ts) = run("xid", 4 * 60);
-    let f: Vec<_> = fired(&ts)
-        .into_iter()
-        .filter(|a| a.kind == AlertKind::Xid)
-        .collect();
-    assert_eq!(f.len(), 1, "{ts:#?}");
-    assert_eq!(
-        f[0].title,
-        "GPU 3: XID 79 — GPU fell off the bus (no longer reachable over PCIe)"
+    let f = fired(&ts);
+    assert!(f.iter().all(|a| a.kind != AlertKind::Xid), "{ts:#?}");
+    let lost: Vec<_> = f.iter().filter(|a| a.kind == AlertKind::Lost).collect();
+    assert_eq!(lost.len(), 1, "{ts:#?}");
+    assert!(
+        lost[0]
+            .title
+            .starts_with("GPU 3 lost (XID 79 / GPU_IS_LOST)"),
+        "{}",
+        lost[0].title
     );
-    assert_eq!(f[0].severity, Severity::High);
-    assert_eq!(
-        evidence(f[0], "process on it"),
-        "python pretrain.py (pid 77325)"
-    );
+    assert_eq!(lost[0].severity, Severity::High);
     let now = engine
         .alerts()
         .iter()
-        .find(|a| a.kind == AlertKind::Xid)
+        .find(|a| a.kind == AlertKind::Lost)
         .unwrap()
         .clone();
-    assert_eq!(evidence(&now, "GPU now"), "lost (fell off the bus)");
+    assert_eq!(
+        evidence(&now, "was running"),
+        "python pretrain.py (pid 77310)"
+    );
     assert!(now.cost_micros.unwrap() > 0);
 }
 
