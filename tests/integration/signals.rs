@@ -53,12 +53,13 @@ fn each_new_scenario_gives_its_notice_with_evidence_and_cost_and_training_none()
             ],
         ),
         (
+            // XID 79 and the card lost are one event: the lost alert, naming the XID and job.
             "xid",
             "3m",
-            "[high] xid: GPU 3: XID 79 — GPU fell off the bus (no longer reachable over PCIe)",
+            "[high] lost: GPU 3 lost (XID 79 / GPU_IS_LOST) — the box still bills $3.10/h",
             &[
-                "process on it: python pretrain.py (pid 77325)",
-                "paid for this GPU since: $",
+                "was running: python pretrain.py (pid 77310)",
+                "paid for lost GPUs since: $",
             ],
         ),
         (
@@ -88,14 +89,7 @@ fn each_new_scenario_gives_its_notice_with_evidence_and_cost_and_training_none()
     ];
     for (name, for_, title, evidence) in cases {
         let text = watch_demo(name, for_, dir.path());
-        // The XID 79 card is also lost: the lost alert (its state and cost) stands beside it.
-        let lost = "[high] lost: GPU 3 lost (XID 79 / GPU_IS_LOST) — the box still bills $3.10/h";
-        let mut f = fired(&text);
-        if *name == "xid" {
-            let before = f.len();
-            f.retain(|l| !l.starts_with(lost));
-            assert_eq!(before, f.len() + 1, "{name}: the lost alert:\n{text}");
-        }
+        let f = fired(&text);
         assert_eq!(f.len(), 1, "{name}: one notice:\n{text}");
         assert!(f[0].starts_with(title), "{name}: {}\n{text}", f[0]);
         for e in *evidence {
@@ -183,7 +177,7 @@ fn on_the_fake_library_scripted_xids_and_gpm_reach_the_alerts() {
 }
 
 #[test]
-fn the_xid_alert_goes_to_the_ledgers_alert_log() {
+fn the_lost_alert_of_an_xid_79_goes_to_the_ledgers_alert_log() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join("ledger.sqlite");
     let out = gpumeter(dir.path())
@@ -198,10 +192,14 @@ fn the_xid_alert_goes_to_the_ledgers_alert_log() {
     );
     let (l, _) = gpumeter_core::ledger::Ledger::open(&ledger, 0).unwrap();
     let log = l.alert_log_since(0).unwrap();
-    let xid: Vec<_> = log.iter().filter(|(_, k, _)| k == "xid").collect();
-    assert_eq!(xid.len(), 1, "{log:?}");
-    assert_eq!(
-        xid[0].2,
-        "GPU 3: XID 79 — GPU fell off the bus (no longer reachable over PCIe)"
+    let lost: Vec<_> = log.iter().filter(|(_, k, _)| k == "lost").collect();
+    assert_eq!(lost.len(), 1, "{log:?}");
+    assert!(
+        lost[0].2.starts_with("GPU 3 lost (XID 79 / GPU_IS_LOST)"),
+        "{log:?}"
+    );
+    assert!(
+        log.iter().all(|(_, k, _)| k != "xid"),
+        "one event, one alert: {log:?}"
     );
 }
