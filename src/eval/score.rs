@@ -49,15 +49,18 @@ impl Fired {
             rule: a.kind.name().to_string(),
             id: a.id.clone(),
             verdict: ev(&|k| k == "verdict"),
-            gpus: ev(&|k| k.starts_with("GPU activity")).and_then(|v| {
-                let (_, after) = v.rsplit_once(" on ")?;
-                Some(
-                    after
-                        .trim_start_matches("GPUs ")
-                        .trim_start_matches("GPU ")
-                        .to_string(),
-                )
-            }),
+            // A starved verdict names its GPUs in its evidence; an alert about one GPU has it.
+            gpus: ev(&|k| k.starts_with("GPU activity"))
+                .and_then(|v| {
+                    let (_, after) = v.rsplit_once(" on ")?;
+                    Some(
+                        after
+                            .trim_start_matches("GPUs ")
+                            .trim_start_matches("GPU ")
+                            .to_string(),
+                    )
+                })
+                .or_else(|| a.gpu.map(|g| g.to_string())),
             job: ev(&|k| k == "job"),
             title: a.title.clone(),
             detail: a.detail.clone(),

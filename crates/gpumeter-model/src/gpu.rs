@@ -99,6 +99,10 @@ pub struct StuckThresholds {
     pub sm_active_max_pct: f64,
     /// …and power ≤ this share of the power limit (0–1).
     pub power_max_share: f64,
+    /// Without GPM, memory-controller util ≤ this (percent) stands in for SM activity: a kernel
+    /// that computes reads and writes memory, one that spins on a flag (a rank waiting in NCCL
+    /// for a peer that died) does not.
+    pub mem_util_max_pct: f64,
 }
 
 impl Default for StuckThresholds {
@@ -107,25 +111,33 @@ impl Default for StuckThresholds {
             util_min_pct: 90.0,
             sm_active_max_pct: 5.0,
             power_max_share: 0.3,
+            mem_util_max_pct: 2.0,
         }
     }
 }
 
 impl GpuReading {
-    /// Whether this sample looks busy-but-stuck (see [`StuckThresholds`]); `None` without the
-    /// util or SM-activity reading (no GPM: util alone cannot tell). An unknown power reading is
-    /// no evidence against.
+    /// Whether this sample looks busy-but-stuck (see [`StuckThresholds`]); `None` when it
+    /// cannot say. With GPM: util high, SM activity near zero, power low (an unknown power
+    /// reading is no evidence against). Without GPM util alone cannot tell, so both the memory
+    /// controller (idle) and the power (low) must be known and agree.
     pub fn looks_stuck(&self, t: &StuckThresholds) -> Option<bool> {
         if self.state != GpuState::Ok {
             return Some(false);
         }
         let util = f64::from(self.util_gpu_pct?);
-        let sm = self.sm_active_pct.filter(|v| v.is_finite())?;
-        let power_low = match (self.power_watts, self.power_limit_watts) {
-            (Some(w), Some(limit)) if limit > 0.0 => w <= limit * t.power_max_share,
-            _ => true,
+        let power = match (self.power_watts, self.power_limit_watts) {
+            (Some(w), Some(limit)) if limit > 0.0 => Some(w <= limit * t.power_max_share),
+            _ => None,
         };
-        Some(util >= t.util_min_pct && sm <= t.sm_active_max_pct && power_low)
+        let busy = util >= t.util_min_pct;
+        match self.sm_active_pct.filter(|v| v.is_finite()) {
+            Some(sm) => Some(busy && sm <= t.sm_active_max_pct && power.unwrap_or(true)),
+            None => {
+                let mem = f64::from(self.util_memory_pct?);
+                Some(busy && mem <= t.mem_util_max_pct && power?)
+            }
+        }
     }
 
     /// VRAM use as a share of total (0–100), when both are known.

@@ -204,7 +204,7 @@ impl Default for RulesConfig {
                 enabled: true,
                 gpu_util_pct: 5.0,
                 mem_util_pct: 5.0,
-                pcie_bytes_per_s: 10e6,
+                pcie_bytes_per_s: 100e6,
                 window_ms: 2 * MIN,
                 remind_after_ms: 10 * MIN,
                 remind_every_ms: 30 * MIN,

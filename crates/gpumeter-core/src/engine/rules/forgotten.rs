@@ -1,8 +1,9 @@
 //! Forgotten allocation: a process holds at least 1 GiB of VRAM on a GPU and runs no kernels
 //! there (~0 % SM) for 15 minutes since the last kernel it ran — typically a notebook kernel
-//! left open. One alert per
-//! process, naming it (pid, user, container, command), the VRAM held and the GPU-hours it has
-//! blocked since it went quiet, with their cost at the per-GPU share of the rate.
+//! left open, or the ranks of a run that hung on exit. One alert per job (a launcher's ranks
+//! together, [`super::job`]; else per process), naming it (pids, user, container, command), the
+//! VRAM held and the GPU-hours it has blocked since it went quiet, with their cost at the
+//! per-GPU share of the rate.
 //!
 //! The SM reading is the process's own (NVML per-process utilization); when the driver does not
 //! give one, the GPU's util stands in (a GPU at 0 % runs nobody's kernels). Graphics-only
@@ -17,9 +18,25 @@ use gpumeter_model::{GpuProcessKind, GpuUse, ProcessReading, Snapshot};
 
 use super::alert::{Alert, AlertKind, Severity};
 use super::config::ForgottenConfig;
+use super::job::JobKey;
 use super::window::Window;
 use super::{Ctx, RuleOutput};
 use crate::units;
+
+/// What one job has held quietly: since when, by which processes, on which GPUs.
+struct Held<'a> {
+    since: i64,
+    procs: Vec<&'a ProcessReading>,
+    gpus: Vec<u32>,
+}
+
+/// Up to four pids, then a count of the rest: `3100, 3105, 3110, 3115 and 4 more`.
+fn list_short(pids: &[String]) -> String {
+    match pids.len() {
+        0..=4 => pids.join(", "),
+        n => format!("{} and {} more", pids[..4].join(", "), n - 4),
+    }
+}
 
 /// (pid, start time, GPU index): a reused pid is another process.
 type Key = (u32, Option<i64>, u32);
@@ -131,28 +148,63 @@ impl ForgottenRule {
                 entry.1.push(gpu);
             }
         }
+        if by_pid.is_empty() {
+            return out;
+        }
+        // One alert per job: the ranks of a hung run are one thing left behind, not eight.
+        let job_of: BTreeMap<u32, JobKey> = ctx
+            .jobs()
+            .iter()
+            .flat_map(|j| j.roots.iter().map(move |&pid| (pid, j.key)))
+            .collect();
+        let mut by_job: BTreeMap<JobKey, Held<'_>> = BTreeMap::new();
         for (pid, (since, gpus)) in by_pid {
-            if let Some(p) = snap.processes.iter().find(|p| p.pid == pid) {
-                out.alerts.push(self.alert(ctx, p, since, &gpus));
-            }
+            let Some(p) = snap.processes.iter().find(|p| p.pid == pid) else {
+                continue;
+            };
+            let key = job_of.get(&pid).copied().unwrap_or(JobKey::Process(pid));
+            let held = by_job.entry(key).or_insert_with(|| Held {
+                since,
+                procs: Vec::new(),
+                gpus: Vec::new(),
+            });
+            held.since = held.since.min(since);
+            held.procs.push(p);
+            held.gpus.extend(gpus);
+        }
+        for (key, mut held) in by_job {
+            held.gpus.sort_unstable();
+            held.gpus.dedup();
+            out.alerts.extend(self.alert(ctx, key, &held));
         }
         out
     }
 
-    fn alert(&self, ctx: &Ctx<'_>, p: &ProcessReading, since: i64, gpus: &[u32]) -> Alert {
+    fn alert(&self, ctx: &Ctx<'_>, key: JobKey, held: &Held<'_>) -> Option<Alert> {
         let snap = ctx.snap;
+        let (since, gpus) = (held.since, held.gpus.as_slice());
+        // The process holding the most names the job (a rank of several).
+        let vram_of = |p: &ProcessReading| -> u64 {
+            p.gpu
+                .iter()
+                .filter(|u| gpus.contains(&u.gpu_index))
+                .filter_map(|u| u.memory_bytes)
+                .sum()
+        };
+        let p = held
+            .procs
+            .iter()
+            .copied()
+            .max_by_key(|p| (vram_of(p), std::cmp::Reverse(p.pid)))?;
+        let pids: Vec<String> = held.procs.iter().map(|p| p.pid.to_string()).collect();
+        // "pid 812" for one; "8 processes (pids 3100, 3105, …)" for a job's ranks.
+        let whose = match pids.len() {
+            1 => format!("pid {}", p.pid),
+            n => format!("{n} processes, pids {}", list_short(&pids)),
+        };
         let quiet_ms = ctx.now_ms - since;
-        let vram: u64 = p
-            .gpu
-            .iter()
-            .filter(|u| gpus.contains(&u.gpu_index))
-            .filter_map(|u| u.memory_bytes)
-            .sum();
-        let gpu_list = gpus
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
+        let vram: u64 = held.procs.iter().map(|p| vram_of(p)).sum();
+        let gpu_list = super::job::gpu_ranges(gpus);
         let gpu_word = if gpus.len() == 1 { "GPU" } else { "GPUs" };
         let name = p.name.as_deref().unwrap_or("(not visible)");
         let who = match (&p.user, &p.container) {
@@ -161,6 +213,7 @@ impl ForgottenRule {
             (None, Some(c)) => format!("container {c}"),
             (None, None) => "user unknown".into(),
         };
+        let holds_run = if held.procs.len() == 1 { "has" } else { "have" };
         let gpu_hours = quiet_ms as f64 * gpus.len() as f64 / 3_600_000.0;
         let per_gpu_rate = ctx
             .rate_per_hour
@@ -172,7 +225,7 @@ impl ForgottenRule {
         });
 
         let mut evidence = vec![
-            ("process".to_string(), format!("{name} (pid {})", p.pid)),
+            ("process".to_string(), format!("{name} ({whose})")),
             (
                 "user".to_string(),
                 p.user.as_deref().unwrap_or(units::NA).to_string(),
@@ -212,20 +265,28 @@ impl ForgottenRule {
                 format!("{} at {}/GPU-h", ctx.money(c), ctx.money(r)),
             ));
         }
-        Alert {
-            id: format!("forgotten:{}", p.pid),
+        let (holds, detail_who) = if held.procs.len() == 1 {
+            ("holds", "It holds")
+        } else {
+            ("hold", "They hold")
+        };
+        Some(Alert {
+            id: match key {
+                JobKey::Process(pid) => format!("forgotten:{pid}"),
+                other => format!("forgotten:{}", other.id()),
+            },
             kind: AlertKind::Forgotten,
             severity: Severity::Moderate,
             gpu: (gpus.len() == 1).then(|| gpus[0]),
             title: format!(
-                "Forgotten allocation: {name} (pid {}, {who}) holds {} on {gpu_word} {gpu_list} with no kernels for {}",
-                p.pid,
+                "Forgotten allocation: {name} ({whose}, {who}) {holds} {} on {gpu_word} {gpu_list} with no kernels for {}",
                 units::bytes(vram),
                 crate::units::duration(quiet_ms, crate::units::DurationStyle::Words)
             ),
             detail: format!(
-                "It holds memory but has run nothing for {} — {gpu_hours:.2} GPU-hours blocked. \
-                 Typically a notebook kernel or an interactive session left open.",
+                "{detail_who} memory but {holds_run} run nothing for {} — {gpu_hours:.2} GPU-hours \
+                 blocked. Typically a notebook kernel or an interactive session left open, or \
+                 the ranks of a run that hung on its way out.",
                 crate::units::duration(quiet_ms, crate::units::DurationStyle::Words)
             ),
             evidence,
@@ -233,10 +294,10 @@ impl ForgottenRule {
             next_step: Some(format!(
                 "If it is done, shut the kernel down (Jupyter: Kernel → Shut Down) or `kill {}`; \
                  to keep it, free the memory (del tensors; torch.cuda.empty_cache()).",
-                p.pid
+                pids.join(" ")
             )),
             since_unix_ms: since,
             currency: ctx.currency,
-        }
+        })
     }
 }

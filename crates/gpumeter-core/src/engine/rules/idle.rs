@@ -2,7 +2,8 @@
 //! and for the machine on every tick, and raises one alert once the machine has been idle for
 //! `remind_after` (default 10 min), reminding every `remind_every` (default 30 min) after that.
 //!
-//! A GPU sample is idle when util ≤ 5 %, memory-controller util ≤ 5 % and PCIe RX+TX < 10 MB/s;
+//! A GPU sample is idle when util ≤ 5 %, memory-controller util ≤ 5 % and PCIe RX+TX < 100 MB/s
+//! (an idle card holding a context reads back tens of MB/s of housekeeping traffic);
 //! an unsupported memory-util or PCIe reading is no evidence against idle, an unsupported util
 //! is no evidence at all. A GPU that is lost or failing is not idle (something is wrong, and
 //! the machine is not safely idle). Probes (short bursts on a GPU holding only a context) are

@@ -1,5 +1,6 @@
 //! Throttling: clocks held down by the power cap, temperature or a hardware slowdown signal,
-//! as NVML's throttle reasons say, for most of the window (default 60 s). One alert per reason,
+//! as NVML's throttle reasons say, for most of the window (default 60 s). One alert per reason
+//! (the software and hardware thermal slowdowns are one heat alert that escalates),
 //! listing the GPUs and for how long. Reasons that cost nothing (idle clocks, application clock
 //! settings) are ignored; a GPU whose driver cannot report reasons is no evidence either way.
 
@@ -32,6 +33,15 @@ fn key(r: ThrottleReason) -> ThrottleReasonKey {
 
 fn reason(k: ThrottleReasonKey) -> Option<ThrottleReason> {
     ThrottleReason::from_bits(k).into_iter().next()
+}
+
+/// Reasons that are one problem: a card heating up first slows itself in software, then the
+/// board asserts its hardware thermal slowdown. One alert for the heat, escalating, not two.
+fn family(r: ThrottleReason) -> &'static str {
+    match r {
+        ThrottleReason::SwThermalSlowdown | ThrottleReason::HwThermalSlowdown => "thermal",
+        other => other.label(),
+    }
 }
 
 fn severity(r: ThrottleReason) -> Severity {
@@ -108,23 +118,31 @@ impl ThrottleRule {
         if !self.cfg.enabled {
             return out;
         }
-        let mut by_reason: BTreeMap<ThrottleReasonKey, (i64, Vec<u32>)> = BTreeMap::new();
+        // Per family: since when, its GPUs, and the reasons active (the worst one speaks).
+        let mut by_family: BTreeMap<&str, (i64, Vec<u32>, Vec<ThrottleReason>)> = BTreeMap::new();
         for (&gpu, k, w) in self
             .windows
             .iter()
             .flat_map(|(gpu, ws)| ws.iter().map(move |(k, w)| (gpu, *k, w)))
         {
-            if let (true, Some(since)) = (w.is_active(), w.active_since()) {
-                let e = by_reason.entry(k).or_insert((since, Vec::new()));
-                e.0 = e.0.min(since);
+            let (true, Some(since), Some(r)) = (w.is_active(), w.active_since(), reason(k)) else {
+                continue;
+            };
+            let e = by_family
+                .entry(family(r))
+                .or_insert((since, Vec::new(), Vec::new()));
+            e.0 = e.0.min(since);
+            if e.1.last() != Some(&gpu) {
                 e.1.push(gpu);
             }
-        }
-        for (k, (since, gpus)) in by_reason {
-            if let Some(r) = reason(k) {
-                let readings: Vec<&GpuReading> = gpus.iter().filter_map(|&i| snap.gpu(i)).collect();
-                out.alerts.push(self.alert(ctx, r, since, &gpus, &readings));
+            if !e.2.contains(&r) {
+                e.2.push(r);
             }
+        }
+        for (fam, (since, gpus, reasons)) in by_family {
+            let readings: Vec<&GpuReading> = gpus.iter().filter_map(|&i| snap.gpu(i)).collect();
+            out.alerts
+                .extend(self.alert(ctx, fam, &reasons, since, &gpus, &readings));
         }
         out
     }
@@ -132,11 +150,18 @@ impl ThrottleRule {
     fn alert(
         &self,
         ctx: &Ctx<'_>,
-        r: ThrottleReason,
+        fam: &str,
+        reasons: &[ThrottleReason],
         since: i64,
         gpus: &[u32],
         readings: &[&GpuReading],
-    ) -> Alert {
+    ) -> Option<Alert> {
+        // The worst reason speaks (the later in NVML's order on a tie: hardware after software).
+        let r = reasons
+            .iter()
+            .copied()
+            .max_by_key(|&r| (severity(r), key(r)))?;
+        let labels: Vec<&str> = reasons.iter().map(|r| r.label()).collect();
         let list = gpu_ranges(gpus);
         let gpu_word = if gpus.len() == 1 { "GPU" } else { "GPUs" };
         let (what, next) = words(r);
@@ -149,7 +174,10 @@ impl ThrottleRule {
                 .join(", ")
         };
         let evidence = vec![
-            ("reason".to_string(), format!("{} (NVML)", r.label())),
+            (
+                "reason".to_string(),
+                format!("{} (NVML)", labels.join(", ")),
+            ),
             ("GPUs".to_string(), list.clone()),
             ("for".to_string(), lasted.clone()),
             (
@@ -170,8 +198,8 @@ impl ThrottleRule {
                 join(&|g| Some(format!("{}/{} MHz", g.clock_sm_mhz?, g.clock_sm_max_mhz?))),
             ),
         ];
-        Alert {
-            id: format!("throttle:{}", r.label()),
+        Some(Alert {
+            id: format!("throttle:{fam}"),
             kind: AlertKind::Throttle,
             severity: severity(r),
             gpu: (gpus.len() == 1).then(|| gpus[0]),
@@ -179,7 +207,7 @@ impl ThrottleRule {
             detail: format!(
                 "NVML reports `{}` on {gpu_word} {list} for most of the last {}: the clocks run \
                  below their maximum, so work takes longer than it should.",
-                r.label(),
+                labels.join("`, `"),
                 crate::units::duration(self.cfg.window_ms, crate::units::DurationStyle::Words)
             ),
             evidence,
@@ -187,6 +215,6 @@ impl ThrottleRule {
             next_step: Some(next.to_string()),
             since_unix_ms: since,
             currency: ctx.currency,
-        }
+        })
     }
 }

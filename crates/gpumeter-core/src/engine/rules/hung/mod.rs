@@ -3,8 +3,10 @@
 //! for most of the window (default 2 min). That is a job stuck in a collective (one rank died,
 //! the others wait in NCCL) or a deadlock: the bill runs, no work gets done. One alert for all
 //! such GPUs, with the means over the window, the job holding them and what the stuck time has
-//! cost; the idle tallies and billing count the same samples as idle paid time. GPUs without
-//! GPM are no evidence either way (util alone cannot tell busy from stuck).
+//! cost; the idle tallies and billing count the same samples as idle paid time. On a GPU
+//! without GPM (before Hopper) util alone cannot tell busy from stuck: there the memory
+//! controller at ~0 % and the power near idle together stand in for SM activity (a kernel
+//! spinning on a flag touches no memory), and without both readings it is no evidence.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +23,7 @@ struct Track {
     stuck: Window,
     util: MeanWindow,
     sm: MeanWindow,
+    mem: MeanWindow,
     power: MeanWindow,
 }
 
@@ -61,11 +64,13 @@ impl HungRule {
                 stuck: Window::new(span, fire, clear),
                 util: MeanWindow::new(recent),
                 sm: MeanWindow::new(recent),
+                mem: MeanWindow::new(recent),
                 power: MeanWindow::new(recent),
             });
             t.stuck.push(now, g.looks_stuck(&self.cfg.thresholds));
             t.util.push(now, g.util_gpu_pct.map(f64::from));
             t.sm.push(now, g.sm_active_pct);
+            t.mem.push(now, g.util_memory_pct.map(f64::from));
             t.power.push(now, g.power_watts);
         }
         self.tracks.retain(|gpu, _| snap.gpu(*gpu).is_some());
@@ -113,6 +118,22 @@ impl HungRule {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        // Without GPM (before Hopper) the memory controller and the power say it instead.
+        let gpm = gpus
+            .iter()
+            .all(|g| self.tracks.get(g).is_some_and(|t| t.sm.mean().is_some()));
+        let why = if gpm {
+            format!(
+                "GPM's SM activity is ≤ {:.0} % and the power draw near idle",
+                self.cfg.thresholds.sm_active_max_pct
+            )
+        } else {
+            format!(
+                "the memory controller is idle (≤ {:.0} %) and the power draw near idle (this \
+                 board has no GPM to count active SMs)",
+                self.cfg.thresholds.mem_util_max_pct
+            )
+        };
         let window = crate::units::duration(self.cfg.window_ms, crate::units::DurationStyle::Words);
         let recent = format!("{} s", evidence_span(self.cfg.window_ms) / 1000);
         let th = &self.cfg.thresholds;
@@ -128,6 +149,10 @@ impl HungRule {
                 per_gpu(&|t| t.sm.mean().map(|v| format!("{v:.1} %"))),
             ),
             (
+                format!("memory-controller util, mean over the last {recent} (NVML)"),
+                per_gpu(&|t| t.mem.mean().map(|v| format!("{v:.0} %"))),
+            ),
+            (
                 "power".to_string(),
                 gpus.iter()
                     .filter_map(|&g| {
@@ -141,9 +166,11 @@ impl HungRule {
             (
                 "thresholds".to_string(),
                 format!(
-                    "util ≥ {:.0} %, SM activity ≤ {:.0} %, power ≤ {:.0} % of the limit",
+                    "util ≥ {:.0} %, SM activity ≤ {:.0} % (without GPM: memory-controller util \
+                     ≤ {:.0} %), power ≤ {:.0} % of the limit",
                     th.util_min_pct,
                     th.sm_active_max_pct,
+                    th.mem_util_max_pct,
                     th.power_max_share * 100.0
                 ),
             ),
@@ -183,10 +210,10 @@ impl HungRule {
             gpu: (gpus.len() == 1).then(|| gpus[0]),
             title: format!("{subject} {verb} no work (hung collective? deadlock?) for {lasted}"),
             detail: format!(
-                "NVML's util reads ≥ {:.0} % (a kernel is resident) but GPM's SM activity is ≤ \
-                 {:.0} % and the power draw near idle for most of the last {window}: the kernels \
-                 wait instead of computing. This time counts as idle paid time.",
-                th.util_min_pct, th.sm_active_max_pct
+                "NVML's util reads ≥ {:.0} % (a kernel is resident) but {why} for most of the \
+                 last {window}: the kernels wait instead of computing. This time counts as idle \
+                 paid time.",
+                th.util_min_pct
             ),
             evidence,
             cost_micros: cost,

@@ -1,5 +1,6 @@
 //! The hung-GPU rule on a fake clock: fires on util high / SM activity ~0 / low power, counts
-//! the time as idle paid time, says nothing without GPM or while the SMs work, and clears.
+//! the time as idle paid time, says nothing while the SMs work, judges a board without GPM on
+//! its memory controller and power together, and clears.
 
 use gpumeter_model::Snapshot;
 
@@ -94,6 +95,43 @@ fn working_sms_high_power_or_no_gpm_stay_quiet() {
             "sm {sm:?} at {watts} W: {ts:#?}"
         );
         assert_eq!(r.idle_totals().machine.idle_ms, 0, "sm {sm:?} at {watts} W");
+    }
+}
+
+#[test]
+fn without_gpm_an_idle_memory_controller_on_low_power_is_stuck() {
+    // (memory-controller util, watts): only both idle-like say "stuck".
+    for (mem, watts, stuck) in [
+        (Some(0), 90.0, true),
+        (Some(35), 90.0, false),
+        (Some(0), 420.0, false),
+        (None, 90.0, false),
+    ] {
+        let clock = FakeClock::new(T0);
+        let mut r = Rules::default();
+        let ts = drive(&mut r, &clock, 600, Some(20_000_000), |_, t| {
+            let mut s = box_at(t, 100, None, watts);
+            for g in &mut s.gpus {
+                g.util_memory_pct = mem;
+            }
+            s
+        });
+        let hung = fired(&ts)
+            .into_iter()
+            .filter(|a| a.kind == AlertKind::Hung)
+            .count();
+        assert_eq!(hung, usize::from(stuck), "mem {mem:?} at {watts} W");
+        if stuck {
+            let a = &r.alerts()[0];
+            assert!(a.detail.contains("no GPM"), "{}", a.detail);
+            assert!(
+                a.evidence
+                    .iter()
+                    .any(|(k, v)| k.starts_with("memory-controller") && v.contains("0: 0 %")),
+                "{:?}",
+                a.evidence
+            );
+        }
     }
 }
 

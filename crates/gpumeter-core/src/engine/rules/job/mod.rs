@@ -1,6 +1,8 @@
 //! Jobs and their host-side evidence, for the starved rule. A job is what holds a set of GPUs:
-//! the GPU processes started by one launcher (same parent, as torchrun or DDP ranks are) or a
-//! single process holding several GPUs; its process tree is those processes plus all their
+//! the GPU processes started by one launcher (same parent, as torchrun or DDP ranks are), a
+//! GPU process with the GPU processes it started (a server's tensor-parallel workers, ranks
+//! spawned by rank 0), ranks under init (a container's entrypoint is PID 1) that look alike, or
+//! a single process holding several GPUs; its process tree is those processes plus all their
 //! descendants in the snapshot (dataloader workers). One tick's numbers are a [`JobSample`];
 //! [`totals`] sums a job's CPU, RSS and threads for the per-job view.
 //!
@@ -9,6 +11,7 @@
 //! pinned to the same 8 CPUs may use 8, not 32).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt};
 use gpumeter_model::{GpuProcessKind, GpuState, ProcessReading, Snapshot};
@@ -18,6 +21,9 @@ use gpumeter_model::{GpuProcessKind, GpuState, ProcessReading, Snapshot};
 pub enum JobKey {
     /// GPU processes sharing this parent (a launcher).
     Parent(u32),
+    /// Ranks whose parent is init (PID 1: a container's entrypoint, or re-parented orphans)
+    /// that share user, container and command up to their digits; keyed by the lowest pid.
+    Ranks(u32),
     /// One process.
     Process(u32),
 }
@@ -26,6 +32,7 @@ impl JobKey {
     pub fn id(self) -> String {
         match self {
             JobKey::Parent(p) => format!("job-{p}"),
+            JobKey::Ranks(p) => format!("ranks-{p}"),
             JobKey::Process(p) => format!("pid-{p}"),
         }
     }
@@ -142,18 +149,53 @@ pub fn jobs(snap: &Snapshot) -> Vec<Job> {
                 .map(|p| (gpu, *p))
         })
         .collect();
+    // A GPU process started by another GPU's main process (a server's tensor-parallel
+    // workers, mp.spawn's ranks under rank 0) belongs to its parent's job: walk up to the root.
+    let main_by_pid: HashMap<u32, &ProcessReading> = mains.values().map(|p| (p.pid, *p)).collect();
+    let root_of = |p: &ProcessReading| -> u32 {
+        let mut at = p;
+        for _ in 0..16 {
+            match at.ppid.and_then(|pp| main_by_pid.get(&pp)) {
+                Some(up) if up.pid != at.pid => at = up,
+                _ => break,
+            }
+        }
+        at.pid
+    };
+    let roots: BTreeMap<u32, &ProcessReading> = mains
+        .values()
+        .map(|p| root_of(p))
+        .filter_map(|r| main_by_pid.get(&r).map(|p| (r, *p)))
+        .collect();
     let mut parents: HashMap<u32, BTreeSet<u32>> = HashMap::new();
-    for p in mains.values() {
+    for p in roots.values() {
         if let Some(pp) = p.ppid.filter(|&pp| pp > 1) {
             parents.entry(pp).or_default().insert(p.pid);
         }
     }
+    // Under init, a parent says nothing (every orphan and every container entrypoint's child
+    // has it): ranks are those that look alike.
+    let mut alike: HashMap<RankShape, BTreeSet<u32>> = HashMap::new();
+    for p in roots.values() {
+        if let Some(shape) = rank_shape(p) {
+            alike.entry(shape).or_default().insert(p.pid);
+        }
+    }
+    let key_of = |root: &ProcessReading| -> JobKey {
+        let ranks = rank_shape(root)
+            .and_then(|s| alike.get(&s))
+            .filter(|pids| pids.len() > 1)
+            .and_then(|pids| pids.first().copied());
+        match (root.ppid, ranks) {
+            (Some(pp), _) if parents.get(&pp).is_some_and(|s| s.len() > 1) => JobKey::Parent(pp),
+            (_, Some(low)) => JobKey::Ranks(low),
+            _ => JobKey::Process(root.pid),
+        }
+    };
     let mut grouped: BTreeMap<JobKey, (BTreeSet<u32>, BTreeSet<u32>, u32)> = BTreeMap::new();
     for (&gpu, p) in &mains {
-        let key = match p.ppid {
-            Some(pp) if parents.get(&pp).is_some_and(|s| s.len() > 1) => JobKey::Parent(pp),
-            _ => JobKey::Process(p.pid),
-        };
+        let root = roots.get(&root_of(p)).copied().unwrap_or(p);
+        let key = key_of(root);
         let entry = grouped
             .entry(key)
             .or_insert_with(|| (BTreeSet::new(), BTreeSet::new(), p.pid));
@@ -178,6 +220,26 @@ pub fn jobs(snap: &Snapshot) -> Vec<Job> {
             }
         })
         .collect()
+}
+
+/// What ranks of one job under init share: parent, user, container and the command with its
+/// digit runs blanked (`--local_rank=3`); `None` when the command is not visible.
+type RankShape = (Option<u32>, Option<Arc<str>>, Option<Arc<str>>, String);
+
+fn rank_shape(p: &ProcessReading) -> Option<RankShape> {
+    if p.ppid.is_some_and(|pp| pp > 1) {
+        return None;
+    }
+    let cmd = p.command.as_deref()?;
+    let mut shape = String::with_capacity(cmd.len());
+    for c in cmd.chars() {
+        if !c.is_ascii_digit() {
+            shape.push(c);
+        } else if !shape.ends_with('#') {
+            shape.push('#');
+        }
+    }
+    Some((p.ppid, p.user.clone(), p.container.clone(), shape))
 }
 
 pub(super) fn children_of(snap: &Snapshot) -> HashMap<u32, Vec<u32>> {

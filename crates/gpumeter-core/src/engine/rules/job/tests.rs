@@ -126,3 +126,96 @@ fn gpu_lists_collapse_runs() {
     assert_eq!(gpu_ranges(&[4]), "4");
     assert_eq!(gpu_ranges(&[]), "");
 }
+
+fn with_cmd(mut p: ProcessReading, user: &str, cmd: &str) -> ProcessReading {
+    p.user = Some(user.into());
+    p.command = Some(cmd.into());
+    p
+}
+
+#[test]
+fn ranks_under_init_that_look_alike_are_one_job() {
+    // torchrun as a container's PID 1: its ranks have ppid 1.
+    let s = snap(
+        4,
+        vec![
+            with_cmd(
+                proc(38, 1, 60.0, Some(0)),
+                "root",
+                "python train.py --local_rank=0",
+            ),
+            with_cmd(
+                proc(45, 1, 60.0, Some(1)),
+                "root",
+                "python train.py --local_rank=1",
+            ),
+            with_cmd(
+                proc(52, 1, 60.0, Some(2)),
+                "root",
+                "python train.py --local_rank=12",
+            ),
+            // Same parent, another user's notebook: its own job.
+            with_cmd(
+                proc(60, 1, 1.0, Some(3)),
+                "ana",
+                "python -m ipykernel_launcher",
+            ),
+        ],
+    );
+    let jobs = jobs(&s);
+    assert_eq!(jobs.len(), 2, "{jobs:?}");
+    assert_eq!(jobs[0].key, JobKey::Ranks(38));
+    assert_eq!(jobs[0].gpus, vec![0, 1, 2]);
+    assert_eq!(jobs[1].key, JobKey::Process(60));
+}
+
+#[test]
+fn a_lone_process_under_init_and_unseen_commands_stay_alone() {
+    let mut hidden = proc(45, 1, 60.0, Some(1));
+    hidden.command = None;
+    let s = snap(
+        2,
+        vec![
+            with_cmd(proc(38, 1, 60.0, Some(0)), "root", "python serve.py"),
+            hidden,
+        ],
+    );
+    let keys: Vec<JobKey> = jobs(&s).iter().map(|j| j.key).collect();
+    assert_eq!(keys, vec![JobKey::Process(38), JobKey::Process(45)]);
+}
+
+#[test]
+fn gpu_processes_started_by_a_gpu_process_join_its_job() {
+    // A server on GPU 0 whose tensor-parallel worker (its child) holds GPU 1; mp.spawn's ranks
+    // 1–2 under rank 0 (GPU 2) on GPUs 3–4.
+    let s = snap(
+        5,
+        vec![
+            with_cmd(
+                proc(2210, 1, 28.0, Some(0)),
+                "app",
+                "python -m vllm.entrypoints.openai.api_server",
+            ),
+            with_cmd(
+                proc(2260, 2210, 22.0, Some(1)),
+                "app",
+                "python -c spawn_main",
+            ),
+            with_cmd(proc(500, 400, 90.0, Some(2)), "ml", "python train.py"),
+            with_cmd(proc(510, 500, 90.0, Some(3)), "ml", "python -c spawn_main"),
+            with_cmd(proc(520, 500, 90.0, Some(4)), "ml", "python -c spawn_main"),
+        ],
+    );
+    let jobs = jobs(&s);
+    let shape: Vec<(JobKey, Vec<u32>, u32)> = jobs
+        .iter()
+        .map(|j| (j.key, j.gpus.clone(), j.main))
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            (JobKey::Process(500), vec![2, 3, 4], 500),
+            (JobKey::Process(2210), vec![0, 1], 2210),
+        ]
+    );
+}

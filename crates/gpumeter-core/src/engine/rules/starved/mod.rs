@@ -394,6 +394,11 @@ impl StarvedRule {
         if cause == Cause::Unclassified && !js.shown && (busy_again || dropped) {
             return None;
         }
+        // A server whose host shows no bottleneck waits for its clients: that is its load,
+        // not a starved pipeline (a server held up by its own CPU work is still named).
+        if cause == Cause::Unclassified && text::inference_server(snap, j.main).is_some() {
+            return None;
+        }
         for g in &starved {
             *self.totals.entry((*g, cause)).or_insert(0) += dt;
         }

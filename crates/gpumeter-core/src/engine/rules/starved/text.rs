@@ -57,9 +57,9 @@ const SERVERS: [&str; 8] = [
     "lmdeploy",
 ];
 
-/// "tritonserver (pid 4100)" when the job's main process is an inference server.
-fn inference_server(snap: &Snapshot, v: &Verdict<'_>) -> Option<String> {
-    let p = snap.processes.iter().find(|p| p.pid == v.job.main)?;
+/// "tritonserver (pid 4100)" when the job's main process (`main`) is an inference server.
+pub(super) fn inference_server(snap: &Snapshot, main: u32) -> Option<String> {
+    let p = snap.processes.iter().find(|p| p.pid == main)?;
     let text = format!(
         "{} {}",
         p.name.as_deref().unwrap_or(""),
@@ -73,7 +73,7 @@ fn inference_server(snap: &Snapshot, v: &Verdict<'_>) -> Option<String> {
 
 fn next_step(snap: &Snapshot, cfg: &StarvedConfig, js: &JobState, v: &Verdict<'_>) -> String {
     let online = snap.host.cpu_count.map(f64::from);
-    if let Some(server) = inference_server(snap, v) {
+    if let Some(server) = inference_server(snap, v.job.main) {
         return format!(
             "{server} is an inference server: it waits for requests, not for a data pipeline. \
              Batch more requests per step (dynamic batching, a larger max batch or more \

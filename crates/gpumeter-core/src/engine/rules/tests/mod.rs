@@ -173,10 +173,20 @@ fn unsupported_pcie_is_not_evidence_against_idle_but_traffic_is() {
         m
     });
     assert_eq!(names(&ts).len(), 1);
+    // An idle card's housekeeping traffic (tens of MB/s) is no work…
     let mut r = Rules::default();
     let ts = drive(&mut r, &clock, 11 * 60, None, |_, t| {
         let mut m = machine(t, [0, 0]);
-        m.gpus[1].pcie_rx_bytes_per_s = Some(50_000_000);
+        m.gpus[1].pcie_rx_bytes_per_s = Some(30_000_000);
+        m.gpus[1].pcie_tx_bytes_per_s = Some(15_000_000);
+        m
+    });
+    assert_eq!(names(&ts), vec![("fired", "idle".into())]);
+    // …a copy at hundreds of MB/s is.
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 11 * 60, None, |_, t| {
+        let mut m = machine(t, [0, 0]);
+        m.gpus[1].pcie_rx_bytes_per_s = Some(400_000_000);
         m
     });
     assert!(ts.is_empty());
@@ -216,6 +226,39 @@ fn forgotten_allocation_fires_after_fifteen_minutes_and_clears_when_the_process_
         machine(t, [0, 60])
     });
     assert_eq!(names(&ts), vec![("cleared", "forgotten:4242".into())]);
+}
+
+#[test]
+fn the_ranks_of_a_run_that_hung_on_exit_are_one_forgotten_alert() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let hung = |t: i64| {
+        let mut m = machine(t, [0, 0]);
+        m.processes.push(process(900, 1, 0.1, None));
+        m.processes
+            .push(process(910, 900, 0.2, Some((0, 40 * GIB, 0))));
+        m.processes
+            .push(process(920, 900, 0.2, Some((1, 40 * GIB, 0))));
+        m
+    };
+    let ts = drive(&mut r, &clock, 16 * 60, Some(8_000_000), |_, t| hung(t));
+    let forgotten: Vec<_> = names(&ts)
+        .into_iter()
+        .filter(|(_, id)| id.starts_with("forgotten"))
+        .collect();
+    assert_eq!(forgotten, vec![("fired", "forgotten:job-900".into())]);
+    let a = r
+        .alerts()
+        .iter()
+        .find(|a| a.kind == AlertKind::Forgotten)
+        .unwrap();
+    assert!(
+        a.title
+            .contains("python (2 processes, pids 910, 920, alice) hold 80.0GiB on GPUs 0, 1"),
+        "{}",
+        a.title
+    );
+    assert!(a.next_step.as_deref().unwrap().contains("kill 910 920"));
 }
 
 #[test]
@@ -384,7 +427,7 @@ fn throttle_reports_thermal_slowdown_for_how_long_and_ignores_short_power_caps()
         }
         m
     });
-    assert_eq!(names(&ts), vec![("fired", "throttle:hw-thermal".into())]);
+    assert_eq!(names(&ts), vec![("fired", "throttle:thermal".into())]);
     let now = r.alerts()[0].clone();
     assert_eq!(now.severity, Severity::High);
     assert_eq!(now.gpu, Some(1));
@@ -395,7 +438,37 @@ fn throttle_reports_thermal_slowdown_for_how_long_and_ignores_short_power_caps()
         now.title
     );
     let ts = drive(&mut r, &clock, 2 * 60, None, |_, t| machine(t, [95, 95]));
-    assert_eq!(names(&ts), vec![("cleared", "throttle:hw-thermal".into())]);
+    assert_eq!(names(&ts), vec![("cleared", "throttle:thermal".into())]);
+}
+
+#[test]
+fn a_card_heating_from_sw_to_hw_thermal_is_one_alert_that_escalates() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 8 * 60, None, |s, t| {
+        let mut m = machine(t, [95, 95]);
+        // Software slowdown from the start; from 4 min the board asserts its hardware one too.
+        let mut reasons = vec![ThrottleReason::SwThermalSlowdown];
+        if s >= 4 * 60 {
+            reasons.push(ThrottleReason::HwThermalSlowdown);
+        }
+        m.gpus[0].throttle_reasons = Some(reasons);
+        m
+    });
+    assert_eq!(
+        names(&ts),
+        vec![
+            ("fired", "throttle:thermal".into()),
+            ("updated", "throttle:thermal".into())
+        ]
+    );
+    let now = &r.alerts()[0];
+    assert_eq!(now.severity, Severity::High);
+    let reason = now.evidence.iter().find(|(k, _)| k == "reason");
+    assert_eq!(
+        reason.map(|(_, v)| v.as_str()),
+        Some("sw-thermal, hw-thermal (NVML)")
+    );
 }
 
 #[test]
