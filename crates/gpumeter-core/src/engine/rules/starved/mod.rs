@@ -35,7 +35,9 @@
 //!   start time; what its GPUs did then is no evidence later) nor before its GPUs were active for
 //!   three windows in all — loading, compiling and autotuning come first, blips of GPU work with
 //!   idle gaps — unless its loop is seen running (three rises in a window, or a window of
-//!   unbroken activity): that ends the warm-up for good. The first verdict waits for a whole
+//!   unbroken activity): that ends the warm-up for good. While a TorchInductor compile worker
+//!   of the job's tree is busy (`compile_worker` in its command, ≥ 10 % of a core) the job is
+//!   compiling: autotuning's benchmark bursts are no loop. The first verdict waits for a whole
 //!   window of evidence;
 //! - a standing alert ends only when its window clears: the holds below keep a verdict from
 //!   starting, never end one (no fire/clear on a brief busy stretch);
@@ -320,13 +322,17 @@ impl StarvedRule {
                 .get(g)
                 .is_some_and(|s| s.rises_since(now - span) >= LOOP_RISES)
         });
-        js.loop_seen |= rising || js.active_run_ms >= span;
+        // Autotuning benchmarks come in bursts that look like a loop; while the job's compile
+        // workers are busy it is compiling, however its GPUs blink.
+        let compiling = compiling(snap, j);
+        js.loop_seen |= !compiling && (rising || js.active_run_ms >= span);
         let young = !js.loop_seen && age_ms.is_some_and(|a| (0..self.cfg.warmup_ms).contains(&a));
         if young {
             self.young.extend(&j.gpus);
         }
         let first_seen = *js.first_seen_ms.get_or_insert(now);
-        let warming_up = (!js.loop_seen && (young || js.active_ms < WARMUP_WINDOWS * span))
+        let warming_up = compiling
+            || (!js.loop_seen && (young || js.active_ms < WARMUP_WINDOWS * span))
             || now - first_seen < span;
         if starved.is_empty() || warming_up {
             js.since = None;
@@ -425,4 +431,19 @@ impl StarvedRule {
         }
         Some(alert)
     }
+}
+
+/// A compile worker at this share of one core or more is working (idle ones sleep at ~0 %).
+const COMPILE_WORKER_BUSY_PCT: f64 = 10.0;
+
+/// Whether the job is compiling: a TorchInductor compile worker (`torch/_inductor/
+/// compile_worker`, the subprocess pool of torch ≥ 2.4) in its tree is busy.
+fn compiling(snap: &Snapshot, job: &Job) -> bool {
+    snap.processes.iter().any(|p| {
+        p.cpu_pct.is_some_and(|c| c >= COMPILE_WORKER_BUSY_PCT)
+            && p.command
+                .as_deref()
+                .is_some_and(|c| c.contains("compile_worker"))
+            && job.tree.contains(&p.pid)
+    })
 }
