@@ -50,7 +50,7 @@ pub fn line(view: &BillingView, theme: &Theme, width: usize) -> Line<'static> {
     ]]);
     if let Some(b) = &view.budget {
         let style = tone_style(budget_tone(b), theme);
-        let share = format!("{:.0}%", b.share * 100.0);
+        let share = format!("{:.0}%", (b.share * 100.0).round());
         let of = format!("{share} of {}/{}", money(b.amount), b.period);
         let when = ceiling(b);
         let short_when = when.split(" at ").next().unwrap_or_default().to_string();

@@ -104,7 +104,7 @@ pub fn lines(view: &BillingView, theme: &Theme) -> Vec<Line<'static>> {
             "budget",
             format!(
                 "{:.0}% of {}/{}",
-                b.share * 100.0,
+                (b.share * 100.0).round(),
                 money(b.amount),
                 b.period
             ),

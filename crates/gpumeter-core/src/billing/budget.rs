@@ -9,6 +9,16 @@ use super::calendar::{day_index, day_key, month_index, month_key};
 use super::pricing::{Budget, BudgetPeriod};
 use crate::money::Money;
 
+/// The share of the budget spent (1.0 = the ceiling; a zero budget is spent at once): the one
+/// derivation the spend line, the spend panel and the budget alert print.
+pub fn spent_share(spent: Money, budget: Money) -> f64 {
+    if budget.micros() > 0 {
+        spent.micros() as f64 / budget.micros() as f64
+    } else {
+        1.0
+    }
+}
+
 /// Actual-spend thresholds, in percent of the budget.
 pub const ACTUAL_THRESHOLDS: [u8; 3] = [50, 80, 100];
 /// Forecast threshold, in percent of the budget.

@@ -14,7 +14,7 @@ pub mod view;
 #[cfg(test)]
 mod tests;
 
-pub use budget::{BudgetEvent, BudgetEventKind};
+pub use budget::{BudgetEvent, BudgetEventKind, spent_share};
 pub use meter::{Meter, MeterConfig, MeterSeed, MeterTotals, TickRecord};
 pub use pricing::{
     Budget, BudgetPeriod, ClockStart, Granularity, Pricing, PricingError, Rate, RateUnit,

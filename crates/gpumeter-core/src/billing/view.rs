@@ -147,11 +147,7 @@ impl Meter {
                 amount: b.amount,
                 period: b.period.name(),
                 spent,
-                share: if b.amount.micros() > 0 {
-                    spent.micros() as f64 / b.amount.micros() as f64
-                } else {
-                    1.0
-                },
+                share: super::budget::spent_share(spent, b.amount),
                 ceiling_in_ms: eta.map(|(ms, _)| ms),
                 ceiling_at_unix_ms: eta.map(|(_, at)| at),
                 forecast: self.projected_end_of(b.period),

@@ -242,7 +242,7 @@ mod tests {
             .unwrap();
         let s = String::from_utf8(term).unwrap();
         assert!(
-            s.starts_with("\x1b]9;gpumeter: 100 % of the budget spent"),
+            s.starts_with("\x1b]9;gpumeter: 102 % of the budget spent"),
             "{s:?}"
         );
         assert!(s.ends_with('\x07'));
@@ -291,7 +291,7 @@ mod tests {
     fn webhook_text_has_cost_and_next_step() {
         let t = webhook_text(&Transition::Fired(alert()));
         assert!(
-            t.starts_with("[gpumeter] fired (budget, high): 100 % of the budget spent"),
+            t.starts_with("[gpumeter] fired (budget, high): 102 % of the budget spent"),
             "{t}"
         );
         assert!(t.contains("Cost so far: $512.34"));

@@ -155,10 +155,21 @@ impl Alert {
                 80..=99 => Severity::Moderate,
                 _ => Severity::Info,
             };
-            (
-                format!("{threshold_pct} % of {scope} spent: {spent} of {budget}"),
-                severity,
-            )
+            // The share spent now, which the spend line shows too: a meter started late (or a
+            // jump in spend) crosses the 50 % mark at 67 %, and says 67 %.
+            let share = crate::billing::spent_share(
+                Money::from_micros(spent_micros),
+                Money::from_micros(budget_micros),
+            );
+            let pct = (share * 100.0).round() as i64;
+            let title = if pct > i64::from(threshold_pct) {
+                format!(
+                    "{pct} % of {scope} spent: {spent} of {budget} (past the {threshold_pct} % mark)"
+                )
+            } else {
+                format!("{threshold_pct} % of {scope} spent: {spent} of {budget}")
+            };
+            (title, severity)
         };
         let which = if forecast { "forecast" } else { "actual" };
         Alert {
@@ -272,6 +283,26 @@ mod tests {
         assert_eq!(a.severity, Severity::Moderate);
         assert_eq!(a.id, "budget:day:2026-05-01:actual");
         assert_eq!(a.cost_micros, Some(400_000_000));
+        // Crossed 50 % at 67 % (a meter started late): the title says what the spend line says.
+        let late = Alert::from_budget(
+            50,
+            false,
+            998_430_000,
+            1_500_000_000,
+            Currency::USD,
+            "run",
+            "run",
+            7,
+        );
+        assert_eq!(
+            late.title,
+            "67 % of the budget spent: $998.43 of $1,500.00 (past the 50 % mark)"
+        );
+        let share = crate::billing::spent_share(
+            Money::from_micros(998_430_000),
+            Money::from_micros(1_500_000_000),
+        );
+        assert_eq!(format!("{:.0}", (share * 100.0).round()), "67");
         let f = Alert::from_budget(
             100,
             true,

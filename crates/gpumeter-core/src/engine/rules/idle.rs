@@ -88,7 +88,9 @@ pub struct IdleTotals {
 #[derive(Debug, Clone)]
 struct Episode {
     since_ms: i64,
-    cost_micros: i64,
+    /// The machine tally's `cost_acc` when the stretch began: its cost is the tally's growth
+    /// since, so "this stretch" is the same sum as "since start", never more.
+    base_acc: i128,
     next_notice_ms: i64,
     fired: bool,
 }
@@ -102,6 +104,9 @@ pub struct IdleRule {
     last_t: Option<i64>,
     totals: IdleTotals,
     episode: Option<Episode>,
+    /// (tick time, machine `cost_acc` before that tick's add) over the last window: where a
+    /// stretch that the window dates back began in the tally.
+    acc_history: std::collections::VecDeque<(i64, i128)>,
 }
 
 impl IdleRule {
@@ -113,6 +118,7 @@ impl IdleRule {
             last_t: None,
             totals: IdleTotals::default(),
             episode: None,
+            acc_history: std::collections::VecDeque::new(),
         }
     }
 
@@ -157,6 +163,16 @@ impl IdleRule {
                 all_unproductive = false;
             }
         }
+        // The tally up to the start of this tick's interval, for a stretch dated back to it.
+        self.acc_history
+            .push_back((now - dt, self.totals.machine.cost_acc));
+        while self
+            .acc_history
+            .front()
+            .is_some_and(|&(t, _)| t < now - self.cfg.window_ms - DEFAULT_MAX_GAP_MS)
+        {
+            self.acc_history.pop_front();
+        }
         if all_unproductive {
             self.totals.machine.add(dt, rate.map(Money::micros));
         }
@@ -168,19 +184,22 @@ impl IdleRule {
         match self.window.push(now, all_idle) {
             Edge::Rose => {
                 let since = self.window.active_since().unwrap_or(now);
+                let base_acc = self
+                    .acc_history
+                    .iter()
+                    .rev()
+                    .find(|&&(t, _)| t <= since)
+                    .or(self.acc_history.front())
+                    .map_or(self.totals.machine.cost_acc, |&(_, acc)| acc);
                 self.episode = Some(Episode {
                     since_ms: since,
-                    cost_micros: rate.map_or(0, |r| r.cost_for_ms(now - since).micros()),
+                    base_acc,
                     next_notice_ms: since + self.cfg.remind_after_ms,
                     fired: false,
                 });
             }
             Edge::Fell => self.episode = None,
-            Edge::Steady => {
-                if let (Some(e), Some(r)) = (&mut self.episode, rate) {
-                    e.cost_micros += r.cost_for_ms(dt).micros();
-                }
-            }
+            Edge::Steady => {}
         }
 
         let mut out = RuleOutput::default();
@@ -210,6 +229,9 @@ impl IdleRule {
 
     fn alert(&self, ctx: &Ctx<'_>, e: &Episode) -> Alert {
         let snap = ctx.snap;
+        let stretch_micros =
+            i64::try_from((self.totals.machine.cost_acc - e.base_acc).max(0) / 3_600_000)
+                .unwrap_or(i64::MAX);
         let idle_ms = ctx.now_ms - e.since_ms;
         let minutes = crate::units::duration(idle_ms, crate::units::DurationStyle::Words);
         let n = snap.gpus.len();
@@ -217,7 +239,7 @@ impl IdleRule {
         let title = match ctx.rate_micros_per_h() {
             Some(rate) => format!(
                 "GPUs idle {minutes} — {} so far, {}",
-                money(e.cost_micros),
+                money(stretch_micros),
                 ctx.per_hour(rate)
             ),
             None => format!("GPUs idle {minutes} — no price set, cost unknown"),
@@ -256,7 +278,7 @@ impl IdleRule {
         }
         if let Some(rate) = ctx.rate_micros_per_h() {
             evidence.push(("rate".into(), ctx.per_hour(rate)));
-            evidence.push(("idle cost, this stretch".into(), money(e.cost_micros)));
+            evidence.push(("idle cost, this stretch".into(), money(stretch_micros)));
             evidence.push((
                 "idle cost since start".into(),
                 money(self.totals.machine.cost_micros()),
@@ -280,7 +302,7 @@ impl IdleRule {
                 crate::units::rate(self.cfg.pcie_bytes_per_s),
             ),
             evidence,
-            cost_micros: ctx.rate_per_hour.map(|_| e.cost_micros),
+            cost_micros: ctx.rate_per_hour.map(|_| stretch_micros),
             next_step: Some(
                 "If the work is done, stop or release the machine (or let gpumeter do it: \
                  [autostop] in the config, or `gpumeter watch --autostop 30m --stop-cmd '…'`); \

@@ -160,6 +160,35 @@ fn a_loop_busy_in_short_bursts_ends_idle_once_and_does_not_flap() {
 }
 
 #[test]
+fn the_idle_stretch_costs_no_more_than_idle_since_start() {
+    // Idle from the start, with a 3 s burst at 5 min that the window rides over: the stretch
+    // counts the same idle seconds as the since-start tally, so it can never say more.
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 12 * 60, Some(31_000_000), |s, t| {
+        let u = if (300..303).contains(&s) { 60 } else { 0 };
+        machine(t, [u, 0])
+    });
+    assert_eq!(names(&ts), vec![("fired", "idle".into())]);
+    let a = &r.alerts()[0];
+    let ev = |k: &str| {
+        a.evidence
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.trim_start_matches('$').parse::<f64>().unwrap())
+            .unwrap()
+    };
+    let (stretch, total) = (ev("idle cost, this stretch"), ev("idle cost since start"));
+    assert!(stretch <= total, "stretch {stretch} > since start {total}");
+    assert!(
+        a.title.contains(&format!("${stretch:.2} so far")),
+        "{}",
+        a.title
+    );
+    assert!((a.cost_micros.unwrap() as f64 / 1e6 - stretch).abs() < 0.005);
+}
+
+#[test]
 fn unsupported_pcie_is_not_evidence_against_idle_but_traffic_is() {
     let clock = FakeClock::new(T0);
     let mut r = Rules::default();

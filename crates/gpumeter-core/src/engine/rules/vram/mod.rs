@@ -360,19 +360,28 @@ impl VramRule {
             .trend()
             .map(|tr| format!("{:+.2} GiB/min", tr.bytes_per_min / GIB))
             .unwrap_or_else(|| crate::units::NA.into());
+        let lasted = crate::units::duration(ctx.now_ms - since, crate::units::DurationStyle::Words);
+        let (used_gib, total_gib) = (used as f64 / GIB, total as f64 / GIB);
+        // The window holds the verdict through a dip; the title then says where it is now,
+        // the figure the evidence gives too.
+        let title = if pct >= self.cfg.high_pct {
+            format!(
+                "GPU {} VRAM above {:.0} % for {lasted} ({used_gib:.1}/{total_gib:.1} GiB)",
+                g.index, self.cfg.high_pct
+            )
+        } else {
+            format!(
+                "GPU {} VRAM at {pct:.1} % ({used_gib:.1}/{total_gib:.1} GiB), above {:.0} % for \
+                 most of the last {lasted}",
+                g.index, self.cfg.high_pct
+            )
+        };
         Alert {
             id: format!("vram:high:{}", g.index),
             kind: AlertKind::Vram,
             severity: Severity::Info,
             gpu: Some(g.index),
-            title: format!(
-                "GPU {} VRAM above {:.0} % for {} ({:.1}/{:.1} GiB)",
-                g.index,
-                self.cfg.high_pct,
-                crate::units::duration(ctx.now_ms - since, crate::units::DurationStyle::Words),
-                used as f64 / GIB,
-                total as f64 / GIB
-            ),
+            title,
             detail: "A stable, high allocation is normal (PyTorch's caching allocator keeps \
                      memory), but there is little headroom: a longer sequence, a bigger eval \
                      batch or fragmentation runs out of memory."

@@ -141,6 +141,25 @@ fn noise_and_flat_allocations_raise_no_alarm_but_near_full_is_a_notice() {
         a.title
     );
     assert_eq!(a.cost_micros, None);
+    // A dip the window rides over: the title gives the share now, as the evidence does.
+    drive(&mut r, &clock, 20, None, |_, t| at(t, 70.4));
+    let a = r
+        .alerts()
+        .iter()
+        .find(|a| a.id == "vram:high:0")
+        .expect("still standing");
+    let used = a.evidence.iter().find(|(k, _)| k == "VRAM used").unwrap();
+    assert!(
+        a.title.contains(&format!("VRAM at {}", used.1)),
+        "{} / {}",
+        a.title,
+        used.1
+    );
+    assert!(
+        a.title.contains("above 95 % for most of the last"),
+        "{}",
+        a.title
+    );
 }
 
 #[test]
