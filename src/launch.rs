@@ -20,6 +20,9 @@ pub enum LaunchError {
     /// The named demo scenario or scenario file is not usable.
     #[error("{0}")]
     Scenario(String),
+    /// `--demo NAME` names no built-in scenario: a bad argument (exit code 2).
+    #[error("{0}")]
+    UnknownDemo(String),
     #[error(transparent)]
     Source(SourceError),
     /// The recording to replay cannot be read.
@@ -35,6 +38,7 @@ impl LaunchError {
     pub fn exit_code(&self) -> u8 {
         match self {
             LaunchError::NvmlUnavailable(_) => 3,
+            LaunchError::UnknownDemo(_) => 2,
             _ => 1,
         }
     }
@@ -55,8 +59,18 @@ pub fn load_scenario(name_or_path: &str) -> Result<Scenario, LaunchError> {
             .iter()
             .map(|(n, _)| *n)
             .collect();
-        LaunchError::Scenario(format!(
-            "unknown demo scenario '{name_or_path}' (built-in: {}; or give a path to a .toml file)",
+        // A long argument is quoted cut short, not echoed whole.
+        let shown: String = name_or_path.chars().take(80).collect();
+        let ellipsis = if shown.len() < name_or_path.len() { "…" } else { "" };
+        let near = names
+            .iter()
+            .map(|n| (strsim::jaro_winkler(n, name_or_path), *n))
+            .filter(|(score, _)| *score >= 0.8)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, n)| format!(" — did you mean '{n}'?"))
+            .unwrap_or_default();
+        LaunchError::UnknownDemo(format!(
+            "unknown demo scenario '{shown}{ellipsis}'{near} (built-in: {}; or give a path to a .toml file)",
             names.join(", ")
         ))
     })

@@ -76,11 +76,11 @@ pub struct FleetArgs {
 
     /// Time between two polls of a host that answers (a failing one is asked less often,
     /// up to once a minute).
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_interval)]
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_interval, allow_hyphen_values = true)]
     pub interval: Duration,
 
     /// How long one request may take before the host is marked slow.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_interval)]
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_timeout, allow_hyphen_values = true)]
     pub timeout: Duration,
 
     /// Requests in flight at once.
@@ -234,7 +234,7 @@ pub struct WatchArgs {
 pub struct AutostopArgs {
     /// Run the stop command once the machine has been idle this long (GPUs idle, host CPU and
     /// network quiet), e.g. 30m; warns 5 and 1 minutes before (also with `wall`).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_autostop, allow_hyphen_values = true)]
     pub autostop: Option<Duration>,
 
     /// The command autostop runs, split into words like a shell would but run without one,
@@ -284,7 +284,7 @@ pub struct SnapshotArgs {
     pub json: bool,
 
     /// With --demo: how far into the scenario to read, e.g. 90s, 5m (default 60s).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_at, allow_hyphen_values = true)]
     pub at: Duration,
 
     #[command(flatten)]

@@ -29,7 +29,7 @@ pub struct SourceArgs {
     pub nvml_lib: Option<PathBuf>,
 
     /// Time between readings, e.g. 1s, 500ms, 2s (at least 100ms) [default: 1s].
-    #[arg(long, value_name = "DURATION", value_parser = parse_interval)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval, allow_hyphen_values = true)]
     pub interval: Option<Duration>,
 
     /// Play a recording (from `gpumeter record` or --record) instead of reading the GPUs.

@@ -45,14 +45,71 @@ pub(super) fn parse_command(s: &str) -> Result<CommandLine, String> {
         .ok_or_else(|| format!("'{s}' is not a command (empty, or an unclosed quote)"))
 }
 
-pub(super) fn parse_interval(s: &str) -> Result<Duration, String> {
+/// A duration between `min` and `max`, or an error naming `what` it is for.
+fn bounded(s: &str, what: &str, min: Duration, max: Duration) -> Result<Duration, String> {
     let d = parse_duration(s)?;
-    if d < Duration::from_millis(100) {
+    let text = |d: Duration| {
+        gpumeter_core::units::duration(
+            i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+            gpumeter_core::units::DurationStyle::Compact,
+        )
+    };
+    // Sub-second bounds read better in milliseconds than as "0s".
+    let show = |d: Duration| {
+        if d < Duration::from_secs(1) {
+            format!("{}ms", d.as_millis())
+        } else {
+            text(d)
+        }
+    };
+    if d < min {
         return Err(format!(
-            "'{s}' is too short: the interval must be at least 100ms"
+            "'{s}' is too short: {what} must be at least {}",
+            show(min)
+        ));
+    }
+    if d > max {
+        return Err(format!(
+            "'{s}' is too long: {what} must be at most {}",
+            show(max)
         ));
     }
     Ok(d)
+}
+
+/// Time between readings or polls: 100ms to 1h (longer leaves the screen frozen).
+pub(super) fn parse_interval(s: &str) -> Result<Duration, String> {
+    bounded(
+        s,
+        "the interval",
+        Duration::from_millis(100),
+        Duration::from_secs(3600),
+    )
+}
+
+/// How long one request may take: 100ms to 60s.
+pub(super) fn parse_timeout(s: &str) -> Result<Duration, String> {
+    bounded(
+        s,
+        "the timeout",
+        Duration::from_millis(100),
+        Duration::from_secs(60),
+    )
+}
+
+/// Idle time before autostop: 1m (shorter stops a box between two steps) to 7d.
+pub(super) fn parse_autostop(s: &str) -> Result<Duration, String> {
+    bounded(
+        s,
+        "--autostop",
+        Duration::from_secs(60),
+        Duration::from_secs(7 * 86_400),
+    )
+}
+
+/// How far into a demo scenario `snapshot --at` reads: at most 7d (it is simulated up to there).
+pub(super) fn parse_at(s: &str) -> Result<Duration, String> {
+    bounded(s, "--at", Duration::ZERO, Duration::from_secs(7 * 86_400))
 }
 
 pub(super) fn parse_rate(s: &str) -> Result<Rate, String> {

@@ -229,10 +229,52 @@ fn bad_arguments_exit_2_and_say_what_is_wrong() {
     gpumeter(home.path())
         .args(["snapshot", "--demo", "no-such-scenario"])
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains(
             "unknown demo scenario 'no-such-scenario'",
         ));
+    gpumeter(home.path())
+        .args(["snapshot", "--demo", "idel"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean 'idle'?"));
+    // Out-of-range and negative values are usage errors naming the option and its bound.
+    for (args, says) in [
+        (
+            vec!["watch", "--demo", "idle", "--autostop", "0s"],
+            "--autostop must be at least 1m",
+        ),
+        (
+            vec!["watch", "--demo", "idle", "--interval", "-1s"],
+            "'-1s' is negative",
+        ),
+        (
+            vec!["watch", "--demo", "idle", "--interval", "99999999h"],
+            "the interval must be at most 1h",
+        ),
+        (
+            vec!["fleet", "--once", "--timeout", "0s", "http://127.0.0.1:1"],
+            "the timeout must be at least 100ms",
+        ),
+        (
+            vec!["snapshot", "--demo", "idle", "--at", "99999h"],
+            "--at must be at most 7d",
+        ),
+    ] {
+        gpumeter(home.path())
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    }
+    // A 10 000-character name is quoted cut short.
+    let long = "x".repeat(10_000);
+    let out = gpumeter(home.path())
+        .args(["snapshot", "--demo", &long])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stderr.len() < 1_000, "{} bytes", out.stderr.len());
 }
 
 #[test]

@@ -51,6 +51,11 @@ pub fn rate(bytes_per_s: f64) -> String {
 /// A duration such as `250ms`, `90s`, `5m`, `2h`, `1d` (a bare number means seconds).
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();
+    if s.starts_with('-') {
+        return Err(format!(
+            "'{s}' is negative: a duration counts forward (e.g. 1s, 5m)"
+        ));
+    }
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
