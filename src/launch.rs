@@ -48,7 +48,11 @@ impl LaunchError {
 pub fn load_scenario(name_or_path: &str) -> Result<Scenario, LaunchError> {
     let looks_like_path = name_or_path.ends_with(".toml") || name_or_path.contains('/');
     if looks_like_path {
-        let text = std::fs::read_to_string(name_or_path).map_err(|e| {
+        let text = gpumeter_core::textfile::read_text(
+            std::path::Path::new(name_or_path),
+            gpumeter_core::textfile::MAX_TEXT_FILE,
+        )
+        .map_err(|e| {
             LaunchError::Scenario(format!("cannot read scenario file {name_or_path}: {e}"))
         })?;
         return Scenario::from_toml(name_or_path, &text)

@@ -59,10 +59,24 @@ fn main() -> ExitCode {
                 .downcast_ref::<LaunchError>()
                 .map(LaunchError::exit_code)
                 .unwrap_or(1);
-            eprintln!("gpumeter: {err:#}");
+            eprintln!("gpumeter: {}", error_text(&err));
             ExitCode::from(code)
         }
     }
+}
+
+/// The error and its causes on one line, each cause once: a message that already quotes its
+/// source (`cannot read X: Is a directory (os error 21)`) does not get it appended again.
+fn error_text(err: &anyhow::Error) -> String {
+    let mut out = err.to_string();
+    for cause in err.chain().skip(1) {
+        let c = cause.to_string();
+        if !out.contains(&c) {
+            out.push_str(": ");
+            out.push_str(&c);
+        }
+    }
+    out
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {

@@ -20,9 +20,10 @@ use crate::{
 
 pub(crate) fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
     let g = &args.source.or(&cli.source);
-    // With --json the readings run through a session (no ledger, no channels) so the document
-    // carries the bill and the standing alerts; the table stays a plain reading.
-    let cfg = if args.json {
+    // The readings run through a session (no ledger, no channels) so the JSON document carries
+    // the bill and the standing alerts. The config is loaded either way: a missing or broken
+    // --config is an error for the table as much as for the JSON.
+    let cfg = {
         let settings = config::load(&cli::load_options(
             &args.files.or(&cli.files),
             &args.pricing.or(&cli.pricing),
@@ -41,8 +42,6 @@ pub(crate) fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
             alerts,
             ..Default::default()
         }
-    } else {
-        gpumeter_core::session::SessionConfig::default()
     };
     let mut session = gpumeter_core::session::Session::new(cfg)?;
     if let Some(path) = &g.replay {
@@ -341,10 +340,12 @@ pub(crate) fn fleet_cmd(cli: &Cli, args: &cli::FleetArgs) -> anyhow::Result<()> 
     };
     let text = match &args.hosts {
         Some(p) => Some(
-            std::fs::read_to_string(p).map_err(|e| hosts::HostsError::Unreadable {
-                path: p.clone(),
-                reason: e.to_string(),
-            })?,
+            gpumeter_core::textfile::read_text(p, gpumeter_core::textfile::MAX_TEXT_FILE).map_err(
+                |e| hosts::HostsError::Unreadable {
+                    path: p.clone(),
+                    reason: e.to_string(),
+                },
+            )?,
         ),
         None => None,
     };

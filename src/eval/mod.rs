@@ -49,7 +49,7 @@ pub enum EvalError {
     #[error("cannot read the corpus directory {0}: {1}")]
     Dir(String, std::io::Error),
     #[error("cannot read {0}: {1}")]
-    File(String, std::io::Error),
+    File(String, gpumeter_core::textfile::TextFileError),
     #[error(transparent)]
     Scenario(#[from] gpumeter_sim::ScenarioError),
     #[error("{0}: no [labels] table: a corpus timeline needs its labels")]
@@ -74,7 +74,9 @@ pub fn load_corpus(dir: &Path) -> Result<Vec<Scenario>, EvalError> {
         .iter()
         .map(|p| {
             let name = p.display().to_string();
-            let text = std::fs::read_to_string(p).map_err(|e| EvalError::File(name.clone(), e))?;
+            let text =
+                gpumeter_core::textfile::read_text(p, gpumeter_core::textfile::MAX_TEXT_FILE)
+                    .map_err(|e| EvalError::File(name.clone(), e))?;
             let s = Scenario::from_toml(&name, &text)?;
             if s.labels.is_none() {
                 return Err(EvalError::Unlabelled(name));

@@ -308,3 +308,45 @@ fn completions_and_man_page_are_generated() {
         .success()
         .stdout(predicate::str::contains(".TH gpumeter"));
 }
+
+#[test]
+fn a_fifo_or_directory_where_a_file_belongs_is_refused_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let fifo = home.path().join("fifo");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
+    let f = fifo.to_str().unwrap();
+    let dir = home.path().to_str().unwrap();
+    for args in [
+        vec!["--config", f, "snapshot", "--demo"],
+        vec!["config", "check", f],
+        vec!["--replay", f, "snapshot"],
+        vec!["--config", dir, "snapshot", "--demo"],
+    ] {
+        let out = gpumeter(home.path())
+            .args(&args)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("not a regular file"), "{args:?}: {err}");
+        // The reason once, not repeated by the error chain.
+        assert_eq!(
+            err.matches("not a regular file").count(),
+            1,
+            "{args:?}: {err}"
+        );
+    }
+    // The table form of snapshot loads --config too.
+    let missing = home.path().join("missing.toml");
+    gpumeter(home.path())
+        .args(["--config", missing.to_str().unwrap(), "snapshot", "--demo"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("missing.toml"));
+}

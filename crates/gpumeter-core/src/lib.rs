@@ -28,6 +28,7 @@ pub mod recording;
 pub mod sanitize;
 pub mod session;
 pub mod source;
+pub mod textfile;
 pub mod units;
 
 pub use gpumeter_model as model;

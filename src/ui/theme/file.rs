@@ -314,10 +314,11 @@ fn unknown(name: &str, origin: &Origin, user_dir: Option<&Path>) -> ThemeError {
 }
 
 fn read(path: &Path, origin: &Origin) -> Result<Theme, ThemeError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ThemeError::Read {
-        path: path.to_path_buf(),
-        named_by: named_by(origin),
-        message: e.to_string(),
-    })?;
+    let text = gpumeter_core::textfile::read_text(path, gpumeter_core::textfile::MAX_TEXT_FILE)
+        .map_err(|e| ThemeError::Read {
+            path: path.to_path_buf(),
+            named_by: named_by(origin),
+            message: e.to_string(),
+        })?;
     parse(&path.display().to_string(), &text)
 }

@@ -128,10 +128,13 @@ impl Layer {
     }
 
     fn read(path: &Path) -> Result<Layer, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let text =
+            crate::textfile::read_text(path, crate::textfile::MAX_TEXT_FILE).map_err(|e| {
+                ConfigError::Read {
+                    path: path.to_path_buf(),
+                    message: e.to_string(),
+                }
+            })?;
         Layer::parse(&path.display().to_string(), &text)
     }
 }

@@ -4,7 +4,6 @@
 //! bound, and the zstd window is capped too); a truncated or corrupt tail ends the readable
 //! part, and [`Reader::tail`] says how many readings were read and where it stopped.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -106,7 +105,7 @@ impl Reader {
             path: path.to_path_buf(),
             why: why.to_string(),
         };
-        let mut file = BufReader::new(File::open(path).map_err(io)?);
+        let mut file = BufReader::new(crate::textfile::open_regular(path).map_err(io)?.0);
         let zstd = file.fill_buf().map_err(io)?.starts_with(&ZSTD_MAGIC);
         let mut lines: Box<dyn BufRead + Send> = if zstd {
             let mut dec = zstd::stream::read::Decoder::with_buffer(file).map_err(io)?;

@@ -1,0 +1,115 @@
+//! Reading a small text file the user names (a config, a theme, a scenario, a hosts list):
+//! only a regular file, opened without blocking (a FIFO with no writer, a device), read up to a
+//! cap. Every error is one line that names the path's problem. May touch: the file system.
+
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// The largest text file read whole (config files are a few KB; a scenario at most a few
+/// hundred).
+pub const MAX_TEXT_FILE: u64 = 16 << 20;
+
+/// Why a file could not be read, worded to follow "cannot read PATH: ".
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TextFileError {
+    #[error("{0}")]
+    Io(String),
+    #[error("not a regular file (a directory, FIFO or device)")]
+    NotRegular,
+    #[error("larger than {} MiB", MAX_TEXT_FILE >> 20)]
+    TooLarge,
+    #[error("not UTF-8 text")]
+    NotText,
+}
+
+const NOT_REGULAR: &str = "not a regular file (a directory, FIFO or device)";
+
+/// Opens a regular file for reading, refusing anything else at once (for streams read in
+/// pieces, such as a recording); the error's text says which.
+pub fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
+    // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever (it changes
+    // nothing for a regular file).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            NOT_REGULAR,
+        ));
+    }
+    Ok((file, meta))
+}
+
+/// The file's text; `max` bytes at most.
+pub fn read_text(path: &Path, max: u64) -> Result<String, TextFileError> {
+    let io = |e: std::io::Error| TextFileError::Io(io_reason(&e));
+    let (file, meta) = open_regular(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidInput && e.to_string() == NOT_REGULAR {
+            TextFileError::NotRegular
+        } else {
+            io(e)
+        }
+    })?;
+    if meta.len() > max {
+        return Err(TextFileError::TooLarge);
+    }
+    // One byte past the cap: the file can grow after the metadata call.
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > max {
+        return Err(TextFileError::TooLarge);
+    }
+    String::from_utf8(bytes).map_err(|_| TextFileError::NotText)
+}
+
+/// An I/O error's reason without Rust's " (os error N)" suffix repeated by callers.
+fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regular_files_are_read_and_everything_else_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = dir.path().join("a.toml");
+        std::fs::write(&ok, "x = 1\n").unwrap();
+        assert_eq!(read_text(&ok, MAX_TEXT_FILE).unwrap(), "x = 1\n");
+        assert_eq!(
+            read_text(dir.path(), MAX_TEXT_FILE),
+            Err(TextFileError::NotRegular)
+        );
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        // Returns at once (no writer): refused, not waited on.
+        assert_eq!(
+            read_text(&fifo, MAX_TEXT_FILE),
+            Err(TextFileError::NotRegular)
+        );
+        assert_eq!(
+            read_text(Path::new("/dev/zero"), MAX_TEXT_FILE),
+            Err(TextFileError::NotRegular)
+        );
+        assert_eq!(read_text(&ok, 3), Err(TextFileError::TooLarge));
+        let missing = read_text(&dir.path().join("nope"), MAX_TEXT_FILE).unwrap_err();
+        assert_eq!(missing.to_string(), "No such file or directory");
+        let bin = dir.path().join("bin");
+        std::fs::write(&bin, [0xff, 0xfe, 0x00]).unwrap();
+        assert_eq!(read_text(&bin, MAX_TEXT_FILE), Err(TextFileError::NotText));
+    }
+}
