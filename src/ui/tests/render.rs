@@ -256,10 +256,11 @@ fn lost_gpus_and_unsupported_readings_read_lost_and_na_never_zero() {
 }
 
 #[test]
-fn busy_gpu_util_bar_is_drawn_in_the_hot_colour() {
+fn a_busy_gpu_is_drawn_as_good_news_and_a_half_used_one_as_a_warning() {
+    // On a tool about idle money a busy GPU is not the alarm's red (and VRAM near full is).
     let mut s = fixtures::snapshot(2);
     s.gpus[0].util_gpu_pct = Some(97);
-    s.gpus[1].util_gpu_pct = Some(10);
+    s.gpus[1].util_gpu_pct = Some(40);
     let engine = fixtures::engine_with(s);
     let buf = render(&mut app(), &engine, 120, 40);
     let Screen::Dashboard(l) = layout::compute(Rect::new(0, 0, 120, 40), 2, false) else {
@@ -267,12 +268,12 @@ fn busy_gpu_util_bar_is_drawn_in_the_hot_colour() {
     };
     // First bar cell: right after "util " on the first inner row of each panel.
     let bar_cell = |r: Rect| buf.cell((r.x + 1 + 5, r.y + 1)).unwrap().clone();
-    let hot = bar_cell(l.gpu_cells[0]);
-    assert_eq!(hot.symbol(), "█");
-    assert_eq!(hot.fg, Color::Red);
-    let cool = bar_cell(l.gpu_cells[1]);
-    assert_eq!(cool.symbol(), "█");
-    assert_eq!(cool.fg, Color::Green);
+    let busy = bar_cell(l.gpu_cells[0]);
+    assert_eq!(busy.symbol(), "█");
+    assert_eq!(busy.fg, Color::Green);
+    let partial = bar_cell(l.gpu_cells[1]);
+    assert_eq!(partial.symbol(), "█");
+    assert_eq!(partial.fg, Color::Yellow);
     // Without colour the busy bar is still emphasised, and nothing is coloured.
     let mut mono = App::new(&UiOptions {
         no_color: true,

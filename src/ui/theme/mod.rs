@@ -10,10 +10,25 @@ use ratatui::style::{Color, Modifier, Style};
 
 use gpumeter_core::engine::rules::Severity;
 
-/// Util (and VRAM, temperature) at or above this share is "warm" (yellow).
+/// A load (VRAM, power, host CPU) at or above this share is "warm" (yellow).
 pub const WARM_PCT: f64 = 50.0;
-/// Util at or above this share is "hot" (red).
+/// A load at or above this share is "hot" (red).
 pub const HOT_PCT: f64 = 80.0;
+/// GPU work (util, SM activity) at or above this share is the GPU earning its rate: drawn cool.
+pub const WORKING_PCT: f64 = 80.0;
+/// GPU work at or above this, and below [`WORKING_PCT`], is partial use (warm); below it the
+/// GPU does next to nothing and is drawn as plain text (the idle alert says what that costs).
+pub const PARTIAL_PCT: f64 = 20.0;
+
+/// Which way a share reads. On a tool about idle money a GPU at 98 % is good news and must
+/// not wear the alarm's red; a VRAM or power share near its limit is a warning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// GPU work: util, SM activity, memory-controller util (high is good).
+    Work,
+    /// A load against a limit: VRAM, power, host CPU (high is a warning).
+    Load,
+}
 /// Temperature at or above this is drawn hot.
 pub const HOT_TEMP_C: u32 = 85;
 /// Temperature at or above this is drawn warm.
@@ -31,11 +46,11 @@ pub struct Theme {
     pub border: Style,
     /// Border of the GPU the process table is filtered to.
     pub border_selected: Style,
-    /// Below [`WARM_PCT`].
+    /// A load below [`WARM_PCT`]; GPU work from [`WORKING_PCT`] up ([`Scale`]).
     pub cool: Style,
-    /// From [`WARM_PCT`] to [`HOT_PCT`].
+    /// A load from [`WARM_PCT`] to [`HOT_PCT`]; partial GPU work.
     pub warm: Style,
-    /// From [`HOT_PCT`] up.
+    /// A load from [`HOT_PCT`] up.
     pub hot: Style,
     /// Empty part of a bar.
     pub bar_empty: Style,
@@ -155,7 +170,17 @@ impl Theme {
         }
     }
 
-    /// The style for a share (0–100): cool, warm or hot.
+    /// The style for a share (0–100) read on `scale`.
+    pub fn share(&self, pct: f64, scale: Scale) -> Style {
+        match scale {
+            Scale::Load => self.level(pct),
+            Scale::Work if pct >= WORKING_PCT => self.cool,
+            Scale::Work if pct >= PARTIAL_PCT => self.warm,
+            Scale::Work => self.text,
+        }
+    }
+
+    /// The style for a load (0–100): cool, warm or hot.
     pub fn level(&self, pct: f64) -> Style {
         if pct >= HOT_PCT {
             self.hot
@@ -213,6 +238,11 @@ mod tests {
         assert_eq!(t.level(79.9), t.warm);
         assert_eq!(t.level(80.0), t.hot);
         assert_eq!(t.hot.fg, Some(Color::Red));
+        // GPU work reads the other way: a busy GPU is the good news, never the alarm's red.
+        assert_eq!(t.share(98.0, Scale::Work), t.cool);
+        assert_eq!(t.share(40.0, Scale::Work), t.warm);
+        assert_eq!(t.share(3.0, Scale::Work), t.text);
+        assert_eq!(t.share(98.0, Scale::Load), t.hot);
     }
 
     #[test]

@@ -11,14 +11,14 @@ use ratatui::text::{Line, Span};
 use gpumeter_core::units::NA;
 pub use gpumeter_core::units::{age, pad_left, pad_right, truncate, width};
 
-use crate::ui::theme::Theme;
+use crate::ui::theme::{Scale, Theme};
 
 /// Partial blocks for bar ends, in eighths.
 const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
 
-/// A horizontal bar `width` cells wide filled to `pct` (0–100), in the level colour. An absent
-/// value draws `N/A` in the bar's place.
-pub fn bar(pct: Option<f64>, width: usize, theme: &Theme) -> Vec<Span<'static>> {
+/// A horizontal bar `width` cells wide filled to `pct` (0–100), coloured for its `scale`. An
+/// absent value draws `N/A` in the bar's place.
+pub fn bar(pct: Option<f64>, width: usize, theme: &Theme, scale: Scale) -> Vec<Span<'static>> {
     if width == 0 {
         return Vec::new();
     }
@@ -36,7 +36,7 @@ pub fn bar(pct: Option<f64>, width: usize, theme: &Theme) -> Vec<Span<'static>> 
     let used = full + usize::from(!part.is_empty());
     let mut filled = "█".repeat(full);
     filled.push_str(part);
-    let mut spans = vec![Span::styled(filled, theme.level(pct))];
+    let mut spans = vec![Span::styled(filled, theme.share(pct, scale))];
     if used < width {
         // In monochrome the empty part needs a visible texture.
         let empty = if theme.monochrome { "·" } else { "─" };
@@ -45,10 +45,10 @@ pub fn bar(pct: Option<f64>, width: usize, theme: &Theme) -> Vec<Span<'static>> 
     spans
 }
 
-/// A percentage span in its level colour.
-pub fn pct_span(v: Option<f64>, theme: &Theme) -> Span<'static> {
+/// A percentage span coloured for its `scale`.
+pub fn pct_span(v: Option<f64>, theme: &Theme, scale: Scale) -> Span<'static> {
     match v.filter(|v| v.is_finite()) {
-        Some(v) => Span::styled(format!("{v:.0}%"), theme.level(v)),
+        Some(v) => Span::styled(format!("{v:.0}%"), theme.share(v, scale)),
         None => Span::styled(NA, theme.na),
     }
 }
@@ -121,23 +121,23 @@ mod tests {
     #[test]
     fn bars_fill_proportionally_and_keep_their_width() {
         let t = Theme::colour();
-        assert_eq!(text(&bar(Some(50.0), 10, &t)), "█████─────");
-        assert_eq!(text(&bar(Some(100.0), 4, &t)), "████");
-        assert_eq!(text(&bar(Some(0.0), 4, &t)), "────");
-        assert_eq!(text(&bar(Some(55.0), 10, &t)), "█████▌────");
+        assert_eq!(text(&bar(Some(50.0), 10, &t, Scale::Work)), "█████─────");
+        assert_eq!(text(&bar(Some(100.0), 4, &t, Scale::Work)), "████");
+        assert_eq!(text(&bar(Some(0.0), 4, &t, Scale::Work)), "────");
+        assert_eq!(text(&bar(Some(55.0), 10, &t, Scale::Work)), "█████▌────");
         for p in [0.0, 3.3, 49.9, 99.4, 250.0, -5.0] {
-            assert_eq!(spans_width(&bar(Some(p), 7, &t)), 7, "{p}");
+            assert_eq!(spans_width(&bar(Some(p), 7, &t, Scale::Work)), 7, "{p}");
         }
-        assert_eq!(text(&bar(None, 5, &t)), "N/A  ");
-        assert_eq!(text(&bar(Some(f64::NAN), 3, &t)), "N/A");
-        assert!(bar(Some(50.0), 0, &t).is_empty());
+        assert_eq!(text(&bar(None, 5, &t, Scale::Work)), "N/A  ");
+        assert_eq!(text(&bar(Some(f64::NAN), 3, &t, Scale::Work)), "N/A");
+        assert!(bar(Some(50.0), 0, &t, Scale::Work).is_empty());
     }
 
     #[test]
     fn absent_values_read_na_and_zero_reads_zero() {
         let t = Theme::colour();
-        assert_eq!(pct_span(None, &t).content, "N/A");
-        assert_eq!(pct_span(Some(0.0), &t).content, "0%");
+        assert_eq!(pct_span(None, &t, Scale::Work).content, "N/A");
+        assert_eq!(pct_span(Some(0.0), &t, Scale::Work).content, "0%");
         assert_eq!(clock_pair(None, None), "N/A");
         assert_eq!(clock_pair(Some(1200), None), "1200");
         assert_eq!(clock_pair(None, Some(1980)), "N/A/1980");

@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use gpumeter_core::units::NA;
 
-use crate::ui::theme::Theme;
+use crate::ui::theme::{Scale, Theme};
 use crate::ui::widgets::fmt::{self, styled};
 use crate::ui::widgets::gpu_panel::{short_name, state_problem, vram_text};
 
@@ -79,12 +79,12 @@ pub fn compact_line(
         // GPM's SM activity beside util (only where the card has GPM).
         rest.push(vec![
             styled(" SM ", theme.label),
-            fmt::pct_span(Some(sm), theme),
+            fmt::pct_span(Some(sm), theme, Scale::Work),
         ]);
     }
     rest.push(vec![
         styled(" mem ", theme.label),
-        fmt::pct_span(g.util_memory_pct.map(f64::from), theme),
+        fmt::pct_span(g.util_memory_pct.map(f64::from), theme, Scale::Work),
     ]);
     rest.push(vec![
         styled(" VRAM ", theme.label),
@@ -147,8 +147,8 @@ pub fn compact_line(
     // line's other text), so the bars of all GPUs line up.
     let bar_w = (MIN_BAR + width.saturating_sub(80) / 2).min(MAX_BAR);
     let mut fixed = vec![head, styled(" ", theme.text)];
-    fixed.extend(fmt::bar(util, bar_w, theme));
-    let p = fmt::pct_span(util, theme);
+    fixed.extend(fmt::bar(util, bar_w, theme, Scale::Work));
+    let p = fmt::pct_span(util, theme, Scale::Work);
     let pw = fmt::pad_left(&p.content, 5);
     fixed.push(styled(pw, if util.is_some() { p.style } else { theme.na }));
     fmt::fit(fixed, rest, width)

@@ -12,7 +12,7 @@ use ratatui::widgets::Widget;
 
 use gpumeter_core::units::{self, NA};
 
-use crate::ui::theme::Theme;
+use crate::ui::theme::{Scale, Theme};
 use crate::ui::widgets::fmt::{self, styled};
 use crate::ui::widgets::frame_box::FrameBox;
 use crate::ui::widgets::text::Lines;
@@ -160,8 +160,8 @@ fn gauge(name: &str, v: Option<f64>, width: usize, theme: &Theme) -> Vec<Span<'s
         return spans;
     };
     let bar_w = width.saturating_sub(fmt::width(name) + 5);
-    spans.extend(fmt::bar(Some(v), bar_w, theme));
-    let value = fmt::pct_span(Some(v), theme);
+    spans.extend(fmt::bar(Some(v), bar_w, theme, Scale::Work));
+    let value = fmt::pct_span(Some(v), theme, Scale::Work);
     spans.push(styled(fmt::pad_left(&value.content, 5), value.style));
     spans
 }
@@ -170,7 +170,7 @@ fn vram_line(g: &GpuReading, w: usize, theme: &Theme) -> Line<'static> {
     let text = vram_text(g.memory_used_bytes, g.memory_total_bytes);
     let bar_w = w.saturating_sub(5 + 1 + fmt::width(&text));
     let mut spans = vec![label("VRAM ", theme)];
-    spans.extend(fmt::bar(g.memory_used_pct(), bar_w, theme));
+    spans.extend(fmt::bar(g.memory_used_pct(), bar_w, theme, Scale::Load));
     spans.push(styled(format!(" {text}"), theme.text));
     Line::from(spans)
 }

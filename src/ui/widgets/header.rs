@@ -13,7 +13,7 @@ use gpumeter_core::engine::{Engine, SourceHealth};
 use gpumeter_core::units::{self, NA};
 
 use crate::ui::app::App;
-use crate::ui::theme::Theme;
+use crate::ui::theme::{Scale, Theme};
 use crate::ui::widgets::fmt::{self, styled};
 use crate::ui::widgets::text::Lines;
 
@@ -224,7 +224,7 @@ fn host_line(s: &Snapshot, theme: &Theme, width: usize) -> Line<'static> {
     let h = &s.host;
     let mut cpu = vec![
         styled("host CPU ", theme.label),
-        fmt::pct_span(h.cpu_util_pct, theme),
+        fmt::pct_span(h.cpu_util_pct, theme, Scale::Load),
     ];
     if let Some(n) = h.cpu_count {
         cpu.push(styled(format!(" of {n}"), theme.dim));

@@ -15,7 +15,7 @@ use gpumeter_core::units::{self, NA};
 use crate::ui::app::App;
 use crate::ui::rows::ProcRow;
 use crate::ui::sort::SortColumn;
-use crate::ui::theme::Theme;
+use crate::ui::theme::{Scale, Theme};
 use crate::ui::widgets::fmt::{self, styled};
 use crate::ui::widgets::frame_box::TopRule;
 use crate::ui::widgets::text::Lines;
@@ -426,9 +426,9 @@ fn cell(c: Col, p: &ProcessReading, theme: &Theme, now_ms: i64) -> (String, Styl
             .gpu_memory_bytes()
             .map_or_else(na, |b| (units::bytes(b), theme.text)),
         Col::Sm if p.gpu.is_empty() => not_applicable(),
-        Col::Sm => p
-            .sm_util_pct()
-            .map_or_else(na, |v| (v.to_string(), theme.level(f64::from(v)))),
+        Col::Sm => p.sm_util_pct().map_or_else(na, |v| {
+            (v.to_string(), theme.share(f64::from(v), Scale::Work))
+        }),
         Col::Cpu => p.cpu_pct.map_or_else(na, |v| {
             (
                 format!("{v:.1}"),
