@@ -319,10 +319,29 @@ pub(super) fn classify(
         sign(Cause::DiskThroughput, held, text);
     }
 
-    let cause = Cause::ALL
+    let held = |k: Cause| signs.iter().any(|s| s.cause == k && s.held);
+    let mut cause = Cause::ALL
         .into_iter()
-        .find(|&k| signs.iter().any(|s| s.cause == k && s.held))
+        .find(|&k| held(k))
         .unwrap_or(Cause::Unclassified);
+    // A thread at a full core while PCIe carries ≥ 1 GB/s per GPU is the copy itself (however
+    // much the GPU computes between copies: it is starved already): from
+    // pageable memory the driver stages every batch through a bounce buffer on the calling
+    // thread. No Python loader turns out a GB/s per core; pinned memory is the fix.
+    let pcie_fast = js
+        .pcie_rx
+        .mean()
+        .is_some_and(|rx| rx >= c.h2d_rx_bytes_per_s);
+    if cause == Cause::SingleThread && pcie_fast {
+        cause = Cause::HostToDevice;
+        signs.push(Sign {
+            cause: Cause::HostToDevice,
+            held: true,
+            text: "the thread at a full core is staging the copies (pageable memory: \
+                   cudaMemcpy copies through a bounce buffer on the calling thread)"
+                .into(),
+        });
+    }
     let pick = |f: &dyn Fn(&Sign) -> bool| -> Vec<String> {
         signs
             .iter()

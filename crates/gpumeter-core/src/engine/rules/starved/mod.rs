@@ -13,7 +13,8 @@
 //!   (num_workers = 0, a GIL-bound loader) while the job is not CPU-bound as a whole;
 //! - I/O-bound input: iowait ≥ 15 %, a process of the tree in D state most of the window, or
 //!   I/O pressure (PSI) ≥ 20 % of the time;
-//! - host-to-device copies: PCIe RX ≥ 1 GB/s while SM activity (or util) < 30 %;
+//! - host-to-device copies: PCIe RX ≥ 1 GB/s while SM activity (or util) < 30 %, or a pegged
+//!   thread while PCIe RX ≥ 1 GB/s (pageable copies staged on the calling thread);
 //! - else disk-throughput bound when reads are high *and* the disk shows saturation (busy ≥ 90 %
 //!   of the time with ≥ 2 requests in flight, `/proc/diskstats`); a steady read rate alone is
 //!   no limit; else unclassified.
