@@ -31,10 +31,22 @@ pub fn budget(b: &BudgetState) -> String {
 
 /// What a down or waiting host shows where the numbers would be.
 pub fn down_text(r: &HostRow) -> String {
-    let seen = r.last_seen_unix_ms.map_or_else(
+    let mut seen = r.last_seen_unix_ms.map_or_else(
         || "never answered".to_string(),
         |t| format!("last seen {}", utc_text(t, UtcStyle::DayClock)),
     );
+    if let Some(ms) = r.silent_ms {
+        seen.push_str(&format!(
+            ", {} ago",
+            crate::units::duration(ms, crate::units::DurationStyle::Compact)
+        ));
+    }
+    if let (Some(c), Some(b)) = (r.currency, r.burn_per_hour) {
+        seen.push_str(&format!(
+            " (last burn {} kept in the totals)",
+            c.per_hour(b)
+        ));
+    }
     match &r.error {
         Some(e) => format!("{seen} · {e}"),
         None => seen,
@@ -94,6 +106,9 @@ pub fn totals_line(t: &Totals) -> String {
     parts.push(format!("{}/{} GPUs busy", t.busy_gpus, t.gpus));
     if t.down > 0 {
         parts.push(format!("{} down", t.down));
+    }
+    if t.silent_kept > 0 {
+        parts.push(format!("{} silent: last burn kept", t.silent_kept));
     }
     let waiting = t.hosts - t.up - t.down;
     if waiting > 0 {

@@ -20,6 +20,9 @@ use crate::sanitize::sanitize;
 /// A host whose newest reading is older than this is shown as stale (its server's sampler is
 /// stuck, or the clocks disagree).
 pub const STALE_MS: i64 = 30_000;
+/// A host that stopped answering still bills: its last burn stays in the totals (marked, with
+/// its age) for this long after its last good answer, then it counts as gone.
+pub const KEEP_SILENT_MS: i64 = 15 * 60_000;
 /// Longest alert title kept.
 const MAX_TITLE_CHARS: usize = 120;
 
@@ -149,6 +152,8 @@ pub struct HostRow {
     pub alert: Option<AlertBrief>,
     /// Age of the reading (the server's time against the fleet's).
     pub sample_age_ms: Option<i64>,
+    /// For a down host: how long since its last good answer.
+    pub silent_ms: Option<i64>,
 }
 
 impl HostRow {
@@ -179,13 +184,14 @@ pub fn row(index: usize, h: &HostState, now_unix_ms: i64) -> HostRow {
         budget: None,
         alert: None,
         sample_age_ms: None,
+        silent_ms: None,
     };
-    if let Some((f, _)) = &h.failure {
-        r.error = Some(f.message());
-        r.state = RowState::Down(f.clone());
-        return r;
-    }
     let Some(doc) = h.latest.as_deref() else {
+        if let Some((f, _)) = &h.failure {
+            r.error = Some(f.message());
+            r.state = RowState::Down(f.clone());
+            r.silent_ms = h.last_ok_unix_ms.map(|t| (now_unix_ms - t).max(0));
+        }
         return r;
     };
     let snap = &doc.snapshot;
@@ -239,6 +245,22 @@ pub fn row(index: usize, h: &HostState, now_unix_ms: i64) -> HostRow {
         severity: sanitize(&a.severity, 16),
         title: sanitize(&a.title, MAX_TITLE_CHARS),
     });
+    if let Some((f, _)) = &h.failure {
+        r.error = Some(f.message());
+        r.state = RowState::Down(f.clone());
+        // The last numbers stand for a silent host a while (it bills on), then go.
+        let recent = h
+            .last_ok_unix_ms
+            .is_some_and(|t| now_unix_ms - t <= KEEP_SILENT_MS);
+        if !recent {
+            r.burn_per_hour = None;
+            r.idle_burn_per_hour = None;
+            r.spent_today = None;
+            r.currency = None;
+        }
+        r.sample_age_ms = None;
+        r.silent_ms = h.last_ok_unix_ms.map(|t| (now_unix_ms - t).max(0));
+    }
     r
 }
 
@@ -373,11 +395,14 @@ pub struct Totals {
     pub idle_hosts: usize,
     pub gpus: u32,
     pub busy_gpus: u32,
+    /// Down hosts whose last burn is in the money totals ([`KEEP_SILENT_MS`]).
+    pub silent_kept: usize,
     /// One entry per currency, in the order first seen.
     pub money: Vec<CurrencyTotals>,
 }
 
-/// Sums `rows` (money only from answering hosts).
+/// Sums `rows`: answering hosts, and the last money of hosts silent for less than
+/// [`KEEP_SILENT_MS`].
 pub fn totals(rows: &[HostRow]) -> Totals {
     let mut t = Totals {
         hosts: rows.len(),
@@ -389,14 +414,18 @@ pub fn totals(rows: &[HostRow]) -> Totals {
             RowState::Waiting => {}
             RowState::Up | RowState::Stale => t.up += 1,
         }
-        if !r.state.counts() {
+        if r.state.counts() {
+            if r.is_idle() {
+                t.idle_hosts += 1;
+            }
+            t.gpus = t.gpus.saturating_add(r.gpus.unwrap_or(0));
+            t.busy_gpus = t.busy_gpus.saturating_add(r.busy_gpus.unwrap_or(0));
+        } else if matches!(r.state, RowState::Down(_)) && r.burn_per_hour.is_some() {
+            // Silent, not gone: its meter runs on at the last burn it reported.
+            t.silent_kept += 1;
+        } else {
             continue;
         }
-        if r.is_idle() {
-            t.idle_hosts += 1;
-        }
-        t.gpus = t.gpus.saturating_add(r.gpus.unwrap_or(0));
-        t.busy_gpus = t.busy_gpus.saturating_add(r.busy_gpus.unwrap_or(0));
         let Some(c) = r.currency else { continue };
         let i = match t.money.iter().position(|m| m.currency == c) {
             Some(i) => i,

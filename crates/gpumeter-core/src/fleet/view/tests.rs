@@ -111,7 +111,7 @@ fn without_billing_the_busy_count_comes_from_the_idle_rule_and_money_is_unknown(
 }
 
 #[test]
-fn a_down_host_keeps_its_last_seen_time_and_first_failure_and_shows_no_numbers() {
+fn a_down_host_keeps_its_last_seen_time_first_failure_and_last_burn_for_a_while() {
     let mut f = fleet(&["a"]);
     f.apply(ok(0, doc(&[0], Some(1_000_000))));
     f.apply(fail(0, NOW - 200, Failure::Timeout));
@@ -125,7 +125,18 @@ fn a_down_host_keeps_its_last_seen_time_and_first_failure_and_shows_no_numbers()
     assert_eq!(r.state.label(), "down");
     assert_eq!(r.error.as_deref(), Some("connection refused"));
     assert_eq!(r.last_seen_unix_ms, Some(NOW - 500));
-    assert_eq!(r.burn_per_hour, None);
+    // Silent, it bills on: its last burn stands, with how long it has been silent…
+    assert_eq!(r.burn_per_hour, Some(Money::from_micros(1_000_000)));
+    assert_eq!(r.silent_ms, Some(500));
+    let text = crate::fleet::cells::down_text(&r);
+    assert!(
+        text.contains("ago") && text.contains("last burn $1.00/h kept"),
+        "{text}"
+    );
+    // …until it has been gone longer than KEEP_SILENT_MS.
+    let later = row(0, &f.hosts[0], NOW + KEEP_SILENT_MS);
+    assert_eq!(later.burn_per_hour, None);
+    assert_eq!(totals(&[later]).silent_kept, 0);
     // Back again.
     f.apply(ok(0, doc(&[0], Some(1_000_000))));
     assert_eq!(row(0, &f.hosts[0], NOW).state, RowState::Up);
@@ -225,11 +236,14 @@ fn totals_sum_answering_hosts_per_currency_and_count_idle_and_down() {
     assert_eq!((t.gpus, t.busy_gpus), (5, 2));
     assert_eq!(t.money.len(), 2);
     let usd = t.money.iter().find(|m| m.currency.code() == "USD").unwrap();
-    assert_eq!(usd.burn_per_hour, Money::from_micros(41_000_000));
-    assert_eq!(usd.idle_burn_per_hour, Money::from_micros(31_000_000));
-    assert_eq!(usd.spent_today, Money::from_micros(82_000_000));
+    // The down host ($99/h, idle when last seen) bills on: its last burn is kept.
+    assert_eq!(t.silent_kept, 1);
+    assert_eq!(usd.burn_per_hour, Money::from_micros(140_000_000));
+    assert_eq!(usd.idle_burn_per_hour, Money::from_micros(130_000_000));
+    assert_eq!(usd.spent_today, Money::from_micros(280_000_000));
     let line = crate::fleet::cells::totals_line(&t);
-    assert!(line.contains("burn $41.00/h · idle $31.00/h"), "{line}");
+    assert!(line.contains("burn $140.00/h · idle $130.00/h"), "{line}");
+    assert!(line.contains("1 silent: last burn kept"), "{line}");
     assert!(
         line.contains("2 of 4 hosts idle") && line.contains("1 down"),
         "{line}"
