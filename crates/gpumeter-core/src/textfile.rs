@@ -25,21 +25,39 @@ pub enum TextFileError {
 
 const NOT_REGULAR: &str = "not a regular file (a directory, FIFO or device)";
 
-/// Opens a regular file for reading, refusing anything else at once (for streams read in
-/// pieces, such as a recording); the error's text says which.
-pub fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
+/// Why [`open_regular`] refused a path.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("{}", io_reason(.0))]
+    Io(std::io::Error),
+    #[error("{NOT_REGULAR}")]
+    NotRegular,
+}
+
+impl From<OpenError> for std::io::Error {
+    fn from(e: OpenError) -> Self {
+        match e {
+            OpenError::Io(e) => e,
+            OpenError::NotRegular => {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, NOT_REGULAR)
+            }
+        }
+    }
+}
+
+/// Opens a regular file for reading, refusing anything else at once (for files read in
+/// pieces, such as a recording or a token file).
+pub fn open_regular(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), OpenError> {
     // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever (it changes
     // nothing for a regular file).
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(path)?;
-    let meta = file.metadata()?;
+        .open(path)
+        .map_err(OpenError::Io)?;
+    let meta = file.metadata().map_err(OpenError::Io)?;
     if !meta.file_type().is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            NOT_REGULAR,
-        ));
+        return Err(OpenError::NotRegular);
     }
     Ok((file, meta))
 }
@@ -47,12 +65,9 @@ pub fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Met
 /// The file's text; `max` bytes at most.
 pub fn read_text(path: &Path, max: u64) -> Result<String, TextFileError> {
     let io = |e: std::io::Error| TextFileError::Io(io_reason(&e));
-    let (file, meta) = open_regular(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::InvalidInput && e.to_string() == NOT_REGULAR {
-            TextFileError::NotRegular
-        } else {
-            io(e)
-        }
+    let (file, meta) = open_regular(path).map_err(|e| match e {
+        OpenError::NotRegular => TextFileError::NotRegular,
+        OpenError::Io(e) => io(e),
     })?;
     if meta.len() > max {
         return Err(TextFileError::TooLarge);

@@ -8,7 +8,6 @@
 //! bytes without being read whole, and a second line (two tokens, or a stray paste) by name.
 
 use std::net::SocketAddr;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use subtle::ConstantTimeEq;
@@ -102,16 +101,10 @@ pub fn load_token(
             path: path.to_path_buf(),
             reason: e.to_string(),
         };
-        // O_NONBLOCK: opening a FIFO with no writer would otherwise hang start-up.
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-            .open(path)
-            .map_err(unreadable)?;
-        let meta = file.metadata().map_err(unreadable)?;
-        if !meta.file_type().is_file() {
-            return Err(AuthError::NotRegular(path.to_path_buf()));
-        }
+        let (file, meta) = crate::textfile::open_regular(path).map_err(|e| match e {
+            crate::textfile::OpenError::NotRegular => AuthError::NotRegular(path.to_path_buf()),
+            crate::textfile::OpenError::Io(e) => unreadable(e),
+        })?;
         let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
         if mode & 0o002 != 0 {
             return Err(AuthError::WorldWritable(path.to_path_buf()));

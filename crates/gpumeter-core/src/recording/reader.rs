@@ -105,7 +105,11 @@ impl Reader {
             path: path.to_path_buf(),
             why: why.to_string(),
         };
-        let mut file = BufReader::new(crate::textfile::open_regular(path).map_err(io)?.0);
+        let mut file = BufReader::new(
+            crate::textfile::open_regular(path)
+                .map_err(|e| io(e.into()))?
+                .0,
+        );
         let zstd = file.fill_buf().map_err(io)?.starts_with(&ZSTD_MAGIC);
         let mut lines: Box<dyn BufRead + Send> = if zstd {
             let mut dec = zstd::stream::read::Decoder::with_buffer(file).map_err(io)?;
