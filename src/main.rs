@@ -126,20 +126,13 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         demo_pricing(g)?,
         g.simulated(),
     ))?;
-    // A bad theme is an error even under NO_COLOR: it would bite the next run.
-    let themes = config::Env::from_process().user_themes_dir();
-    let theme = ui::theme::file::load(
-        &settings.theme.name,
-        &settings.theme.origin,
-        themes.as_deref(),
-    )?;
+    let (theme, keys) = dashboard_looks(&settings)?;
     let clock: SharedClock = Arc::new(SystemClock);
     let billing = settings.pricing.map(|pricing| ui::BillingSetup {
         pricing,
         ledger_path: ledger_path(&settings.ledger),
         interval_ms: millis(g.interval()),
     });
-    let keys = ui::keys::KeyMap::from_settings(&settings.keys)?;
     let mut options = ui::UiOptions {
         no_color: cli.ui.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         source_label: String::new(),
@@ -288,6 +281,22 @@ pub(crate) fn millis(d: Duration) -> i64 {
 
 /// The settings for `options`, their notes (a config file not found, a layer applied) said on
 /// stderr: every metering command starts this way.
+/// The dashboard's own reading of the config: its theme and its keys. `config check` runs this
+/// too, so a file it calls valid never stops the dashboard. A bad theme is an error even under
+/// NO_COLOR: it would bite the next run.
+pub(crate) fn dashboard_looks(
+    settings: &config::Settings,
+) -> anyhow::Result<(ui::theme::Theme, ui::keys::KeyMap)> {
+    let themes = config::Env::from_process().user_themes_dir();
+    let theme = ui::theme::file::load(
+        &settings.theme.name,
+        &settings.theme.origin,
+        themes.as_deref(),
+    )?;
+    let keys = ui::keys::KeyMap::from_settings(&settings.keys)?;
+    Ok((theme, keys))
+}
+
 pub(crate) fn load_settings(options: &config::LoadOptions) -> anyhow::Result<config::Settings> {
     let settings = config::load(options)?;
     for n in &settings.notes {

@@ -319,7 +319,10 @@ pub(crate) fn config_cmd(action: &cli::ConfigAction) -> anyhow::Result<()> {
         cli::ConfigAction::Path => config::show::files_text(&opts),
         cli::ConfigAction::Check { path } => {
             opts.config_path.clone_from(path);
-            config::show::check_text(&opts)?
+            let text = config::show::check_text(&opts)?;
+            // What the front-ends refuse on start, refused here too.
+            crate::dashboard_looks(&config::load(&opts)?)?;
+            text
         }
     };
     let mut out = std::io::stdout().lock();

@@ -167,3 +167,38 @@ fn typos_in_theme_and_scenario_files_get_a_suggestion_too() {
         "{err}"
     );
 }
+
+/// `config check` refuses what the dashboard refuses on start: a file it calls valid must
+/// never stop the next run.
+#[test]
+fn config_check_refuses_what_the_dashboard_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body, says) in [
+        (
+            "action.toml",
+            "[keys]\nquitt = \"Q\"\n",
+            "unknown action `quitt`",
+        ),
+        (
+            "twice.toml",
+            "[keys]\nquit = \"j\"\n",
+            "`j` is bound to both `quit` and `down`",
+        ),
+        (
+            "theme.toml",
+            "[ui]\ntheme = \"nosuch\"\n",
+            "unknown theme 'nosuch'",
+        ),
+    ] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, body).unwrap();
+        let path = file.to_str().unwrap();
+        let (ok, text, err) = run(dir.path(), &["config", "check", path]);
+        assert!(!ok, "{name}: config check passed it: {text}");
+        assert!(!text.contains("# valid"), "{name}: {text}");
+        assert!(err.contains(says) && err.contains(name), "{name}: {err}");
+        // The dashboard says the same on start (before touching the terminal).
+        let (ok, _, dash) = run(dir.path(), &["--config", path, "--demo", "idle"]);
+        assert!(!ok && dash.contains(says), "{name}: {dash}");
+    }
+}
