@@ -260,6 +260,10 @@ fn bad_arguments_exit_2_and_say_what_is_wrong() {
             vec!["snapshot", "--demo", "idle", "--at", "99999h"],
             "--at must be at most 7d",
         ),
+        (
+            vec!["check", "--demo", "idle", "--expect", "banana"],
+            "'banana' does not name a GPU model",
+        ),
     ] {
         gpumeter(home.path())
             .args(&args)

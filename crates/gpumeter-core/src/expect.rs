@@ -32,6 +32,16 @@ impl Expect {
                 "'{text}' is not an expectation (examples: 8xH100, 4xA100, 8, H100)"
             ));
         }
+        // Every NVIDIA board name carries its number (H100, A10G, L4, RTX 4090), TITANs aside;
+        // a word without one is a typo or a misplaced argument, not a model to match.
+        if let Some(m) = model {
+            let titan = m.to_ascii_lowercase().contains("titan");
+            if !titan && !m.chars().any(|c| c.is_ascii_digit()) {
+                return Err(format!(
+                    "'{m}' does not name a GPU model (examples: 8xH100, 4xA100, L4, RTX4090)"
+                ));
+            }
+        }
         Ok(Expect {
             count,
             model: model.map(str::to_string),
@@ -53,5 +63,11 @@ mod tests {
         assert_eq!(Expect::parse("H100").unwrap().count, None);
         assert!(Expect::parse("0xH100").is_err());
         assert!(Expect::parse("").is_err());
+        assert_eq!(Expect::parse("TITAN RTX").unwrap().count, None);
+        assert_eq!(Expect::parse("2xRTX 4090").unwrap().count, Some(2));
+        for junk in ["banana", "8xbanana", "x"] {
+            let e = Expect::parse(junk).unwrap_err();
+            assert!(e.contains("not") && e.contains("8xH100"), "{junk}: {e}");
+        }
     }
 }
