@@ -268,3 +268,48 @@ fn bad_recordings_and_paths_are_clear_errors() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A recording whose header is all there is, or whose first reading is damaged, holds nothing
+/// to play: every front-end says so and exits 1 rather than "replaying" nothing with success.
+#[test]
+fn a_recording_with_no_readable_reading_is_an_error_everywhere() {
+    let home = tempfile::tempdir().unwrap();
+    let good = home.path().join("good.ndjson");
+    ok(&run(
+        home.path(),
+        &[
+            "record",
+            good.to_str().unwrap(),
+            "--demo",
+            "idle",
+            "--fast",
+            "--for",
+            "2s",
+        ],
+    ));
+    let text = std::fs::read_to_string(&good).unwrap();
+    let header = text.lines().next().unwrap();
+    let only_header = home.path().join("header.ndjson");
+    std::fs::write(&only_header, format!("{header}\n")).unwrap();
+    let damaged = home.path().join("damaged.ndjson");
+    std::fs::write(&damaged, format!("{header}\n{{\"junk\":1}}\n")).unwrap();
+    for (file, why) in [
+        (&only_header, "only its header"),
+        (&damaged, "stopped at line 2"),
+    ] {
+        let path = file.to_str().unwrap();
+        for args in [
+            vec!["watch", "--replay", path],
+            vec!["snapshot", "--replay", path],
+            vec!["serve", "--replay", path, "--listen", "127.0.0.1:0"],
+        ] {
+            let out = run(home.path(), &args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert!(
+                err.contains("holds no reading to play") && err.contains(why),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}

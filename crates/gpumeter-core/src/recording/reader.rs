@@ -26,6 +26,9 @@ pub enum ReadError {
     },
     #[error("{path} is not a gpumeter recording ({why})")]
     NotARecording { path: PathBuf, why: String },
+    /// A header and nothing readable after it: nothing to play.
+    #[error("{path} holds no reading to play ({why})")]
+    Empty { path: PathBuf, why: String },
     #[error(
         "{path} was written by a newer gpumeter (recording format {format}, snapshot schema \
          {schema}); this one reads format {FORMAT_VERSION}, schema {SCHEMA_VERSION}"

@@ -1,7 +1,9 @@
 //! `--replay FILE`: a recording as a source. Each `sample` is the next recorded reading, with
 //! its recorded time (so the meter and the rules run on the recorded clock) and `source` set to
 //! `replay:<file name>`. The end of the recording, or a damaged tail, is a final
-//! [`SourceError::Ended`] that says how many readings were read and where it stopped.
+//! [`SourceError::Ended`] that says how many readings were read and where it stopped. A
+//! recording with no readable reading is refused when opened ([`ReadError::Empty`]): a replay
+//! of nothing is an error, not a quiet success.
 
 use std::path::Path;
 
@@ -15,11 +17,21 @@ use crate::recording::{ReadError, Reader};
 pub struct ReplaySource {
     reader: Reader,
     label: String,
+    /// The first reading, read when opened to know there is one.
+    first: Option<Snapshot>,
 }
 
 impl ReplaySource {
     pub fn open(path: &Path) -> Result<ReplaySource, ReadError> {
-        let reader = Reader::open(path)?;
+        let mut reader = Reader::open(path)?;
+        let Some(first) = reader.next_reading() else {
+            return Err(ReadError::Empty {
+                path: path.to_path_buf(),
+                why: reader
+                    .tail()
+                    .map_or_else(|| "only its header".to_string(), ToString::to_string),
+            });
+        };
         let name = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
@@ -27,6 +39,7 @@ impl ReplaySource {
         Ok(ReplaySource {
             reader,
             label: format!("replay:{}", crate::sanitize::sanitize(&name, 64)),
+            first: Some(first),
         })
     }
 
@@ -38,7 +51,7 @@ impl ReplaySource {
 
 impl Source for ReplaySource {
     fn sample(&mut self) -> Result<Snapshot, SourceError> {
-        if let Some(mut snap) = self.reader.next_reading() {
+        if let Some(mut snap) = self.first.take().or_else(|| self.reader.next_reading()) {
             snap.source = self.label.clone();
             return Ok(snap);
         }
