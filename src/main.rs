@@ -131,9 +131,9 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
     let billing = settings.pricing.map(|pricing| ui::BillingSetup {
         pricing,
         ledger_path: ledger_path(&settings.ledger),
-        interval_ms: millis(g.interval()),
     });
     let mut options = ui::UiOptions {
+        interval_ms: millis(g.interval()),
         no_color: cli.ui.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         source_label: String::new(),
         billing,

@@ -48,19 +48,8 @@ pub(super) fn parse_command(s: &str) -> Result<CommandLine, String> {
 /// A duration between `min` and `max`, or an error naming `what` it is for.
 fn bounded(s: &str, what: &str, min: Duration, max: Duration) -> Result<Duration, String> {
     let d = parse_duration(s)?;
-    let text = |d: Duration| {
-        gpumeter_core::units::duration(
-            i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
-            gpumeter_core::units::DurationStyle::Compact,
-        )
-    };
-    // Sub-second bounds read better in milliseconds than as "0s".
     let show = |d: Duration| {
-        if d < Duration::from_secs(1) {
-            format!("{}ms", d.as_millis())
-        } else {
-            text(d)
-        }
+        gpumeter_core::units::period(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
     };
     if d < min {
         return Err(format!(

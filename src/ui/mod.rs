@@ -60,8 +60,10 @@ use widgets::status_line::StatusLine;
 use widgets::{alerts, charts, fmt, process_table};
 
 /// How the dashboard starts.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UiOptions {
+    /// How often the source is read (`--interval`).
+    pub interval_ms: i64,
     /// Draw without colours (`--no-color`, or `NO_COLOR` set).
     pub no_color: bool,
     /// The source's label (`nvml`, `demo:training`), shown until the first reading names it.
@@ -86,14 +88,30 @@ pub struct UiOptions {
     pub focus: gpumeter_core::source::focus::ProcessFocus,
 }
 
+impl Default for UiOptions {
+    fn default() -> Self {
+        Self {
+            interval_ms: 1_000,
+            no_color: false,
+            source_label: String::new(),
+            billing: None,
+            theme: theme::Theme::default(),
+            alerts: Default::default(),
+            keys: Default::default(),
+            acting: Default::default(),
+            colour_depth: Default::default(),
+            ascii: false,
+            focus: Default::default(),
+        }
+    }
+}
+
 /// The billing session the dashboard runs beside the readings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BillingSetup {
     pub pricing: Pricing,
     /// The spend ledger; `None` runs without one.
     pub ledger_path: Option<PathBuf>,
-    /// The sampling interval (a gap over ten of them is not billed as observed time).
-    pub interval_ms: i64,
 }
 
 /// Why the dashboard could not run.

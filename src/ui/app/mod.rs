@@ -87,6 +87,8 @@ pub struct App {
     pub(crate) source_label: String,
     /// What the first reading waits for, when the source said (it is still opening).
     pub(crate) waiting: Option<String>,
+    /// How often readings come (the header's period, and how late is stale).
+    pub(crate) interval_ms: i64,
     /// When the collector last reported a whole-source failure (for the retry countdown).
     pub(crate) last_failure_unix_ms: Option<i64>,
     // What the screen listed at the last sync.
@@ -127,6 +129,7 @@ impl App {
             ascii: options.ascii,
             source_label: options.source_label.clone(),
             waiting: None,
+            interval_ms: options.interval_ms,
             last_failure_unix_ms: None,
             row_pids: Vec::new(),
             gpu_indices: Vec::new(),

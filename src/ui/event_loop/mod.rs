@@ -199,7 +199,8 @@ pub fn session_config(options: &UiOptions) -> SessionConfig {
     SessionConfig {
         pricing: billing.map(|b| b.pricing.clone()),
         ledger_path: billing.and_then(|b| b.ledger_path.clone()),
-        interval_ms: billing.map_or(1_000, |b| b.interval_ms),
+        // A gap over ten intervals is not billed as observed time.
+        interval_ms: options.interval_ms,
         // Read-only (shared boxes, demos): nothing is stopped and no command runs.
         alerts: if options.acting == Acting::ReadOnly {
             options.alerts.clone().without_actions()

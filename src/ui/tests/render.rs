@@ -356,3 +356,32 @@ fn a_replay_shows_replay_and_the_recorded_time_not_its_age() {
     assert!(first.contains(&format!("REPLAY {recorded}")), "{first}");
     assert!(!first.contains(" ago"), "{first}");
 }
+
+#[test]
+fn a_fresh_reading_shows_its_period_and_a_late_one_its_age() {
+    let engine = fixtures::engine_with(fixtures::snapshot(2));
+    let first_line = |app: &mut App, late_ms: i64| {
+        let buf = fixtures::render_at(app, &engine, 160, 40, T0 + late_ms);
+        buffer_to_string(&buf)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut a = app();
+    // Drawn as it arrives, and a second later: the period, no "0.0s ago".
+    for late in [0, 1_000] {
+        let line = first_line(&mut a, late);
+        assert!(line.contains("sample every 1s"), "{line}");
+        assert!(!line.contains(" ago"), "{line}");
+    }
+    // Readings stopped: the age, from 5 s (two intervals of 1 s are less).
+    let line = first_line(&mut a, 12_000);
+    assert!(line.contains("sample 12s ago"), "{line}");
+    // Every 30 s, 40 s is one late reading short of stale; 61 s is late.
+    a.interval_ms = 30_000;
+    let line = first_line(&mut a, 40_000);
+    assert!(line.contains("sample every 30s"), "{line}");
+    let line = first_line(&mut a, 61_000);
+    assert!(line.contains("sample 1m01s ago"), "{line}");
+}

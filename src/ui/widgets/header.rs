@@ -77,12 +77,22 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
         snap.source.clone()
     };
     let age = engine.sample_age_ms(now_ms).unwrap_or(0);
-    let age_style = if age >= STALE_HOT_MS {
-        theme.hot
-    } else if age >= STALE_WARM_MS {
-        theme.warm
+    // A reading is drawn the moment it arrives, so a fresh one's age is always about 0 s and
+    // says nothing: while readings keep coming the header gives their period; only a late one
+    // shows its age, warm and then hot. A slow interval moves the marks out with it.
+    let (warm_ms, hot_ms) = (
+        STALE_WARM_MS.max(2 * app.interval_ms),
+        STALE_HOT_MS.max(5 * app.interval_ms),
+    );
+    let (age_text, age_style) = if age >= hot_ms {
+        (format!("{} ago", fmt::age(age)), theme.hot)
+    } else if age >= warm_ms {
+        (format!("{} ago", fmt::age(age)), theme.warm)
     } else {
-        theme.text
+        (
+            format!("every {}", units::period(app.interval_ms)),
+            theme.text,
+        )
     };
     let place = sys
         .runs_in
@@ -140,7 +150,7 @@ fn identity_line(app: &App, engine: &Engine, now_ms: i64, width: usize) -> Line<
         vec![
             sep(theme),
             styled("sample ", theme.label),
-            styled(format!("{} ago", fmt::age(age)), age_style),
+            styled(age_text, age_style),
         ]
     };
     let segments = vec![

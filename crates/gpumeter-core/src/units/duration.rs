@@ -30,6 +30,17 @@ pub fn duration_of_secs(secs: u64) -> String {
     compact(secs)
 }
 
+/// A sampling interval or a bound on one: milliseconds under a second (`500ms`), else
+/// [`DurationStyle::Compact`] (`1s`, `1m30s`): a sub-second period must not read as `0s`.
+pub fn period(ms: i64) -> String {
+    let ms = ms.max(0);
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else {
+        duration(ms, DurationStyle::Compact)
+    }
+}
+
 /// A sample's age: a tenth of a second while fresh (`0.4s`, under 10 s), then
 /// [`DurationStyle::Compact`] (`12s`, `3m05s`).
 pub fn age(ms: i64) -> String {

@@ -8,7 +8,7 @@
 mod duration;
 mod text;
 
-pub use duration::{DurationStyle, age, duration, duration_of_secs};
+pub use duration::{DurationStyle, age, duration, duration_of_secs, period};
 pub use text::{pad_left, pad_right, truncate, truncate_cow, width};
 
 /// `None` is shown as this, never as 0.

@@ -259,7 +259,6 @@ mod billing {
             billing: Some(BillingSetup {
                 pricing,
                 ledger_path: Some(ledger.to_path_buf()),
-                interval_ms: 1_000,
             }),
             ..testing::options()
         }
