@@ -134,7 +134,8 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
     });
     let mut options = ui::UiOptions {
         interval_ms: millis(g.interval()),
-        no_color: cli.ui.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+        no_color: cli.ui.look.no_color
+            || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         source_label: String::new(),
         billing,
         theme,

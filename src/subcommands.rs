@@ -367,7 +367,7 @@ pub(crate) fn fleet_cmd(cli: &Cli, args: &cli::FleetArgs) -> anyhow::Result<()> 
             other => other.context("writing the fleet table"),
         };
     }
-    let theme_name = args.ui.theme.clone().or_else(|| cli.ui.theme.clone());
+    let theme_name = args.ui.theme.clone().or_else(|| cli.ui.look.theme.clone());
     let theme = match &theme_name {
         Some(name) => ui::theme::file::load(
             name,
@@ -377,7 +377,7 @@ pub(crate) fn fleet_cmd(cli: &Cli, args: &cli::FleetArgs) -> anyhow::Result<()> 
         None => ui::theme::Theme::default(),
     };
     let no_color = args.ui.no_color
-        || cli.ui.no_color
+        || cli.ui.look.no_color
         || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     poll::spawn(hosts.clone(), cfg, clock.clone(), tx).context("starting the poller")?;
@@ -391,7 +391,7 @@ pub(crate) fn fleet_cmd(cli: &Cli, args: &cli::FleetArgs) -> anyhow::Result<()> 
         theme,
         interval_ms: millis(args.interval),
         colour_depth: ui::fallback::ColourDepth::from_env(),
-        ascii: args.ui.ascii || cli.ui.ascii,
+        ascii: args.ui.ascii || cli.ui.look.ascii,
     };
     runtime.block_on(ui::fleet::run(rx, clock, options))?;
     Ok(())

@@ -64,7 +64,7 @@ pub fn gather(
                 cuda: pre.torch_cuda.clone(),
             }),
         },
-        None => Torch::NoPython,
+        None => Torch::NotSimulated,
     };
     let storage = match (&pre.data_fs, data) {
         (None, None) => None,

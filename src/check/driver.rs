@@ -65,6 +65,13 @@ fn torch(
                 "no python3 or python on PATH (point at the job's one with --python PATH)".into(),
             );
         }
+        Torch::NotSimulated => {
+            return v(
+                Level::Skip,
+                "torch not checked: the demo scenario declares no Python ([preflight] torch)"
+                    .into(),
+            );
+        }
         Torch::ProbeFailed { python, why } => {
             return v(Level::Warn, format!("could not ask {} for its torch: {why}", python.display()))
                 .fix("check that this Python starts (it is the one the job would use?), or pass --python PATH");

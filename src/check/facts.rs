@@ -44,6 +44,8 @@ pub struct Owner {
 pub enum Torch {
     /// No `python3` / `python` on PATH and none given.
     NoPython,
+    /// A demo scenario that declares no Python: nothing is known, not "none on PATH".
+    NotSimulated,
     /// The probe ran; `build` is `None` when that Python has no torch.
     Found {
         python: PathBuf,

@@ -88,7 +88,7 @@ pub struct FleetArgs {
     pub concurrency: u16,
 
     #[command(flatten)]
-    pub ui: UiArgs,
+    pub ui: LookArgs,
 }
 
 #[derive(Debug, Args)]

@@ -69,6 +69,7 @@ impl Cli {
         };
         // `check` reads --demo, --list and --config of these groups, not the rest.
         let check = name == "check";
+        let fleet = name == "fleet";
         // `--record` before the subcommand counts for the front-ends that run readings.
         let rec = matches!(self.command, Some(Command::Watch(_) | Command::Serve(_)));
         let r = &self.recording;
@@ -90,11 +91,11 @@ impl Cli {
             (pricing, "--rate", p.rate.is_some()),
             (pricing, "--budget", p.budget.is_some()),
             (pricing, "--currency", p.currency.is_some()),
-            (ui, "--theme", u.theme.is_some()),
-            (ui, "--no-color", u.no_color),
-            (ui, "--start", u.start.is_some()),
-            (ui, "--readonly", u.readonly),
-            (ui, "--ascii", u.ascii),
+            (ui, "--theme", u.look.theme.is_some()),
+            (ui, "--no-color", u.look.no_color),
+            (ui && !fleet, "--start", u.start.is_some()),
+            (ui && !fleet, "--readonly", u.readonly),
+            (ui, "--ascii", u.look.ascii),
         ];
         given
             .into_iter()
@@ -124,9 +125,9 @@ pub fn load_options(
             ledger: files.ledger.clone(),
             no_ledger: files.no_ledger,
             simulated,
-            theme: ui.and_then(|u| u.theme.clone()),
+            theme: ui.and_then(|u| u.look.theme.clone()),
             readonly: ui.is_some_and(|u| u.readonly),
-            ascii: ui.is_some_and(|u| u.ascii),
+            ascii: ui.is_some_and(|u| u.look.ascii),
         },
     }
 }

@@ -142,10 +142,10 @@ impl PricingArgs {
     }
 }
 
-/// How the dashboard looks.
+/// How a screen looks: the dashboard's and the fleet's.
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Display")]
-pub struct UiArgs {
+pub struct LookArgs {
     /// Draw without colours (also honoured: the NO_COLOR environment variable).
     #[arg(long)]
     pub no_color: bool,
@@ -156,6 +156,20 @@ pub struct UiArgs {
     #[arg(long, value_name = "NAME|PATH")]
     pub theme: Option<String>,
 
+    /// ASCII only: no braille charts, no box-drawing borders (PuTTY, serial consoles, web
+    /// terminals). Also [ui] ascii = true.
+    #[arg(long)]
+    pub ascii: bool,
+}
+
+/// How the dashboard looks and what it may do (the fleet screen takes only [`LookArgs`]: it
+/// plays no recording and acts on no process).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Display")]
+pub struct UiArgs {
+    #[command(flatten)]
+    pub look: LookArgs,
+
     /// With --replay: start the dashboard this far into the recording (90s, 2h) or at this
     /// UTC time of day (HH:MM, the first time it comes).
     #[arg(long, value_name = "DURATION|HH:MM", value_parser = gpumeter_core::recording::parse_start)]
@@ -164,9 +178,4 @@ pub struct UiArgs {
     /// no autostop, no command hooks. Also [ui] readonly = true.
     #[arg(long)]
     pub readonly: bool,
-
-    /// ASCII only: no braille charts, no box-drawing borders (PuTTY, serial consoles, web
-    /// terminals). Also [ui] ascii = true.
-    #[arg(long)]
-    pub ascii: bool,
 }

@@ -616,3 +616,23 @@ fn fault_matrix_for_the_check_calls() {
         wrong.join("\n")
     );
 }
+
+/// A demo scenario that declares no torch says it did not check, never that this machine has
+/// no Python (it may well have one on PATH).
+#[test]
+fn a_demo_without_torch_says_not_checked() {
+    let home = tempfile::tempdir().unwrap();
+    let out = crate::support::gpumeter(home.path())
+        .args(["check", "--demo", "training", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let torch = with_id(&report, "driver.torch");
+    assert_eq!(torch.len(), 1, "{report}");
+    let text = torch[0].to_string();
+    assert!(
+        text.contains("torch not checked: the demo scenario"),
+        "{text}"
+    );
+    assert!(!text.contains("on PATH"), "{text}");
+}

@@ -32,7 +32,10 @@ const SOURCE: &[&str] = &["demo", "list", "nvml-lib", "interval", "replay"];
 const RECORDING: &[&str] = &["record", "max-size", "max-files"];
 const FILES: &[&str] = &["config", "ledger", "no-ledger"];
 const PRICING: &[&str] = &["rate", "budget", "currency"];
-const DISPLAY: &[&str] = &["theme", "no-color", "readonly", "ascii", "start"];
+/// How a screen looks (the dashboard and the fleet).
+const LOOK: &[&str] = &["theme", "no-color", "ascii"];
+/// The dashboard's own: a replay's start, look-don't-touch.
+const DASHBOARD: &[&str] = &["readonly", "start"];
 
 fn check(args: &[&str], groups: &[&[&str]], own: &[&str]) {
     let text = help(args);
@@ -59,7 +62,11 @@ fn check(args: &[&str], groups: &[&[&str]], own: &[&str]) {
 
 #[test]
 fn each_command_lists_only_the_options_it_uses() {
-    check(&[], &[SOURCE, FILES, PRICING, DISPLAY, RECORDING], &[]);
+    check(
+        &[],
+        &[SOURCE, FILES, PRICING, LOOK, DASHBOARD, RECORDING],
+        &[],
+    );
     check(&["snapshot"], &[SOURCE, FILES, PRICING], &["json", "at"]);
     check(
         &["watch"],
@@ -95,7 +102,7 @@ fn each_command_lists_only_the_options_it_uses() {
     check(&["eval"], &[], &["json", "config"]);
     check(
         &["fleet"],
-        &[DISPLAY],
+        &[LOOK],
         &[
             "hosts",
             "token-file",
