@@ -15,6 +15,7 @@ use gpumeter_core::clock::{Clock, SharedClock, SystemClock};
 use gpumeter_core::config;
 use gpumeter_core::source::collector;
 
+mod manpage;
 mod subcommands;
 use subcommands::{
     config_cmd, eval_cmd, fleet_cmd, record_cmd, report_cmd, serve_cmd, snapshot, watch_cmd,
@@ -98,9 +99,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Some(Command::Man) => {
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut std::io::stdout())
-                .context("writing the man page")?;
+            manpage::render(&mut std::io::stdout().lock()).context("writing the man page")?;
             Ok(())
         }
         Some(Command::Snapshot(args)) => snapshot(&cli, args),

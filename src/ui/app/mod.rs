@@ -267,6 +267,10 @@ impl App {
                 self.sort_desc = self.sort.descending_by_default();
                 Action::Redraw
             }
+            KeyAction::SortCpu => self.sort_by(SortColumn::Cpu),
+            KeyAction::SortMemory => self.sort_by(SortColumn::Vram),
+            KeyAction::SortTime => self.sort_by(SortColumn::Runtime),
+            KeyAction::SortPid => self.sort_by(SortColumn::Pid),
             KeyAction::Reverse => {
                 self.sort_desc = !self.sort_desc;
                 Action::Redraw
@@ -379,13 +383,7 @@ impl App {
                     else {
                         return Action::None;
                     };
-                    if col == self.sort {
-                        self.sort_desc = !self.sort_desc;
-                    } else {
-                        self.sort = col;
-                        self.sort_desc = col.descending_by_default();
-                    }
-                    return Action::Redraw;
+                    return self.sort_by(col);
                 }
                 let body = layout.table_body();
                 if body.contains(pos) {
@@ -418,6 +416,18 @@ impl App {
             MouseEventKind::ScrollUp => self.scroll_by(-WHEEL_ROWS),
             _ => Action::None,
         }
+    }
+
+    /// Sorts by `col` in its natural direction; asked again, the other way (a header click, or
+    /// htop's `P`/`M`/`T`/`N`).
+    fn sort_by(&mut self, col: SortColumn) -> Action {
+        if col == self.sort {
+            self.sort_desc = !self.sort_desc;
+        } else {
+            self.sort = col;
+            self.sort_desc = col.descending_by_default();
+        }
+        Action::Redraw
     }
 
     fn move_by(&mut self, delta: isize) -> Action {

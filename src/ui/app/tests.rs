@@ -426,3 +426,37 @@ fn the_rows_on_screen_are_the_sources_focus() {
     app.sync(vec![7, 5], vec![0], 10);
     assert_eq!(focus.changed_since(&mut seen), Some(Watched::only([5, 7])));
 }
+
+/// htop's keys do what htop users expect: F-keys, `P`/`M`/`T`/`N` sort (again: the other
+/// way), `I` inverts; no default key sends a signal without asking.
+#[test]
+fn htop_keys_sort_invert_and_never_signal_unasked() {
+    use crate::ui::sort::SortColumn;
+    let mut app = app_with_rows(3, 10);
+    assert_eq!(ch(&mut app, 'P'), Action::Redraw);
+    assert_eq!((app.sort, app.sort_desc), (SortColumn::Cpu, true));
+    ch(&mut app, 'P');
+    assert_eq!((app.sort, app.sort_desc), (SortColumn::Cpu, false));
+    ch(&mut app, 'I');
+    assert_eq!((app.sort, app.sort_desc), (SortColumn::Cpu, true));
+    ch(&mut app, 'M');
+    assert_eq!(app.sort, SortColumn::Vram);
+    ch(&mut app, 'T');
+    assert_eq!((app.sort, app.sort_desc), (SortColumn::Runtime, true));
+    ch(&mut app, 'N');
+    assert_eq!((app.sort, app.sort_desc), (SortColumn::Pid, false));
+    let tree = app.tree;
+    assert_eq!(press(&mut app, KeyCode::F(5)), Action::Redraw);
+    assert_eq!(app.tree, !tree);
+    press(&mut app, KeyCode::F(3));
+    assert!(app.filter_active);
+    press(&mut app, KeyCode::Esc);
+    // Every signal key asks first: the action is a question, never the signal itself.
+    for code in [KeyCode::F(9), KeyCode::Char('i'), KeyCode::Char('K')] {
+        assert!(
+            matches!(press(&mut app, code), Action::Act(_)),
+            "{code:?} did not ask"
+        );
+    }
+    assert_eq!(press(&mut app, KeyCode::F(10)), Action::Quit);
+}

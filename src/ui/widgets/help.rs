@@ -28,6 +28,15 @@ const GROUPS: &[(&[KeyAction], &str)] = &[
     ),
     (
         &[
+            KeyAction::SortCpu,
+            KeyAction::SortMemory,
+            KeyAction::SortTime,
+            KeyAction::SortPid,
+        ],
+        "sort by CPU% / VRAM / run time / PID (again: reverse)",
+    ),
+    (
+        &[
             KeyAction::SignalTerm,
             KeyAction::SignalInt,
             KeyAction::SignalKill,
