@@ -23,6 +23,10 @@ pub enum LaunchError {
     /// `--demo NAME` names no built-in scenario: a bad argument (exit code 2).
     #[error("{0}")]
     UnknownDemo(String),
+    /// Options that do not go together or a value out of its bounds, found past clap: a bad
+    /// argument (exit code 2).
+    #[error("{0}")]
+    Usage(String),
     #[error(transparent)]
     Source(SourceError),
     /// The recording to replay cannot be read.
@@ -38,7 +42,7 @@ impl LaunchError {
     pub fn exit_code(&self) -> u8 {
         match self {
             LaunchError::NvmlUnavailable(_) => 3,
-            LaunchError::UnknownDemo(_) => 2,
+            LaunchError::UnknownDemo(_) | LaunchError::Usage(_) => 2,
             _ => 1,
         }
     }

@@ -13,7 +13,10 @@ use gpumeter::launch::{self, LaunchError};
 use gpumeter::ui;
 use gpumeter_core::clock::{Clock, SharedClock, SystemClock};
 use gpumeter_core::config;
+use gpumeter_core::recording::StartAt;
+use gpumeter_core::source::Source;
 use gpumeter_core::source::collector;
+use gpumeter_core::source::fast_forward::{FastForward, LaggingClock};
 
 mod manpage;
 mod subcommands;
@@ -153,9 +156,7 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
     };
     // Open the source before touching the terminal, so a missing driver is a plain message. A
     // replay (not recorded again) is played by the dashboard itself: paused, sped up, sought.
-    if cli.ui.start.is_some() && g.replay.is_none() {
-        anyhow::bail!("--start needs --replay FILE: it says where in the recording to begin");
-    }
+    let demo_start = demo_start(cli.ui.start, g)?;
     let feed = match (&g.replay, &cli.recording.record) {
         (Some(path), None) => {
             let setup = ui::replay::ReplaySetup {
@@ -173,8 +174,19 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
             let (tx, rx) = tokio::sync::mpsc::channel(16);
             let (args, rec, at) = (g.clone(), cli.recording.clone(), clock.clone());
             let focus = options.focus.clone();
+            let interval_ms = options.interval_ms;
             let open = move || {
-                source_for(&args, at, &rec).map(|mut source| {
+                let opened = match demo_start {
+                    // The scenario's first moments played at once, then live.
+                    Some(behind_ms) => {
+                        let lag = LaggingClock::new(at, behind_ms);
+                        source_for(&args, Arc::new(lag.clone()), &rec).map(|s| {
+                            Box::new(FastForward::new(s, lag, interval_ms)) as Box<dyn Source>
+                        })
+                    }
+                    None => source_for(&args, at, &rec),
+                };
+                opened.map(|mut source| {
                     source.set_focus(focus);
                     source
                 })
@@ -281,6 +293,29 @@ pub(crate) fn millis(d: Duration) -> i64 {
 
 /// The settings for `options`, their notes (a config file not found, a layer applied) said on
 /// stderr: every metering command starts this way.
+/// The longest `--start` into a demo: each interval before it is a reading played at once.
+const MAX_DEMO_START_MS: i64 = 24 * 3_600_000;
+
+/// How far into its scenario a demo starts (`--demo NAME --start 6m`), if asked; `--start`
+/// without a recording or a demo, or a time of day for a demo, is a bad argument.
+fn demo_start(start: Option<StartAt>, g: &SourceArgs) -> Result<Option<i64>, LaunchError> {
+    let usage = |m: &str| Err(LaunchError::Usage(m.to_string()));
+    match (start, &g.demo, &g.replay) {
+        (None, ..) | (_, _, Some(_)) => Ok(None),
+        (Some(_), None, None) => usage(
+            "--start needs --replay FILE or --demo NAME: it says where in the recording or the \
+             scenario to begin",
+        ),
+        (Some(StartAt::Clock(_)), Some(_), None) => {
+            usage("with --demo, --start is a duration (90s, 6m): a scenario has no time of day")
+        }
+        (Some(StartAt::After(ms)), Some(_), None) if ms > MAX_DEMO_START_MS => {
+            usage("with --demo, --start must be at most 24h")
+        }
+        (Some(StartAt::After(ms)), Some(_), None) => Ok(Some(ms)),
+    }
+}
+
 /// The dashboard's own reading of the config: its theme and its keys. `config check` runs this
 /// too, so a file it calls valid never stops the dashboard. A bad theme is an error even under
 /// NO_COLOR: it would bite the next run.

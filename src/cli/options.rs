@@ -171,7 +171,8 @@ pub struct UiArgs {
     pub look: LookArgs,
 
     /// With --replay: start the dashboard this far into the recording (90s, 2h) or at this
-    /// UTC time of day (HH:MM, the first time it comes).
+    /// UTC time of day (HH:MM, the first time it comes). With --demo: this far into the
+    /// scenario (at most 24h), the moments before played at once so verdicts have their history.
     #[arg(long, value_name = "DURATION|HH:MM", value_parser = gpumeter_core::recording::parse_start)]
     pub start: Option<gpumeter_core::recording::StartAt>,
     /// Look, don't touch (shared boxes, demos): no signals or renice from the process table,

@@ -339,13 +339,48 @@ fn a_key_given_to_two_actions_is_an_error_naming_both_and_the_line() {
 }
 
 #[test]
-fn start_without_a_replay_is_an_error_that_says_so() {
+fn start_needs_a_replay_or_a_demo_and_a_demo_takes_a_duration() {
     let home = tempfile::tempdir().unwrap();
-    let out = crate::support::gpumeter(home.path())
-        .args(["--demo", "--no-ledger", "--start", "90s"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--start needs --replay"), "{err}");
+    for (args, says) in [
+        (
+            vec!["--no-ledger", "--start", "90s"],
+            "--start needs --replay FILE or --demo NAME",
+        ),
+        (
+            vec!["--demo", "hung", "--no-ledger", "--start", "03:10"],
+            "with --demo, --start is a duration",
+        ),
+        (
+            vec!["--demo", "hung", "--no-ledger", "--start", "25h"],
+            "at most 24h",
+        ),
+    ] {
+        let out = crate::support::gpumeter(home.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+/// `--demo hung --start 6m`: the six minutes before are played at once, so the hung verdict
+/// (a 2-minute window after the hang at ~2 min) is on screen from the start, and the clock
+/// then runs live.
+#[test]
+fn a_demo_started_later_shows_the_verdicts_of_that_moment() {
+    if !tmux::available() {
+        return;
+    }
+    let t = Tmux::start(
+        &format!("exec {BIN} --demo hung --start 6m --no-ledger"),
+        120,
+        40,
+        ISOLATED,
+    );
+    // Caught up: the readings are live again (the header gives their period, not an age).
+    t.wait_for("the hung alert, live", WAIT, |s| {
+        s.contains("busy but do no work") && s.contains("sample every 1s")
+    });
 }

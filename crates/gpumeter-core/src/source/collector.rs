@@ -147,7 +147,11 @@ fn run(source: &mut dyn Source, interval: Duration, tx: &Sender<CollectorEvent>)
         let (event, wait) = match source.sample() {
             Ok(snap) => {
                 backoff.succeed();
-                let wait = interval.saturating_sub(started.elapsed());
+                let wait = if source.catching_up() {
+                    Duration::ZERO
+                } else {
+                    interval.saturating_sub(started.elapsed())
+                };
                 (CollectorEvent::Snapshot(Box::new(snap)), wait)
             }
             Err(e) => {

@@ -7,10 +7,13 @@
 //!   readings are also recorded (`--record FILE`);
 //! - [`collector`]: runs any source on its own thread and sends snapshots over a channel, so a
 //!   slow or hung driver call never blocks the dashboard;
+//! - [`fast_forward`]: a demo started later in its scenario (`--start`), the moments before
+//!   played without waiting;
 //! - [`focus`]: which GPU processes the front-end shows every reading (the host sampler reads
 //!   the others less often).
 
 pub mod collector;
+pub mod fast_forward;
 pub mod focus;
 pub mod host;
 pub mod inspect;
@@ -35,6 +38,12 @@ pub trait Source: Send {
     /// Which processes the front-end shows every reading (see [`focus`]); sources that read
     /// no processes ignore it.
     fn set_focus(&mut self, _focus: focus::ProcessFocus) {}
+
+    /// Whether the source is behind the wall clock and wants its next reading at once
+    /// ([`fast_forward`]); the collector then does not wait the interval.
+    fn catching_up(&self) -> bool {
+        false
+    }
 }
 
 /// A whole-source failure.
