@@ -382,9 +382,13 @@ fn draw_widgets(
         }
     }
     let countdown = loop_alerts::countdown(engine);
+    let judging = engine
+        .judging()
+        .map(|j| widgets::status_line::judging_text(&j));
     StatusLine {
         app,
         countdown: countdown.as_deref(),
+        judging: judging.as_deref(),
     }
     .render(layout.status, buf);
     if let Some(cursor) = app.alerts.history {

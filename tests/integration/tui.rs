@@ -15,8 +15,13 @@ const ISOLATED: &[(&str, &str)] = &[
 ];
 
 fn demo(scenario: &str, w: u16, h: u16) -> Tmux {
+    demo_with(scenario, "", w, h)
+}
+
+/// [`demo`] with more arguments.
+fn demo_with(scenario: &str, args: &str, w: u16, h: u16) -> Tmux {
     let t = Tmux::start(
-        &format!("exec {BIN} --demo {scenario} --no-ledger"),
+        &format!("exec {BIN} --demo {scenario} --no-ledger {args}"),
         w,
         h,
         ISOLATED,
@@ -78,7 +83,8 @@ fn a_resized_terminal_is_redrawn_at_its_new_size() {
         assert!(lines.len() >= rows, "{s}");
         lines[rows - 1].to_string()
     };
-    let t = demo("training", 120, 40);
+    // Three minutes in, every rule has its window: the line holds only key hints.
+    let t = demo_with("training", "--start 3m", 120, 40);
     let wide = t.wait_for("the key line at row 40", WAIT, |s| {
         last_row(s, 40).starts_with("q quit") && last_row(s, 40).contains("Enter alert details")
     });
@@ -101,6 +107,13 @@ fn q_quits_and_restores_the_terminal() {
         return;
     }
     let t = demo("training", 120, 40);
+    // Just started: the key line says first that no rule has judged yet.
+    let screen = t.wait_for("the judging line", WAIT, |s| {
+        s.lines()
+            .nth(39)
+            .is_some_and(|l| l.starts_with("judging: "))
+    });
+    assert!(screen.contains("for starved"), "{screen}");
     assert!(
         t.alternate_on(),
         "the dashboard should use the alternate screen"

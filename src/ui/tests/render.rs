@@ -385,3 +385,30 @@ fn a_fresh_reading_shows_its_period_and_a_late_one_its_age() {
     let line = first_line(&mut a, 61_000);
     assert!(line.contains("sample 1m01s ago"), "{line}");
 }
+
+#[test]
+fn the_first_minutes_say_what_the_rules_still_wait_for() {
+    let status_line = |engine: &Engine| {
+        let mut a = app();
+        let buf = fixtures::render_at(&mut a, engine, 80, 24, T0);
+        buffer_to_string(&buf)
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .to_string()
+    };
+    // Twenty seconds in: nothing has been judged, and the line says so before the hints.
+    let mut engine = Engine::new();
+    for k in (0..=10).rev() {
+        engine.ingest(fixtures::snapshot_at(2, T0 - k * 2_000));
+    }
+    let line = status_line(&engine);
+    assert!(
+        line.starts_with("judging: 20s of 1m for starved, throttle, shared; 2m for idle"),
+        "{line}"
+    );
+    // Five minutes in (the fixture's history): every window has passed, the hints are back.
+    let line = status_line(&fixtures::engine(2));
+    assert!(!line.contains("judging"), "{line}");
+    assert!(line.contains("quit"), "{line}");
+}

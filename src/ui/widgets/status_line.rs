@@ -1,11 +1,16 @@
 //! The bottom line: the filter input while it is open, else a status message (ledger notes,
 //! channel warnings, a stopped collector; budget crossings are the alert panel's), else key
 //! hints (as many as fit), with the keys the key map binds: during a replay, its keys first.
+//! In the first minutes the hints follow what the rules still wait for ("judging: 20s of 1m
+//! for starved …"), so a quiet screen is not read as a healthy one.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
 use ratatui::widgets::Widget;
+
+use gpumeter_core::engine::rules::judging::Judging;
+use gpumeter_core::units;
 
 use crate::ui::app::App;
 use crate::ui::keys::{BINDINGS, KeyAction};
@@ -94,16 +99,33 @@ fn hints(app: &App) -> Vec<(String, &'static str)> {
     out
 }
 
+/// "judging: 20s of 1m for starved, throttle; 2m for idle, hung".
+pub fn judging_text(j: &Judging) -> String {
+    let d = |ms: i64| units::duration(ms, units::DurationStyle::Compact);
+    let groups: Vec<String> = j
+        .waiting
+        .iter()
+        .map(|(w, names)| format!("{} for {}", d(*w), names.join(", ")))
+        .collect();
+    format!("judging: {} of {}", d(j.watched_ms), groups.join("; "))
+}
+
 /// The line; a running autostop `countdown` takes it over (only the filter input wins).
 pub struct StatusLine<'a> {
     pub app: &'a App,
     /// A running autostop's countdown.
     pub countdown: Option<&'a str>,
+    /// What the rules still wait for (see [`judging_text`]).
+    pub judging: Option<&'a str>,
 }
 
 impl Widget for StatusLine<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let Self { app, countdown } = self;
+        let Self {
+            app,
+            countdown,
+            judging,
+        } = self;
         if area.width == 0 || area.height == 0 {
             return;
         }
@@ -149,7 +171,11 @@ impl Widget for StatusLine<'_> {
                     ]
                 })
                 .collect();
-            fmt::fit(Vec::new(), segments, width)
+            // What the rules wait for comes first; the hints take the room left.
+            let fixed = judging.map_or_else(Vec::new, |j| {
+                vec![styled(fmt::truncate(j, width), theme.dim), Span::raw("  ")]
+            });
+            fmt::fit(fixed, segments, width)
         };
         Lines::new(vec![line]).render(area, buf);
     }

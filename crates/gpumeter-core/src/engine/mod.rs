@@ -45,6 +45,8 @@ pub struct Engine {
     billing: Option<BillingView>,
     /// Budget crossings not yet taken by [`Engine::drain_budget_events`] (bounded).
     budget_events: Vec<BudgetEvent>,
+    /// When the first reading was taken (the rules' windows count from it).
+    first_reading_ms: Option<i64>,
 }
 
 /// Undrained budget events kept at most (oldest dropped): nobody may be listening.
@@ -67,6 +69,7 @@ impl Engine {
             meter: None,
             billing: None,
             budget_events: Vec::new(),
+            first_reading_ms: None,
         }
     }
 
@@ -89,6 +92,7 @@ impl Engine {
             self.budget_events.drain(..excess);
             self.billing = Some(meter.view());
         }
+        self.first_reading_ms.get_or_insert(snap.taken_at_unix_ms);
         self.history.record(&snap);
         if let Some(view) = &self.billing {
             self.insights
@@ -142,6 +146,14 @@ impl Engine {
     /// Snapshots ingested so far.
     pub fn ticks(&self) -> u64 {
         self.ticks
+    }
+
+    /// The rules still filling their windows, on the readings' clock (so a replay counts its
+    /// own time); `None` before the first reading and once all can judge.
+    pub fn judging(&self) -> Option<rules::judging::Judging> {
+        let first = self.first_reading_ms?;
+        let now = self.latest.as_ref()?.taken_at_unix_ms;
+        rules::judging::judging(self.rules().config(), (now - first).max(0))
     }
 
     /// Age of the latest snapshot at `now_unix_ms`.

@@ -21,6 +21,7 @@ pub mod idle;
 pub mod job;
 mod job_cache;
 pub mod job_done;
+pub mod judging;
 pub mod label;
 mod line_fit;
 pub mod lost;
