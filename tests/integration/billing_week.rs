@@ -101,10 +101,13 @@ fn a_week_of_minutes_reports_per_day() {
     run_report(&args(ReportFormat::Json), &ledger, now, &mut json).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     let days = v["days"].as_array().unwrap();
-    // Each tick bills the minute before it: day 1 has 1439 minutes, the 8th day the last one.
+    // Each tick bills the minute before it, in that minute: day 1 has all its 1440 minutes;
+    // the 8th day holds only the energy its first reading measured.
     assert_eq!(days.len(), 8);
     assert_eq!(days[0]["key"], "2026-01-05");
-    assert_eq!(days[0]["paid_hours"].as_f64().unwrap() * 60.0, 1_439.0);
+    assert_eq!(days[0]["paid_hours"].as_f64().unwrap() * 60.0, 1_440.0);
+    assert_eq!(days[7]["paid_hours"], 0.0);
+    assert_eq!(days[7]["spend_micros"], 0);
     for d in &days[1..7] {
         assert_eq!(d["paid_hours"], 24.0, "{d}");
         assert_eq!(d["busy_gpu_hours"], 96.0, "{d}");

@@ -54,6 +54,9 @@ pub struct MeterSeed {
     pub max_gpus: u32,
     /// The clock does not start before this (the end of an earlier session with other prices).
     pub start_floor_ms: Option<i64>,
+    /// Time up to here is in the ledger already (the session's last written tick): a clock
+    /// that replays it (a simulated one started over) observes nothing before it.
+    pub observed_until_ms: Option<i64>,
     /// Crossings already reported: (period key, threshold, kind).
     pub fired: Vec<(String, u8, BudgetEventKind)>,
     /// Spend minus idle cost already in the ledger: the resumed idle cost never eats into it.
@@ -102,6 +105,8 @@ pub struct Meter {
     pub(super) cfg: MeterConfig,
     start_ms: Option<i64>,
     start_floor_ms: Option<i64>,
+    /// See [`MeterSeed::observed_until_ms`].
+    observed_until_ms: Option<i64>,
     pub(super) last_ms: Option<i64>,
     /// Whether a reading at or after the clock start was seen (later ones are not clipped to the
     /// start: after a step back, time before it is still paid time).
@@ -134,6 +139,7 @@ impl Meter {
             cfg,
             start_ms: None,
             start_floor_ms: None,
+            observed_until_ms: None,
             last_ms: None,
             started: false,
             totals: MeterTotals::default(),
@@ -166,6 +172,7 @@ impl Meter {
         self.energy_seen |= seed.energy_mj > 0;
         self.max_gpus = self.max_gpus.max(seed.max_gpus);
         self.start_floor_ms = seed.start_floor_ms;
+        self.observed_until_ms = seed.observed_until_ms;
         for (key, threshold, kind) in &seed.fired {
             self.budget.mark_fired(key, *threshold, *kind);
         }
@@ -225,7 +232,10 @@ impl Meter {
                 } else {
                     (now_unix_ms - dt).max(start)
                 };
-                (from, (now_unix_ms - from).max(0))
+                // Paid time follows the clock; observed time already written is not
+                // observed again.
+                let observed_from = from.max(self.observed_until_ms.unwrap_or(i64::MIN));
+                (from, (now_unix_ms - observed_from).max(0))
             }
         };
         self.last_ms = Some(now_unix_ms);

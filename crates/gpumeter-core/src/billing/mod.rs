@@ -15,7 +15,7 @@ pub mod view;
 mod tests;
 
 pub use budget::{BudgetEvent, BudgetEventKind, spent_share};
-pub use meter::{Meter, MeterConfig, MeterSeed, MeterTotals, TickRecord};
+pub use meter::{GpuTick, Meter, MeterConfig, MeterSeed, MeterTotals, TickRecord};
 pub use pricing::{
     Budget, BudgetPeriod, ClockStart, Granularity, Pricing, PricingError, Rate, RateUnit,
 };

@@ -8,6 +8,7 @@
 //! so. A file that is not ours or is damaged is renamed aside (`ledger.sqlite.corrupt-<unix>`),
 //! never overwritten. Touches only the ledger's own files.
 
+mod apportion;
 pub mod lock;
 pub mod query;
 pub mod recorder;

@@ -12,8 +12,9 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
+use super::apportion::{DAY_MS, MINUTE_MS, Share, earlier_days};
 use super::session::SessionStart;
-use super::writer::{Handed, MinuteWrite, Writer};
+use super::writer::{Handed, MinuteWrite, Waited, Writer};
 use super::{Ledger, LedgerMode};
 use crate::billing::{BudgetEvent, Meter, MeterTotals};
 
@@ -177,18 +178,132 @@ impl Recorder {
     }
 
     /// After the engine ingested a tick: sums it (and its budget events) into its minute,
-    /// closing the previous minute first when this tick lies in a later one.
+    /// closing the previous minute first when this tick lies in a later one. A tick whose
+    /// time began in earlier minutes gives each of them its share (see [`super::apportion`]),
+    /// so no minute holds more than 60 s of observed time; its energy and bytes stay with the
+    /// minute it lands in. Returns the minute that was open.
     pub fn record(&mut self, meter: &Meter, events: &[BudgetEvent]) -> Option<FlushedMinute> {
         let tick = meter.last_tick();
-        let minute = tick.at_unix_ms.div_euclid(60_000);
+        let totals = Recorded::from_totals(&meter.totals());
+        let minute = tick.at_unix_ms.div_euclid(MINUTE_MS);
+        let credited = tick.credited_ms.max(0);
+        let from = tick.at_unix_ms - credited;
+        let landing_start = minute * MINUTE_MS;
+        let mut given = 0;
         let closed = match self.minute {
+            Some(open) if open < minute && from < landing_start => {
+                let mut delta = totals.shared_over(&self.pending);
+                if delta.paid_ms != credited {
+                    // Paid time that is not this tick's observed span (the clock start, a
+                    // replayed clock) is not shared by it: the days get it below.
+                    delta.paid_ms = 0;
+                    delta.spend_micros = 0;
+                    delta.idle_cost_micros = 0;
+                }
+                let share = Share {
+                    base: self.pending,
+                    delta,
+                    credited,
+                };
+                // The open minute, then the minutes between (there only when the tick is
+                // longer than a minute), each with its overlap of [from, landing_start).
+                let mut closed = None;
+                let first = from.div_euclid(MINUTE_MS).max(open);
+                for m in std::iter::once(open).chain((first.max(open + 1))..minute) {
+                    let (start, end) = (m * MINUTE_MS, (m + 1) * MINUTE_MS);
+                    let piece = (end.min(landing_start) - from.max(start)).clamp(0, credited);
+                    if m != open && piece == 0 {
+                        continue;
+                    }
+                    self.minute = Some(m);
+                    if piece > 0 {
+                        given += piece;
+                        self.pending = share.after(given);
+                        self.pending_at_ms = end.min(landing_start);
+                        self.add_gpu_time(&tick.gpus, piece);
+                    }
+                    let flushed = self.flush();
+                    closed = closed.or(flushed);
+                }
+                closed
+            }
             Some(open) if open != minute => self.flush(),
             _ => None,
         };
+        if self.minute.is_none() {
+            self.paid_in_earlier_days(&totals, tick.at_unix_ms);
+        }
         self.minute = Some(minute);
+        self.add_gpu_time(&tick.gpus, credited - given);
         for g in &tick.gpus {
+            if let Some(e) = g.energy_mj {
+                let e = i64::try_from(e).unwrap_or(i64::MAX);
+                let acc = self.gpus.entry(g.index).or_default();
+                acc.energy_mj = Some(acc.energy_mj.unwrap_or(0).saturating_add(e));
+            }
+        }
+        self.max_gpus = self
+            .max_gpus
+            .max(u32::try_from(tick.gpus.len()).unwrap_or(0));
+        self.events.extend_from_slice(events);
+        self.pending = totals;
+        self.pending_at_ms = tick.at_unix_ms;
+        closed
+    }
+
+    /// The paid time a tick brought that lies in earlier UTC days (the time before the first
+    /// reading since the clock start, a restart's gap, a tick across midnight), with its share
+    /// of the spend and idle cost, goes to a row in each of those days, so a day never holds
+    /// another day's time. Called with nothing of the tick's minute open: everything before
+    /// the tick is flushed, so what the totals grew by since is this tick's.
+    fn paid_in_earlier_days(&mut self, totals: &Recorded, at_ms: i64) {
+        let base = self.flushed;
+        let paid = totals.paid_ms.saturating_sub(base.paid_ms);
+        let spend = totals.spend_micros.saturating_sub(base.spend_micros).max(0);
+        let idle_cost = totals
+            .idle_cost_micros
+            .saturating_sub(base.idle_cost_micros)
+            .max(0);
+        let part = |v: i64, given: i64| {
+            let x = i128::from(v) * i128::from(given) / i128::from(paid.max(1));
+            i64::try_from(x).unwrap_or(v)
+        };
+        let mut given = 0;
+        for (from, to) in earlier_days(at_ms - paid, at_ms.div_euclid(DAY_MS) * DAY_MS) {
+            let before = given;
+            given += to - from;
+            let delta = Recorded {
+                paid_ms: to - from,
+                spend_micros: part(spend, given) - part(spend, before),
+                idle_cost_micros: part(idle_cost, given) - part(idle_cost, before),
+                ..Recorded::default()
+            };
+            if self.writes() {
+                self.backlog.push_back(MinuteWrite {
+                    session_id: self.session_id,
+                    minute: from.div_euclid(MINUTE_MS),
+                    delta,
+                    at_ms: to,
+                    gpus: Vec::new(),
+                    events: Vec::new(),
+                    alerts: Vec::new(),
+                    max_gpus: self.max_gpus,
+                });
+                self.hand_over();
+            }
+            self.flushed.paid_ms += delta.paid_ms;
+            self.flushed.spend_micros += delta.spend_micros;
+            self.flushed.idle_cost_micros += delta.idle_cost_micros;
+        }
+    }
+
+    /// `ms` of the tick's time for each GPU into the open minute.
+    fn add_gpu_time(&mut self, gpus: &[crate::billing::GpuTick], ms: i64) {
+        if ms <= 0 {
+            return;
+        }
+        for g in gpus {
             let acc = self.gpus.entry(g.index).or_default();
-            let ms = tick.credited_ms;
             if g.busy {
                 acc.busy_ms += ms;
             } else {
@@ -198,18 +313,7 @@ impl Recorder {
                 acc.util_pct_ms += i64::from(u) * ms;
                 acc.util_known_ms += ms;
             }
-            if let Some(e) = g.energy_mj {
-                let e = i64::try_from(e).unwrap_or(i64::MAX);
-                acc.energy_mj = Some(acc.energy_mj.unwrap_or(0).saturating_add(e));
-            }
         }
-        self.max_gpus = self
-            .max_gpus
-            .max(u32::try_from(tick.gpus.len()).unwrap_or(0));
-        self.events.extend_from_slice(events);
-        self.pending = Recorded::from_totals(&meter.totals());
-        self.pending_at_ms = tick.at_unix_ms;
-        closed
     }
 
     /// Rule alerts to log with the open minute (the ledger's alert log).
@@ -278,7 +382,7 @@ impl Recorder {
                 }
             }
         }
-        if self.lockstep && !writer.wait_written(LOCKSTEP_WAIT) {
+        if self.lockstep && writer.wait_written(LOCKSTEP_WAIT) == Waited::TimedOut {
             self.notes.push(format!(
                 "ledger: a minute took over {} s to write",
                 LOCKSTEP_WAIT.as_secs()
@@ -291,6 +395,18 @@ impl Recorder {
                 "ledger: the disk is too slow; {excess} minute(s) dropped"
             ));
         }
+    }
+
+    /// As a `kill -9` leaves it: what was handed to the writer reaches the disk, the open
+    /// minute is lost.
+    #[cfg(test)]
+    pub(crate) fn finish_without_open_minute(
+        &mut self,
+        wait: Duration,
+    ) -> (Option<FlushedMinute>, Vec<String>) {
+        self.minute = None;
+        self.gpus.clear();
+        self.finish(wait)
     }
 
     /// At exit: closes the open minute, then waits (`wait` at most) for the writer to put

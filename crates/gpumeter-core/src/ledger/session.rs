@@ -1,12 +1,13 @@
 //! Sessions: one continuous billing clock on one host and source with one set of prices. A
-//! restart with the same clock start resumes its session (and seeds the meter from its totals);
-//! changed prices start a new session whose clock begins where the old one ended, so no time is
-//! billed twice.
+//! restart with the same clock start (within [`SessionKey::clock_start_slack_ms`]: the boot
+//! time `/proc/stat` gives can move by a second) resumes the latest session there and seeds the
+//! meter from its totals, observing nothing it already wrote; anything else starts a new session
+//! whose clock begins where the host's last one ended, so no time is billed twice.
 
 use rusqlite::{OptionalExtension, params};
 
 use super::{Ledger, LedgerError};
-use crate::billing::{BudgetEventKind, MeterSeed, Pricing};
+use crate::billing::{BudgetEventKind, ClockStart, MeterSeed, Pricing};
 
 /// What identifies a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,9 +17,25 @@ pub struct SessionKey {
     pub source: String,
     /// The billing clock's start, ms since the epoch.
     pub clock_start_ms: i64,
+    /// How far an earlier session's clock start may be from this one and still be this run
+    /// (see [`CLOCK_START_SLACK_BOOT_MS`]); 0 for a start given exactly.
+    pub clock_start_slack_ms: i64,
     /// The prices, as text (see [`pricing_text`]).
     pub pricing: String,
     pub currency: String,
+}
+
+/// The slack for a clock started at boot: `/proc/stat`'s `btime` is the wall clock minus the
+/// uptime, so it moves when the wall clock is stepped (a second or so under NTP). Two boots of
+/// one host are further apart than this by far: the earlier session ran between them.
+pub const CLOCK_START_SLACK_BOOT_MS: i64 = 60_000;
+
+/// [`SessionKey::clock_start_slack_ms`] for `p`'s clock start.
+pub fn clock_start_slack(p: &Pricing) -> i64 {
+    match p.clock_start {
+        ClockStart::Boot => CLOCK_START_SLACK_BOOT_MS,
+        ClockStart::At(_) | ClockStart::Container | ClockStart::FirstSample => 0,
+    }
 }
 
 /// What a session resumes from.
@@ -57,47 +74,55 @@ impl Ledger {
         key: &SessionKey,
         now_unix_ms: i64,
     ) -> Result<SessionStart, LedgerError> {
-        let existing = self
+        // The host's latest session (on this source); resumed only when it is this run.
+        let latest = self
             .conn()
             .query_row(
-                "SELECT id, effective_start_ms, max_gpus FROM sessions
-                 WHERE host = ?1 AND source = ?2 AND clock_start_ms = ?3 AND pricing = ?4",
-                params![key.host, key.source, key.clock_start_ms, key.pricing],
+                "SELECT id, clock_start_ms, pricing, effective_start_ms, last_ms, max_gpus
+                 FROM sessions WHERE host = ?1 AND source = ?2
+                 ORDER BY last_ms DESC, id DESC LIMIT 1",
+                params![key.host, key.source],
                 |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
                         r.get::<_, i64>(1)?,
-                        r.get::<_, i64>(2)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, i64>(3)?,
+                        r.get::<_, i64>(4)?,
+                        r.get::<_, i64>(5)?,
                     ))
                 },
             )
             .optional()
             .map_err(|e| self.sql_error(e))?;
-        if let Some((id, effective_start, max_gpus)) = existing {
-            let recorded = self.recorded(id)?;
-            let mut seed = self.seed_from(id, &recorded)?;
-            seed.max_gpus = u32::try_from(max_gpus).unwrap_or(0);
-            seed.start_floor_ms = Some(effective_start);
-            return Ok(SessionStart {
-                id,
-                resumed: true,
-                seed,
-                recorded,
-            });
+        if let Some((id, clock_start, pricing, effective_start, last_ms, max_gpus)) = &latest {
+            let same_clock =
+                (clock_start - key.clock_start_ms).abs() <= key.clock_start_slack_ms.max(0);
+            if same_clock && *pricing == key.pricing {
+                let recorded = self.recorded(*id)?;
+                let mut seed = self.seed_from(*id, &recorded)?;
+                seed.max_gpus = u32::try_from(*max_gpus).unwrap_or(0);
+                seed.start_floor_ms = Some(*effective_start);
+                seed.observed_until_ms = Some(*last_ms);
+                return Ok(SessionStart {
+                    id: *id,
+                    resumed: true,
+                    seed,
+                    recorded,
+                });
+            }
         }
-        // Earlier sessions on this clock with other prices: start where they ended.
-        let floor: Option<i64> = self
-            .conn()
-            .query_row(
-                "SELECT max(last_ms) FROM sessions
-                 WHERE host = ?1 AND source = ?2 AND clock_start_ms = ?3",
-                params![key.host, key.source, key.clock_start_ms],
-                |r| r.get(0),
-            )
-            .map_err(|e| self.sql_error(e))?;
-        let effective = floor.map_or(key.clock_start_ms, |f| f.max(key.clock_start_ms));
+        // Another run, or other prices: start where the host's last session ended, but not
+        // after now (a session whose end lies ahead runs beside this one on a simulated clock,
+        // or the wall clock was stepped back: this run counts from now).
+        let floor = latest
+            .as_ref()
+            .map(|l| l.4.min(now_unix_ms))
+            .filter(|&last| last > key.clock_start_ms);
+        let effective = floor.unwrap_or(key.clock_start_ms);
         let seed = MeterSeed {
-            start_floor_ms: floor.map(|_| effective),
+            start_floor_ms: floor,
+            observed_until_ms: floor,
             ..MeterSeed::default()
         };
         let id = match self.conn_mut() {
@@ -193,6 +218,7 @@ impl Ledger {
             egress_bytes: non_neg(r.egress_bytes),
             max_gpus: 0,
             start_floor_ms: None,
+            observed_until_ms: None,
             fired,
         })
     }

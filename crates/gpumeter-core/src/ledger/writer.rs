@@ -63,8 +63,27 @@ pub enum Handed {
 /// Shared between the thread and its owner: notes for the next step.
 type Notes = Arc<Mutex<Vec<String>>>;
 
-/// Minutes the thread has put on disk, for [`Writer::wait_written`].
-type Written = Arc<(Mutex<u64>, std::sync::Condvar)>;
+/// How far the thread got, for [`Writer::wait_written`].
+#[derive(Debug, Default)]
+struct Progress {
+    /// Minutes put on disk.
+    written: u64,
+    /// Whether the last write failed (the minutes wait for a retry).
+    failing: bool,
+}
+
+type Written = Arc<(Mutex<Progress>, std::sync::Condvar)>;
+
+/// What [`Writer::wait_written`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    /// Every minute handed over is on disk.
+    Written,
+    /// A write failed: the minutes are kept for a retry, and nobody should wait for them.
+    Failing,
+    /// The wait ran out.
+    TimedOut,
+}
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     match m.lock() {
@@ -136,23 +155,27 @@ impl Writer {
         std::mem::take(&mut *lock(&self.notes))
     }
 
-    /// Waits, `wait` at most, until every minute handed over is on disk; whether it is.
-    /// Only for runs on a simulated clock (`watch --fast`), which must not outrun the disk.
-    pub fn wait_written(&self, wait: Duration) -> bool {
-        let (count, cv) = &*self.written;
+    /// Waits, `wait` at most, until every minute handed over is on disk, or a write failed
+    /// (a full disk: the minutes wait for a retry, the reading does not). Only for runs on a
+    /// simulated clock (`watch --fast`), which must not outrun the disk.
+    pub fn wait_written(&self, wait: Duration) -> Waited {
+        let (progress, cv) = &*self.written;
         let deadline = std::time::Instant::now() + wait;
-        let mut done = lock(count);
-        while *done < self.sent {
+        let mut p = lock(progress);
+        while p.written < self.sent {
+            if p.failing {
+                return Waited::Failing;
+            }
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             if left.is_zero() {
-                return false;
+                return Waited::TimedOut;
             }
-            done = match cv.wait_timeout(done, left) {
+            p = match cv.wait_timeout(p, left) {
                 Ok((g, _)) => g,
-                Err(p) => p.into_inner().0,
+                Err(e) => e.into_inner().0,
             };
         }
-        true
+        Waited::Written
     }
 
     /// Sends `rest`, closes the channel and waits, `wait` at most in all, for everything to
@@ -246,16 +269,35 @@ fn drain(
 ) {
     while let Some(w) = queue.front() {
         match write(ledger, w) {
-            Ok(()) => {
+            Ok(held) => {
+                if held {
+                    push(
+                        notes,
+                        format!(
+                            "ledger: the minute {} held more time than a minute; written as at \
+                             most 60 s (a clock that repeats itself?)",
+                            crate::clock::utc_text(
+                                w.minute.saturating_mul(60_000),
+                                crate::clock::UtcStyle::Full
+                            )
+                        ),
+                    );
+                }
                 queue.pop_front();
-                let (count, cv) = &**written;
-                *lock(count) += 1;
+                let (progress, cv) = &**written;
+                let mut p = lock(progress);
+                p.written += 1;
+                p.failing = false;
+                drop(p);
                 cv.notify_all();
                 if std::mem::replace(failing, false) {
                     push(notes, "ledger writes work again".into());
                 }
             }
             Err(e) => {
+                let (progress, cv) = &**written;
+                lock(progress).failing = true;
+                cv.notify_all();
                 if !std::mem::replace(failing, true) {
                     push(
                         notes,
@@ -276,15 +318,35 @@ fn drain(
     }
 }
 
+/// The rows of a minute held to what a minute can hold, in the write's transaction: observed
+/// time at most 60 s, idle time at most the observed time, GPU time at most the observed time
+/// on every GPU, and each GPU's busy and idle time at most 60 s. The recorder never writes
+/// more (see its docs); this is the check at write time that a bug cannot pass.
+const HOLD_TO_MINUTE: &str = "
+    UPDATE minutes SET
+        observed_ms = min(observed_ms, 60000),
+        idle_ms = min(idle_ms, min(observed_ms, 60000)),
+        gpu_ms = min(gpu_ms, min(observed_ms, 60000) * ?3),
+        busy_gpu_ms = min(busy_gpu_ms, gpu_ms, min(observed_ms, 60000) * ?3)
+    WHERE session_id = ?1 AND minute = ?2
+      AND (observed_ms > 60000 OR idle_ms > observed_ms OR gpu_ms > observed_ms * ?3
+           OR busy_gpu_ms > gpu_ms)";
+const HOLD_GPU_TO_MINUTE: &str = "
+    UPDATE gpu_minutes SET
+        busy_ms = min(busy_ms, 60000),
+        idle_ms = min(idle_ms, 60000 - min(busy_ms, 60000))
+    WHERE session_id = ?1 AND minute = ?2 AND busy_ms + idle_ms > 60000";
+
 /// One minute in one transaction: minute row, per-GPU rows, budget events, session end.
-pub(super) fn write(ledger: &mut Ledger, w: &MinuteWrite) -> Result<(), LedgerError> {
+/// Returns whether the minute had to be held to a minute's time ([`HOLD_TO_MINUTE`]).
+pub(super) fn write(ledger: &mut Ledger, w: &MinuteWrite) -> Result<bool, LedgerError> {
     let d = &w.delta;
     let energy = w
         .gpus
         .iter()
         .filter_map(|g| g.5)
         .reduce(i64::saturating_add);
-    let result = (|| -> rusqlite::Result<()> {
+    let result = (|| -> rusqlite::Result<bool> {
         let conn = ledger
             .conn_mut()
             .map_err(|_| rusqlite::Error::InvalidQuery)?;
@@ -375,7 +437,13 @@ pub(super) fn write(ledger: &mut Ledger, w: &MinuteWrite) -> Result<(), LedgerEr
              WHERE id = ?1",
             params![w.session_id, w.at_ms, w.max_gpus],
         )?;
-        tx.commit()
+        let gpus = w
+            .max_gpus
+            .max(u32::try_from(w.gpus.len()).unwrap_or(u32::MAX));
+        let held = tx.execute(HOLD_TO_MINUTE, params![w.session_id, w.minute, gpus])?
+            + tx.execute(HOLD_GPU_TO_MINUTE, params![w.session_id, w.minute])?;
+        tx.commit()?;
+        Ok(held > 0)
     })();
     result.map_err(|e| ledger.sql_error(e))
 }

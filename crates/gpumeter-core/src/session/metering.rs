@@ -17,7 +17,7 @@ use gpumeter_model::Snapshot;
 use crate::billing::{BudgetEvent, Meter, MeterConfig, Pricing};
 use crate::engine::Engine;
 use crate::engine::rules::{AlertKind, Transition};
-use crate::ledger::session::pricing_text;
+use crate::ledger::session::{clock_start_slack, pricing_text};
 use crate::ledger::writer::{AlertLog, FINISH_WAIT};
 use crate::ledger::{FlushedMinute, Ledger, Recorder, SessionKey};
 
@@ -110,6 +110,7 @@ impl Metering {
                 .unwrap_or_else(|| "localhost".into()),
             source: snap.source.clone(),
             clock_start_ms: meter.resolve_start(snap, now),
+            clock_start_slack_ms: clock_start_slack(pricing),
             pricing: pricing_text(pricing),
             currency: pricing.currency.code().to_string(),
         };

@@ -1,5 +1,6 @@
 //! Ledger behaviour: identity checks, setting aside, one writer, resume without double counting.
 
+mod restarts;
 mod sums;
 mod writer;
 
@@ -44,6 +45,7 @@ fn run(path: &Path, rate: &str, from: i64, to: i64) -> (i64, i64) {
         host: "box".into(),
         source: first.source.clone(),
         clock_start_ms: meter.resolve_start(&first, from),
+        clock_start_slack_ms: super::session::clock_start_slack(meter.pricing()),
         pricing: pricing_text(meter.pricing()),
         currency: "USD".into(),
     };
@@ -217,6 +219,7 @@ fn a_second_instance_reads_only_and_counts_nothing_twice() {
             host: "box".into(),
             source: "demo:test".into(),
             clock_start_ms: meter.resolve_start(&snap(T0, 50), T0),
+            clock_start_slack_ms: super::session::clock_start_slack(meter.pricing()),
             pricing: pricing_text(meter.pricing()),
             currency: "USD".into(),
         };

@@ -53,6 +53,7 @@ fn run_with(
         host: "box".into(),
         source: "demo:sums".into(),
         clock_start_ms: meter.resolve_start(&shot(first, false, gpus), first),
+        clock_start_slack_ms: super::super::session::clock_start_slack(pricing),
         pricing: pricing_text(pricing),
         currency: "USD".into(),
     };
