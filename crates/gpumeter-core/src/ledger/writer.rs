@@ -437,9 +437,13 @@ pub(super) fn write(ledger: &mut Ledger, w: &MinuteWrite) -> Result<bool, Ledger
              WHERE id = ?1",
             params![w.session_id, w.at_ms, w.max_gpus],
         )?;
-        let gpus = w
-            .max_gpus
-            .max(u32::try_from(w.gpus.len()).unwrap_or(u32::MAX));
+        // The most GPUs the session has seen (this minute may carry none: paid time only).
+        let gpus: i64 = tx.query_row(
+            "SELECT max_gpus FROM sessions WHERE id = ?1",
+            [w.session_id],
+            |r| r.get(0),
+        )?;
+        let gpus = gpus.max(i64::try_from(w.gpus.len()).unwrap_or(i64::MAX));
         let held = tx.execute(HOLD_TO_MINUTE, params![w.session_id, w.minute, gpus])?
             + tx.execute(HOLD_GPU_TO_MINUTE, params![w.session_id, w.minute])?;
         tx.commit()?;

@@ -166,3 +166,32 @@ proptest! {
         prop_assert_eq!(by_day, (total.spend_micros, total.idle_cost_micros));
     }
 }
+
+/// A run stops at 23:58:56 and the next starts just after midnight: the paid time between
+/// goes to the day it lies in, in a row with no GPU time, which the write-time check leaves
+/// alone (found by the proptest above).
+#[test]
+fn the_paid_gap_before_a_restart_goes_to_its_own_day() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    let mut pricing = Pricing::simple(Rate::parse("0.000001/gpu-h").unwrap());
+    pricing.granularity = Granularity::ALL[0];
+    pricing.clock_start = ClockStart::At(T0 + 23 * 3_600_000);
+    let mut t = T0 + 23 * 3_600_000;
+    let mut ticks = vec![(t, false)];
+    for (n, step) in [(43, 73_329), (7, 63_837)] {
+        for _ in 0..n {
+            t += step;
+            ticks.push((t, false));
+        }
+    }
+    // `run` checks that nothing was said (no minute held to a minute's time).
+    run(&path, &pricing, 1, &ticks[..50]);
+    run(&path, &pricing, 1, &ticks[50..]);
+    let l = Ledger::open_read_only(&path).unwrap();
+    let days = l.days_since(0).unwrap();
+    assert_eq!(days.len(), 2);
+    assert_eq!(days[0].usage.paid_ms, 3_600_000);
+    assert_eq!(days[1].usage.paid_ms, 6);
+    assert_eq!(days[0].usage.idle_ms, 3_536_169);
+}
