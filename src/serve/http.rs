@@ -7,11 +7,15 @@
 //! Bad input: an unknown path is 404, a method other than GET or HEAD is 405 (with `Allow`),
 //! request headers over 16 KiB or 64 fields are cut off with 431 by hyper, a client that does
 //! not finish its headers in 3 s or keeps a connection over 60 s is dropped, and at most
-//! 256 connections are served at once (more wait in the kernel's backlog). With a token, every
-//! path but the probes (`/healthz`, `/-/ready`) needs `Authorization: Bearer …`, else 401.
+//! 256 connections are held at once. A flood of silent sockets cannot stall a scrape: when
+//! every slot is taken, a new connection sheds the oldest one that never sent a whole request
+//! ([`Slots`]); only when all of them have, it waits for one to end. With a token, every path
+//! but the probes (`/healthz`, `/-/ready`) needs `Authorization: Bearer …`, else 401.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -20,13 +24,13 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Notify, watch};
 
 use super::published::Published;
 use super::sampler::{Ticks, Wake};
 use gpumeter_core::endpoint::auth::Token;
 
-/// Most connections served at once.
+/// Most connections held at once.
 pub const MAX_CONNECTIONS: usize = 256;
 /// Largest request head (request line and headers), in bytes.
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
@@ -72,22 +76,72 @@ pub async fn current(shared: &Shared) -> Arc<Published> {
     shared.state.borrow().clone()
 }
 
+/// One held connection: whether a whole request came on it, and the signal to drop it.
+#[derive(Debug, Default)]
+struct Held {
+    requested: AtomicBool,
+    shed: Notify,
+}
+
+/// The connections held, oldest first, and a signal when one ends.
+#[derive(Debug, Default)]
+struct Slots {
+    held: Mutex<VecDeque<(u64, Arc<Held>)>>,
+    next: std::sync::atomic::AtomicU64,
+    freed: Notify,
+}
+
+impl Slots {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(u64, Arc<Held>)>> {
+        match self.held.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Takes a slot: at once while one is free, else by shedding the oldest connection that
+    /// never sent a whole request, else once one ends.
+    async fn take(&self) -> (u64, Arc<Held>) {
+        loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            {
+                let mut held = self.lock();
+                if held.len() >= MAX_CONNECTIONS {
+                    let silent = held
+                        .iter()
+                        .position(|(_, h)| !h.requested.load(Ordering::Relaxed));
+                    if let Some((_, h)) = silent.and_then(|i| held.remove(i)) {
+                        h.shed.notify_one();
+                    }
+                }
+                if held.len() < MAX_CONNECTIONS {
+                    let id = self.next.fetch_add(1, Ordering::Relaxed);
+                    let h = Arc::new(Held::default());
+                    held.push_back((id, Arc::clone(&h)));
+                    return (id, h);
+                }
+            }
+            freed.await;
+        }
+    }
+
+    fn give_back(&self, id: u64) {
+        self.lock().retain(|(i, _)| *i != id);
+        self.freed.notify_waiters();
+    }
+}
+
 /// Serves `listener` until `shutdown` completes.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     shared: Shared,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let slots = Arc::new(Slots::default());
     tokio::pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            () = &mut shutdown => return,
-            p = slots.clone().acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => return,
-            },
-        };
         let stream = tokio::select! {
             () = &mut shutdown => return,
             accepted = listener.accept() => match accepted {
@@ -99,9 +153,16 @@ pub async fn serve(
                 }
             },
         };
-        let shared = shared.clone();
+        let (id, held) = tokio::select! {
+            () = &mut shutdown => return,
+            slot = slots.take() => slot,
+        };
+        let (shared, slots) = (shared.clone(), Arc::clone(&slots));
         tokio::spawn(async move {
+            let seen = Arc::clone(&held);
             let service = hyper::service::service_fn(move |req| {
+                // hyper calls this once a whole request head is in: the slot is a client's.
+                seen.requested.store(true, Ordering::Relaxed);
                 let shared = shared.clone();
                 async move { Ok::<_, Infallible>(respond(&req, &shared).await) }
             });
@@ -111,9 +172,12 @@ pub async fn serve(
                 .max_header_size(MAX_HEADER_BYTES)
                 .max_headers(MAX_HEADERS)
                 .serve_connection(TokioIo::new(stream), service);
-            // A broken or timed-out connection concerns only that client.
-            let _ = tokio::time::timeout(CONNECTION_LIFETIME, conn).await;
-            drop(permit);
+            // A broken, timed-out or shed connection concerns only that client.
+            tokio::select! {
+                _ = tokio::time::timeout(CONNECTION_LIFETIME, conn) => {}
+                () = held.shed.notified() => {}
+            }
+            slots.give_back(id);
         });
     }
 }

@@ -48,7 +48,7 @@ pub fn run(
     bound: &mut dyn FnMut(SocketAddr),
 ) -> Result<(), ServeError> {
     auth::check_listen(listen, token.as_ref())?;
-    let listener = std::net::TcpListener::bind(listen).map_err(|source| ServeError::Bind {
+    let listener = bind(listen).map_err(|source| ServeError::Bind {
         addr: listen,
         source,
     })?;
@@ -109,4 +109,21 @@ async fn stopped(mut rx: watch::Receiver<Arc<Published>>) {
         _ = int.recv() => {}
         () = async { while rx.changed().await.is_ok() {} } => {}
     }
+}
+
+/// Connections the kernel queues for `accept` (std's `bind` asks for 128). A burst of new
+/// connections (a flood, many scrapers at once) beyond the queue is dropped by the kernel and
+/// retried by the client a second later; with room for 1 024 the accept loop, which sheds
+/// silent connections at once, keeps up.
+const LISTEN_BACKLOG: i32 = 1024;
+
+/// A listening socket on `addr` with [`LISTEN_BACKLOG`].
+fn bind(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    // As std does: a restarted server may bind while old connections linger in TIME_WAIT.
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(LISTEN_BACKLOG)?;
+    Ok(socket.into())
 }

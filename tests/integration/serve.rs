@@ -469,3 +469,52 @@ fn without_nvml_serve_exits_3_before_listening() {
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("serving on"));
 }
+
+/// Raises this process's open-file limit to its hard limit (the flood below holds 1 000
+/// sockets; a soft limit of 1 024 would leave no room for anything else).
+fn raise_open_files() -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit write and read only the struct passed.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+    lim.rlim_cur
+}
+
+#[test]
+fn a_thousand_silent_sockets_do_not_stall_a_scrape_with_or_without_a_token() {
+    if raise_open_files() < 1_200 {
+        eprintln!("skipped: the open-file limit is below 1 200");
+        return;
+    }
+    let s = Served::start(
+        &["--demo", "idle", "--no-ledger"],
+        &[("GPUMETER_SERVE_TOKEN", TOKEN)],
+    );
+    s.wait_ready();
+    // A thousand connections that never say a word: far more than the server's slots.
+    let start = Instant::now();
+    let silent: Vec<TcpStream> = (0..1_000)
+        .map(|_| TcpStream::connect(s.addr).unwrap())
+        .collect();
+    // A scrape comes through, without a token and with one, before the server's 3 s header
+    // timeout could have freed a single slot: the silent sockets were shed to make room (this
+    // bound is the protocol's timeout, not a speed target: a scrape takes milliseconds).
+    assert_eq!(s.get("/metrics").status, 401);
+    let ok = s.get_with("/metrics", &format!("Authorization: Bearer {TOKEN}\r\n"));
+    let took = start.elapsed();
+    assert_eq!(ok.status, 200);
+    assert!(ok.body.contains("gpumeter_up"));
+    assert!(
+        took < Duration::from_secs(3),
+        "the scrapes waited {took:?}: for the silent sockets' header timeout"
+    );
+    eprintln!("1 000 silent sockets, then two scrapes: {took:?}");
+    drop(silent);
+}
