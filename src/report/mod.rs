@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use gpumeter_core::billing::calendar::day_key;
 use gpumeter_core::billing::meter::MJ_PER_KWH;
+use gpumeter_core::billing::per_busy_gpu_hour;
 use gpumeter_core::billing::pricing::HOUR_MS;
 use gpumeter_core::ledger::query::Usage;
 use gpumeter_core::ledger::{Ledger, LedgerError};
@@ -107,11 +108,13 @@ fn row(key: String, currency: &str, u: &Usage) -> ReportRow {
         starved_hours: None,
         spend: money(u.spend_micros),
         spend_micros: u.spend_micros,
-        cost_per_busy_gpu_hour: (u.busy_gpu_ms > 0).then(|| {
-            Money::from_micros(u.spend_micros)
-                .mul_div(i128::from(HOUR_MS), i128::from(u.busy_gpu_ms))
-                .as_units_f64()
-        }),
+        cost_per_busy_gpu_hour: per_busy_gpu_hour(
+            Money::from_micros(u.spend_micros),
+            u.paid_ms,
+            u.observed_ms,
+            u.busy_gpu_ms,
+        )
+        .map(Money::as_units_f64),
         energy_kwh: u.energy_mj.map(|mj| mj as f64 / MJ_PER_KWH as f64),
         egress_gb: u.egress_bytes as f64 / 1e9,
     }

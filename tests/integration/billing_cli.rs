@@ -386,3 +386,49 @@ fn a_demo_or_a_replay_leaves_the_users_ledger_untouched() {
         "--ledger names the demo's own ledger"
     );
 }
+
+/// One derivation of the cost per busy GPU-hour: `watch`'s total and `report`'s session print
+/// the same figure for the same run, and where the clock ran before gpumeter looked (a boot a
+/// day ago), the total says how much was watched, so its figures add up.
+#[test]
+fn watch_and_report_agree_on_the_cost_per_busy_gpu_hour() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.sqlite");
+    let config = dir.path().join("boot.toml");
+    std::fs::write(&config, "[pricing]\nclock_start = \"boot\"\n").unwrap();
+    let out = gpumeter(&ledger)
+        .args(["--demo", "training", "--rate", "31/h", "--currency", "USD"])
+        .arg("--config")
+        .arg(&config)
+        .args(["watch", "--for", "30m", "--fast"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let total = text.lines().find(|l| l.starts_with("total: ")).unwrap();
+    assert!(total.contains("(0.50 watched)"), "{total}");
+    let watch_cost = total
+        .split(", ")
+        .find(|p| p.contains("per busy GPU-hour"))
+        .and_then(|p| p.split_whitespace().next())
+        .and_then(|m| m.trim_start_matches('$').parse::<f64>().ok())
+        .unwrap();
+    let report = gpumeter(&ledger)
+        .args(["report", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let session = &v["sessions"][0];
+    let report_cost = session["cost_per_busy_gpu_hour"].as_f64().unwrap();
+    assert!(
+        (report_cost - watch_cost).abs() < 0.01,
+        "{total} vs {session}"
+    );
+    // And it is the watched time's spend per busy GPU-hour, not all the spend's.
+    let all = session["spend"].as_f64().unwrap() / session["busy_gpu_hours"].as_f64().unwrap();
+    assert!(report_cost < all / 10.0, "{report_cost} vs {all}");
+}

@@ -318,6 +318,7 @@ pub fn billing_view() -> gpumeter_core::billing::BillingView {
         granularity: Granularity::PerSecondMin60,
         clock_start_unix_ms: Some(1_767_225_600_000),
         paid_ms: 9 * 3_600_000,
+        watched_ms: 9 * 3_600_000,
         spent: m("279"),
         spent_today: m("279"),
         burn_per_hour: m("31"),

@@ -19,4 +19,4 @@ pub use meter::{GpuTick, Meter, MeterConfig, MeterSeed, MeterTotals, TickRecord}
 pub use pricing::{
     Budget, BudgetPeriod, ClockStart, Granularity, Pricing, PricingError, Rate, RateUnit,
 };
-pub use view::{BillingView, BudgetView};
+pub use view::{BillingView, BudgetView, per_busy_gpu_hour};

@@ -39,6 +39,8 @@ pub struct BillingView {
     pub clock_start_unix_ms: Option<i64>,
     /// Paid (credited) time since the clock start.
     pub paid_ms: i64,
+    /// The part of it gpumeter watched (readings came in).
+    pub watched_ms: i64,
     pub spent: Money,
     pub spent_today: Money,
     /// Current cost per hour (list rate and extras, plus egress and power at recent levels).
@@ -77,20 +79,31 @@ fn ser_granularity<S: serde::Serializer>(g: &Granularity, s: S) -> Result<S::Ok,
     s.serialize_str(g.name())
 }
 
+/// Spent per busy GPU-hour: the one number that says whether renting pays, computed here for
+/// every surface (the spend panel, `watch`'s total, `report`'s days and sessions, JSON). Only
+/// the spend of the watched time counts (`spent × watched / paid`): before gpumeter first
+/// looked, nobody knows how busy the GPUs were, and counting that spend against the busy hours
+/// seen since would inflate the figure many times over. `None` without busy or watched time.
+pub fn per_busy_gpu_hour(
+    spent: Money,
+    paid_ms: i64,
+    observed_ms: i64,
+    busy_gpu_ms: i64,
+) -> Option<Money> {
+    let watched = observed_ms.min(paid_ms);
+    (busy_gpu_ms > 0 && watched > 0).then(|| {
+        spent.mul_div(
+            i128::from(watched) * i128::from(HOUR_MS),
+            i128::from(paid_ms) * i128::from(busy_gpu_ms),
+        )
+    })
+}
+
 impl Meter {
-    /// Spent per busy GPU-hour: the one number that says whether renting pays. Only the spend of
-    /// the watched time counts (spent × watched / paid): before gpumeter first looked, nobody
-    /// knows how busy the GPUs were, and counting that spend against the busy hours seen since
-    /// would inflate the figure many times over.
+    /// Spent per busy GPU-hour (see [`per_busy_gpu_hour`]).
     pub fn cost_per_busy_gpu_hour(&self) -> Option<Money> {
         let t = &self.totals;
-        let watched = t.observed_ms.min(t.paid_ms);
-        (t.busy_gpu_ms > 0 && watched > 0).then(|| {
-            t.spent.mul_div(
-                i128::from(watched) * i128::from(HOUR_MS),
-                i128::from(t.paid_ms) * i128::from(t.busy_gpu_ms),
-            )
-        })
+        per_busy_gpu_hour(t.spent, t.paid_ms, t.observed_ms, t.busy_gpu_ms)
     }
 
     pub fn busy_gpu_hours(&self) -> f64 {
@@ -161,6 +174,7 @@ impl Meter {
             granularity: p.granularity,
             clock_start_unix_ms: self.start_unix_ms(),
             paid_ms: t.paid_ms,
+            watched_ms: t.observed_ms.min(t.paid_ms),
             spent: t.spent,
             spent_today: self.spent_in_period(BudgetPeriod::Day),
             burn_per_hour: self.burn_per_hour(),

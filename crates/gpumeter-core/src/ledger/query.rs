@@ -8,6 +8,8 @@ use super::{Ledger, LedgerError};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
     pub paid_ms: i64,
+    /// The part of the paid time gpumeter watched (readings came in).
+    pub observed_ms: i64,
     pub gpu_ms: i64,
     pub busy_gpu_ms: i64,
     pub idle_ms: i64,
@@ -42,7 +44,8 @@ pub struct SessionRow {
 
 const SUMS: &str = "coalesce(sum(m.paid_ms),0), coalesce(sum(m.gpu_ms),0),
     coalesce(sum(m.busy_gpu_ms),0), coalesce(sum(m.idle_ms),0), coalesce(sum(m.spend_micros),0),
-    coalesce(sum(m.idle_cost_micros),0), sum(m.energy_mj), coalesce(sum(m.egress_bytes),0)";
+    coalesce(sum(m.idle_cost_micros),0), sum(m.energy_mj), coalesce(sum(m.egress_bytes),0),
+    coalesce(sum(m.observed_ms),0)";
 
 fn usage(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Usage> {
     Ok(Usage {
@@ -54,6 +57,7 @@ fn usage(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Usage> {
         idle_cost_micros: row.get(first + 5)?,
         energy_mj: row.get(first + 6)?,
         egress_bytes: row.get(first + 7)?,
+        observed_ms: row.get(first + 8)?,
     })
 }
 

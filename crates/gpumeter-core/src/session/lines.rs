@@ -98,15 +98,25 @@ pub fn autostop(e: &AutostopEvent, cfg: &AutostopConfig, now: i64) -> String {
     }
 }
 
-/// The run's total.
+/// The run's total. The cost per busy GPU-hour counts the watched time's spend only (see
+/// [`crate::billing::per_busy_gpu_hour`]); where the clock ran before gpumeter looked, the line
+/// says how much of it was watched, so the figures add up on the page.
 pub fn total(v: &BillingView) -> String {
+    let hours = |ms: i64| ms as f64 / 3_600_000.0;
+    let watched = if v.watched_ms < v.paid_ms {
+        format!(" ({:.2} watched)", hours(v.watched_ms))
+    } else {
+        String::new()
+    };
     format!(
-        "total: spent {} over {:.2} paid hours, {:.2} busy GPU-hours, {} per busy GPU-hour",
+        "total: spent {} over {:.2} paid hours{watched}, {:.2} busy GPU-hours, {} per busy \
+         GPU-hour{}",
         v.currency.format(v.spent),
-        v.paid_ms as f64 / 3_600_000.0,
+        hours(v.paid_ms),
         v.busy_gpu_hours,
         v.cost_per_busy_gpu_hour
-            .map_or(crate::units::NA.into(), |m| v.currency.format(m))
+            .map_or(crate::units::NA.into(), |m| v.currency.format(m)),
+        if watched.is_empty() { "" } else { " watched" },
     )
 }
 
