@@ -8,6 +8,7 @@
 //! the link-local metadata service), not readings taken every tick, and `billing` stays pure (no
 //! I/O). Unknown is a normal answer: nothing here fails a launch.
 
+pub mod catalog;
 pub mod local;
 
 use std::fmt;
