@@ -26,10 +26,43 @@ pub fn check(facts: &Facts) -> Vec<Verdict> {
         .origin
         .as_deref()
         .map_or(String::new(), |o| format!(" (from {o})"));
-    out.push(match &b.rate {
-        Some(r) => v("billing.rate", Level::Ok, format!("rate {r}{from}")),
-        None => v("billing.rate", Level::Warn, "no rate configured: gpumeter cannot price idle time".into())
+    out.push(match (&b.rate, &b.list_price) {
+        (Some(r), Some(list)) => v(
+            "billing.rate",
+            Level::Warn,
+            format!("rate {r}: {list}, not necessarily what you pay"),
+        )
+        .fix("pass --rate with your price, or set [pricing] rate in ~/.config/gpumeter/config.toml"),
+        (Some(r), None) => v("billing.rate", Level::Ok, format!("rate {r}{from}")),
+        (None, _) => v("billing.rate", Level::Warn, "no rate configured: gpumeter cannot price idle time".into())
             .fix("pass --rate 2.49/h (or 3.10/gpu-h), or set [pricing] rate in ~/.config/gpumeter/config.toml"),
+    });
+    if let Some(c) = &b.cloud {
+        out.push(v("billing.cloud", Level::Ok, format!("rented from {c}")));
+    }
+    out.push(match b.spot {
+        Some(true) => v(
+            "billing.spot",
+            Level::Warn,
+            "spot instance: the provider can take it back at short notice".into(),
+        )
+        .fix("checkpoint often; a spot box is no place for a run that cannot resume"),
+        Some(false) => v(
+            "billing.spot",
+            Level::Ok,
+            "on-demand instance (not spot)".into(),
+        ),
+        None if b.metadata_asked => v(
+            "billing.spot",
+            Level::Skip,
+            "spot or on-demand: the metadata service did not say".into(),
+        ),
+        None => v(
+            "billing.spot",
+            Level::Skip,
+            "spot or on-demand: unknown without the metadata service".into(),
+        )
+        .fix("pass --cloud-metadata (or set [cloud] metadata = true) to ask it"),
     });
     out.push(match (&b.budget, &b.rate) {
         (Some(x), _) => v("billing.budget", Level::Ok, format!("budget {x}{from}")),

@@ -98,6 +98,15 @@ pub fn lines(view: &BillingView, theme: &Theme) -> Vec<Line<'static>> {
         Tone::Plain,
         theme,
     ));
+    if view.rate_source.is_list_price() {
+        // A guessed price is said to be one, with how to give the real one.
+        out.push(line(
+            "rate",
+            format!("{} — set yours with --rate", view.rate_source.describe()),
+            Tone::Warn,
+            theme,
+        ));
+    }
     if let Some(b) = &view.budget {
         let tone = budget_tone(b);
         out.push(line(

@@ -22,6 +22,16 @@ use super::{Provider, Whereabouts};
 /// Where Linux exposes the DMI strings.
 pub const DMI_ROOT: &str = "/sys/class/dmi/id";
 
+/// The environment variables read (the launcher copies these, and only these, into the probe).
+pub const POD_VARS: [&str; 6] = [
+    "RUNPOD_POD_ID",
+    "RUNPOD_GPU_COUNT",
+    "RUNPOD_DC_ID",
+    "VAST_CONTAINERLABEL",
+    "CONTAINER_ID",
+    "GPU_COUNT",
+];
+
 /// Azure's fixed chassis asset tag.
 const AZURE_ASSET_TAG: &str = "7783-7084-3265-9085-8269-3286-77";
 

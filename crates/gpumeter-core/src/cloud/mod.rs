@@ -10,6 +10,10 @@
 
 pub mod catalog;
 pub mod local;
+pub mod metadata;
+pub mod price;
+
+pub use price::{Priced, Probe, list_pricing};
 
 use std::fmt;
 
