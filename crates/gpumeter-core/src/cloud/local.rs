@@ -120,7 +120,7 @@ fn looks_like_aws_type(text: &str) -> bool {
 }
 
 /// Trimmed, non-empty, printable and short; else `None` (a firmware placeholder is not a fact).
-fn clean(value: &str) -> Option<String> {
+pub(super) fn clean(value: &str) -> Option<String> {
     let v = value.trim();
     let placeholder = matches!(
         v.to_ascii_lowercase().as_str(),
