@@ -10,7 +10,10 @@ fn v(id: &'static str, level: Level, s: String) -> Verdict {
 }
 
 pub fn check(facts: &Facts) -> Vec<Verdict> {
-    let b = &facts.billing;
+    billing(&facts.billing)
+}
+
+fn billing(b: &super::facts::BillingFacts) -> Vec<Verdict> {
     let mut out = Vec::new();
     if let Some(e) = &b.config_error {
         out.push(
@@ -86,4 +89,56 @@ pub fn check(facts: &Facts) -> Vec<Verdict> {
         ),
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::facts::BillingFacts;
+
+    fn verdicts(b: BillingFacts) -> Vec<(String, Level, String)> {
+        billing(&b)
+            .into_iter()
+            .map(|v| (v.id.to_string(), v.level, v.summary.clone()))
+            .collect()
+    }
+
+    fn find(vs: &[(String, Level, String)], id: &str) -> (Level, String) {
+        let v = vs.iter().find(|v| v.0 == id).unwrap();
+        (v.1, v.2.clone())
+    }
+
+    #[test]
+    fn a_list_price_warns_and_a_spot_box_is_said_to_be_spot() {
+        let vs = verdicts(BillingFacts {
+            rate: Some("98.32/h USD".into()),
+            list_price: Some(
+                "list price, AWS p5.48xlarge on-demand us-east-1, catalog 2025-05".into(),
+            ),
+            cloud: Some("AWS p5.48xlarge spot us-east-1 (from DMI, AWS IMDSv2)".into()),
+            spot: Some(true),
+            metadata_asked: true,
+            ..BillingFacts::default()
+        });
+        let (level, text) = find(&vs, "billing.rate");
+        assert_eq!(level, Level::Warn);
+        assert!(text.contains("list price, AWS p5.48xlarge"), "{text}");
+        assert_eq!(find(&vs, "billing.spot").0, Level::Warn);
+        assert!(
+            find(&vs, "billing.cloud")
+                .1
+                .contains("rented from AWS p5.48xlarge spot")
+        );
+        let vs = verdicts(BillingFacts {
+            spot: Some(false),
+            ..BillingFacts::default()
+        });
+        assert_eq!(
+            find(&vs, "billing.spot"),
+            (Level::Ok, "on-demand instance (not spot)".into())
+        );
+        let vs = verdicts(BillingFacts::default());
+        assert_eq!(find(&vs, "billing.spot").0, Level::Skip);
+        assert!(vs.iter().all(|v| v.0 != "billing.cloud"));
+    }
 }

@@ -92,7 +92,7 @@ pub fn ask(endpoints: &Endpoints, provider: Option<Provider>) -> Whereabouts {
     Whereabouts::default()
 }
 
-fn agent(timeout: Duration) -> ureq::Agent {
+pub(super) fn agent(timeout: Duration) -> ureq::Agent {
     ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
         .max_redirects(0)
@@ -104,7 +104,7 @@ fn agent(timeout: Duration) -> ureq::Agent {
 }
 
 /// The body of a 200 answer, as short clean text.
-fn text(resp: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Option<String> {
+pub(super) fn text(resp: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Option<String> {
     let mut resp = resp.ok()?;
     if resp.status().as_u16() != 200 {
         return None;
@@ -118,14 +118,19 @@ fn text(resp: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Option<S
     Some(body)
 }
 
-fn aws(agent: &ureq::Agent, base: &str) -> Option<Whereabouts> {
-    let token = text(
+/// An IMDSv2 session token (every IMDSv2 read needs one).
+pub(super) fn aws_token(agent: &ureq::Agent, base: &str) -> Option<String> {
+    text(
         agent
             .put(format!("{base}/latest/api/token"))
             .header("X-aws-ec2-metadata-token-ttl-seconds", "60")
             .send_empty(),
     )
-    .and_then(|t| super::local::clean(&t))?;
+    .and_then(|t| super::local::clean(&t))
+}
+
+fn aws(agent: &ureq::Agent, base: &str) -> Option<Whereabouts> {
+    let token = aws_token(agent, base)?;
     let get = |path: &str| {
         text(
             agent

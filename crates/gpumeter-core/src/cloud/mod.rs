@@ -11,6 +11,7 @@
 pub mod catalog;
 pub mod local;
 pub mod metadata;
+pub mod notice;
 pub mod price;
 
 pub use price::{Priced, Probe, list_pricing};
