@@ -24,7 +24,7 @@ pub(crate) fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
     // the bill and the standing alerts. The config is loaded either way: a missing or broken
     // --config is an error for the table as much as for the JSON.
     let cfg = {
-        let settings = config::load(&cli::load_options(
+        let settings = crate::load_settings(&cli::load_options(
             &args.files.or(&cli.files),
             &args.pricing.or(&cli.pricing),
             None,
@@ -118,6 +118,7 @@ pub(crate) fn eval_cmd(cli: &Cli, args: &cli::EvalArgs) -> anyhow::Result<()> {
                 env: config::Env::from_process(),
                 demo: None,
                 cli: Default::default(),
+                probe: None,
             };
             config::load(&opts)?.alerts.rules
         }

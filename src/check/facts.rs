@@ -135,4 +135,12 @@ pub struct BillingFacts {
     pub config_error: Option<String>,
     /// Vendor and product from DMI (`/sys/class/dmi/id`).
     pub instance: Option<String>,
+    /// The rate is the catalog's list price for this machine: where it came from.
+    pub list_price: Option<String>,
+    /// Where gpumeter found itself (`AWS p5.48xlarge on-demand us-east-1`) and from what.
+    pub cloud: Option<String>,
+    /// Spot (true), on-demand (false), or unknown.
+    pub spot: Option<bool>,
+    /// Whether the instance metadata service was asked.
+    pub metadata_asked: bool,
 }

@@ -107,9 +107,28 @@ fn billing(opts: &CheckOptions, demo: Option<gpumeter_core::config::DemoPricing>
             ..BillingFacts::default()
         },
         Ok(settings) => {
-            let Some(p) = settings.pricing else {
-                return BillingFacts::default();
+            let found = settings.whereabouts.as_ref();
+            let w = found.map(|f| &f.whereabouts);
+            let cloud_facts = BillingFacts {
+                cloud: w
+                    .filter(|w| w.provider.is_some())
+                    .map(|w| format!("{} (from {})", w.describe(), w.evidence.join(", "))),
+                spot: w
+                    .and_then(|w| w.lifecycle)
+                    .map(|l| l == gpumeter_core::cloud::Lifecycle::Spot),
+                metadata_asked: found.is_some_and(|f| f.asked_metadata),
+                ..BillingFacts::default()
             };
+            let Some(p) = settings.pricing else {
+                return cloud_facts;
+            };
+            if p.source.is_list_price() {
+                return BillingFacts {
+                    rate: Some(format!("{} {}", p.rate, p.currency.code())),
+                    list_price: Some(p.source.describe()),
+                    ..cloud_facts
+                };
+            }
             let origin = if opts.rate_given {
                 "--rate"
             } else if from_demo {
@@ -123,8 +142,7 @@ fn billing(opts: &CheckOptions, demo: Option<gpumeter_core::config::DemoPricing>
                     .budget
                     .map(|b| format!("{}/{}", p.currency.format(b.amount), b.period.name())),
                 origin: Some(origin.into()),
-                config_error: None,
-                instance: None,
+                ..cloud_facts
             }
         }
     }

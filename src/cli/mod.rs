@@ -91,6 +91,7 @@ impl Cli {
             (pricing, "--rate", p.rate.is_some()),
             (pricing, "--budget", p.budget.is_some()),
             (pricing, "--currency", p.currency.is_some()),
+            (pricing, "--cloud-metadata", p.cloud_metadata),
             (ui, "--theme", u.look.theme.is_some()),
             (ui, "--no-color", u.look.no_color),
             (ui && !fleet, "--start", u.start.is_some()),
@@ -129,6 +130,9 @@ pub fn load_options(
             readonly: ui.is_some_and(|u| u.readonly),
             ascii: ui.is_some_and(|u| u.look.ascii),
         },
+        // A simulated or replayed run is priced as its scenario is, never as this machine.
+        probe: (!simulated)
+            .then(|| gpumeter_core::cloud::Probe::from_process(pricing.cloud_metadata)),
     }
 }
 

@@ -129,6 +129,11 @@ pub struct PricingArgs {
     /// Currency of the rate and budget (ISO code: USD, EUR, GBP, JPY, …).
     #[arg(long, value_name = "CODE", value_parser = parse_currency)]
     pub currency: Option<Currency>,
+
+    /// With no rate set: also ask the cloud's instance metadata service (169.254.169.254) what
+    /// the machine is, for its list price. Off by default; also [cloud] metadata = true.
+    #[arg(long)]
+    pub cloud_metadata: bool,
 }
 
 impl PricingArgs {
@@ -138,6 +143,7 @@ impl PricingArgs {
             rate: self.rate.or(outer.rate),
             budget: self.budget.or(outer.budget),
             currency: self.currency.or(outer.currency),
+            cloud_metadata: self.cloud_metadata || outer.cloud_metadata,
         }
     }
 }

@@ -31,7 +31,7 @@ fn options(text: &str) -> Vec<String> {
 const SOURCE: &[&str] = &["demo", "list", "nvml-lib", "interval", "replay"];
 const RECORDING: &[&str] = &["record", "max-size", "max-files"];
 const FILES: &[&str] = &["config", "ledger", "no-ledger"];
-const PRICING: &[&str] = &["rate", "budget", "currency"];
+const PRICING: &[&str] = &["rate", "budget", "currency", "cloud-metadata"];
 /// How a screen looks (the dashboard and the fleet).
 const LOOK: &[&str] = &["theme", "no-color", "ascii"];
 /// The dashboard's own: a replay's start, look-don't-touch.

@@ -93,7 +93,16 @@ fn check_dir(root: &Path, room: &str, forbidden: &[&str]) {
 
 #[test]
 fn the_engine_knows_nothing_of_the_rooms_above_it() {
-    check_core("engine", &["config", "notify", "session"]);
+    check_core("engine", &["config", "notify", "session", "cloud"]);
+}
+
+#[test]
+fn where_am_i_reads_no_config_and_runs_no_session() {
+    // `cloud` is handed its options and hands back facts and a priced rate; config calls it.
+    check_core(
+        "cloud",
+        &["config", "engine", "session", "notify", "ledger", "source"],
+    );
 }
 
 #[test]

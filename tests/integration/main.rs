@@ -8,6 +8,7 @@ mod billing_week;
 mod check;
 mod cli;
 mod cli_help;
+mod cloud;
 mod config_cmd;
 mod container;
 mod corpus;

@@ -5,7 +5,8 @@
 //! `source` (NVML, /proc, simulator) → `engine` (history, alert rules, autostop) → `session`
 //! (one metering run: engine + billing + ledger writer + alert fan-out + autostop guard; one
 //! `Step` per reading). `billing`, `ledger`, `notify` and `export` are rooms the session and
-//! the front-ends use; `config` reads the config file and hands each room its resolved
+//! the front-ends use; `cloud` says where the machine is rented and what such a box lists at
+//! (DMI, pod environment, the opt-in metadata service, the price catalog); `config` reads the config file and hands each room its resolved
 //! settings; `money`, `units`, `clock`, `sanitize` and `recording` are the shared ground;
 //! `endpoint` (port, listen address, tokens), `expect` (what was paid for) and `fleet` (the
 //! fleet's hosts, polling and rows) are what two front-ends would otherwise share sideways. The
@@ -15,6 +16,7 @@
 
 pub mod billing;
 pub mod clock;
+pub mod cloud;
 pub mod config;
 pub mod endpoint;
 pub mod engine;

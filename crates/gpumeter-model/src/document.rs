@@ -26,8 +26,16 @@ pub struct Document {
 pub struct BillingSummary {
     /// ISO 4217 code of every `_micros` amount here.
     pub currency: String,
-    /// The configured rate as the user wrote it (`31.00/h`, `3.10/gpu-h`, `2000/month`).
+    /// The rate the meter runs on, as written (`31.00/h`, `3.10/gpu-h`, `2000/month`).
     pub rate: String,
+    /// Where it came from: `yours` (a file, a flag, a demo) or `list-price` (the built-in
+    /// catalog's price for the machine gpumeter found itself on; not what you were told you pay).
+    #[serde(default = "yours")]
+    pub rate_source: String,
+    /// The same in words, with the rate: `list price, AWS p5.48xlarge on-demand us-east-1,
+    /// catalog 2025-05: $98.32/h — set yours with --rate` or `your rate (config.toml): $31.00/h`.
+    #[serde(default)]
+    pub rate_note: String,
     pub granularity: String,
     pub clock_start_unix_ms: Option<i64>,
     /// Paid time since the clock start.
@@ -46,6 +54,11 @@ pub struct BillingSummary {
     pub budget: Option<BudgetSummary>,
     pub gpus: u32,
     pub busy_gpus: u32,
+}
+
+/// Documents older than the rate's provenance carried the user's own rates only.
+fn yours() -> String {
+    "yours".to_string()
 }
 
 /// The budget, when one is set.

@@ -82,6 +82,22 @@ pub fn render_host(
             1.0,
         ),
     );
+    if let Some(b) = billing {
+        // Its own series, so a dashboard can flag a list price (not what the user pays).
+        out.gauge(
+            "gpumeter_rate_info",
+            "Where the rate comes from: source=\"yours\" (config, flag, demo) or \"list-price\" \
+             (the built-in catalog's price for this machine; set yours with --rate) (value 1).",
+            one(
+                vec![
+                    ("source", b.rate_source.kind().to_string()),
+                    ("rate", b.rate.to_string()),
+                    ("detail", opt_label(Some(&b.rate_source.describe()))),
+                ],
+                1.0,
+            ),
+        );
+    }
     let idle = snap
         .gpus
         .iter()

@@ -12,7 +12,7 @@
 
 use gpumeter_model::Document;
 
-use gpumeter_core::billing::{ClockStart, Pricing, Rate};
+use gpumeter_core::billing::{ClockStart, ListPrice, Pricing, Rate, RateSource};
 use gpumeter_core::money::Currency;
 use gpumeter_core::session::{Session, SessionConfig};
 
@@ -30,6 +30,14 @@ impl Remote {
             let mut p = Pricing::simple(Rate::parse(&b.rate).ok()?);
             p.currency = Currency::from_code(&b.currency).ok()?;
             p.clock_start = ClockStart::FirstSample;
+            if b.rate_source == "list-price" {
+                // The host meters on a list price: the fleet says so too.
+                p.source = RateSource::ListPrice(ListPrice {
+                    what: "as its host found it".into(),
+                    catalog: String::new(),
+                    url: String::new(),
+                });
+            }
             Some(p)
         });
         let session = Session::new(SessionConfig {
@@ -74,6 +82,8 @@ mod tests {
             billing: Some(BillingSummary {
                 currency: "EUR".into(),
                 rate: rate.into(),
+                rate_source: "yours".into(),
+                rate_note: String::new(),
                 granularity: "per-second".into(),
                 clock_start_unix_ms: None,
                 paid_ms: 0,

@@ -315,6 +315,7 @@ pub fn billing_view() -> gpumeter_core::billing::BillingView {
         currency: Currency::USD,
         at_unix_ms: 1_767_258_000_000, // 2026-01-01T09:00Z
         rate: Rate::parse("31/h").unwrap(),
+        rate_source: Default::default(),
         granularity: Granularity::PerSecondMin60,
         clock_start_unix_ms: Some(1_767_225_600_000),
         paid_ms: 9 * 3_600_000,

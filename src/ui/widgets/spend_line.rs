@@ -32,10 +32,20 @@ pub fn line(view: &BillingView, theme: &Theme, width: usize) -> Line<'static> {
         styled(money(view.spent), theme.title),
     ];
     // Each part: its wordings, longest first.
-    let mut parts: Vec<Vec<Vec<Span<'static>>>> = vec![vec![vec![
-        dot(),
-        styled(view.currency.per_hour(view.burn_per_hour), theme.text),
-    ]]];
+    let burn = || styled(view.currency.per_hour(view.burn_per_hour), theme.text);
+    let mut parts: Vec<Vec<Vec<Span<'static>>>> = if view.rate_source.is_list_price() {
+        vec![vec![
+            vec![
+                dot(),
+                burn(),
+                styled(" (list price: set --rate)", theme.warm),
+            ],
+            vec![dot(), burn(), styled(" (list price)", theme.warm)],
+            vec![dot(), burn()],
+        ]]
+    } else {
+        vec![vec![vec![dot(), burn()]]]
+    };
     let (idle, idle_style) = match view.idle_share {
         Some(s) => (
             format!("{:.0}%", s * 100.0),

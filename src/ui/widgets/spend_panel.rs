@@ -98,6 +98,21 @@ pub fn lines(view: &BillingView, theme: &Theme) -> Vec<Line<'static>> {
         Tone::Plain,
         theme,
     ));
+    if let gpumeter_core::billing::RateSource::ListPrice(l) = &view.rate_source {
+        // A guessed price is said to be one, with how to give the real one.
+        let catalog = if l.catalog.is_empty() {
+            String::new()
+        } else {
+            format!(", catalog {}", l.catalog)
+        };
+        out.push(line(
+            "rate",
+            format!("list price{catalog} — set yours with --rate"),
+            Tone::Warn,
+            theme,
+        ));
+        out.push(line("priced as", l.what.clone(), Tone::Plain, theme));
+    }
     if let Some(b) = &view.budget {
         let tone = budget_tone(b);
         out.push(line(
@@ -217,6 +232,32 @@ mod tests {
             })
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    #[test]
+    fn a_list_price_is_said_to_be_one_and_a_users_rate_is_not_labelled() {
+        let area = Rect::new(0, 0, 80, 12);
+        let mut buf = Buffer::empty(area);
+        render(&mut buf, area, &view(), &Theme::colour());
+        assert!(!text(&buf).contains("list price"));
+        let mut listed = view();
+        listed.rate_source =
+            gpumeter_core::billing::RateSource::ListPrice(gpumeter_core::billing::ListPrice {
+                what: "AWS p5.48xlarge on-demand us-east-1".into(),
+                catalog: "2025-05".into(),
+                url: "https://aws.amazon.com/ec2/pricing/on-demand/".into(),
+            });
+        let mut buf = Buffer::empty(area);
+        render(&mut buf, area, &listed, &Theme::colour());
+        let t = text(&buf);
+        assert!(
+            t.contains("rate       list price, catalog 2025-05 — set yours with --rate")
+                && t.contains("priced as  AWS p5.48xlarge on-demand us-east-1"),
+            "{t}"
+        );
+        let one = crate::ui::widgets::spend_line::line(&listed, &Theme::colour(), 120);
+        let one: String = one.spans.iter().map(|s| s.content.as_ref()).collect();
+        assert!(one.contains("(list price: set --rate)"), "{one}");
     }
 
     #[test]

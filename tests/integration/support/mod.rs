@@ -18,6 +18,11 @@ pub fn gpumeter(home: &Path) -> Command {
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_STATE_HOME", home.join("state"))
         .env_remove("GPUMETER_NVML_LIB");
+    // Not on a cloud (whatever box CI runs on): no DMI strings, no pod variables.
+    cmd.env("GPUMETER_DMI_ROOT", "");
+    for var in gpumeter_core::cloud::local::POD_VARS {
+        cmd.env_remove(var);
+    }
     cmd
 }
 

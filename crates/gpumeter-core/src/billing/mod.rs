@@ -9,6 +9,7 @@ pub mod calendar;
 mod cost;
 pub mod meter;
 pub mod pricing;
+pub mod rate_source;
 pub mod view;
 
 #[cfg(test)]
@@ -19,4 +20,5 @@ pub use meter::{GpuTick, Meter, MeterConfig, MeterSeed, MeterTotals, TickRecord}
 pub use pricing::{
     Budget, BudgetPeriod, ClockStart, Granularity, Pricing, PricingError, Rate, RateUnit,
 };
+pub use rate_source::{ListPrice, RateSource, rate_text};
 pub use view::{BillingView, BudgetView, per_busy_gpu_hour};

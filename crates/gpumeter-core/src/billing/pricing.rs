@@ -61,7 +61,8 @@ impl RateUnit {
         matches!(self, RateUnit::InstanceMonth | RateUnit::GpuMonth)
     }
 
-    fn suffix(self) -> &'static str {
+    /// `h`, `gpu-h`, `month`, `gpu-month`.
+    pub fn suffix(self) -> &'static str {
         match self {
             RateUnit::InstanceHour => "h",
             RateUnit::GpuHour => "gpu-h",
@@ -275,6 +276,8 @@ pub struct Pricing {
     pub budget: Option<Budget>,
     /// Per kWh of GPU energy (on-prem); `None` leaves energy uncosted.
     pub electricity_per_kwh: Option<Money>,
+    /// Where the rate came from: the user's, or a catalog list price.
+    pub source: super::RateSource,
 }
 
 impl Pricing {
@@ -293,6 +296,7 @@ impl Pricing {
             egress_per_gb: Money::ZERO,
             budget: None,
             electricity_per_kwh: None,
+            source: super::RateSource::default(),
         }
     }
 

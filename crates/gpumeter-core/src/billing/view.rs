@@ -33,6 +33,9 @@ pub struct BillingView {
     pub at_unix_ms: i64,
     #[serde(serialize_with = "ser_rate")]
     pub rate: Rate,
+    /// Where the rate came from: the user's, or a catalog list price.
+    #[serde(serialize_with = "ser_rate_source")]
+    pub rate_source: super::RateSource,
     #[serde(serialize_with = "ser_granularity")]
     pub granularity: Granularity,
     /// When the billing clock started.
@@ -69,6 +72,10 @@ pub struct BillingView {
 
 fn ser_currency<S: serde::Serializer>(c: &Currency, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(c.code())
+}
+
+fn ser_rate_source<S: serde::Serializer>(r: &super::RateSource, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&r.describe())
 }
 
 fn ser_rate<S: serde::Serializer>(r: &Rate, s: S) -> Result<S::Ok, S::Error> {
@@ -171,6 +178,7 @@ impl Meter {
             currency: p.currency,
             at_unix_ms: self.last_tick().at_unix_ms,
             rate: p.rate,
+            rate_source: p.source.clone(),
             granularity: p.granularity,
             clock_start_unix_ms: self.start_unix_ms(),
             paid_ms: t.paid_ms,

@@ -24,7 +24,9 @@ use std::path::{Path, PathBuf};
 pub use alerts::AlertSettings;
 pub use error::{ConfigError, Origin};
 pub use raw::RawConfig;
-pub use resolve::{CliPricing, DemoPricing, KeySettings, LedgerSettings, Settings, ThemeSetting};
+pub use resolve::{
+    CliPricing, CloudSettings, DemoPricing, KeySettings, LedgerSettings, Settings, ThemeSetting,
+};
 
 /// The shipped defaults, built in.
 pub const DEFAULT_CONFIG: &str = include_str!("../../../../config/default.toml");
@@ -90,6 +92,9 @@ pub struct LoadOptions {
     /// A demo scenario's prices, layered over the files.
     pub demo: Option<DemoPricing>,
     pub cli: CliPricing,
+    /// Where to find out what the machine is, for a list price when no rate is set; `None`
+    /// looks nothing up (tests, and commands that meter nothing).
+    pub probe: Option<crate::cloud::Probe>,
 }
 
 /// Parses one layer of TOML text; `name` is how errors refer to it.
@@ -141,8 +146,20 @@ impl Layer {
 
 /// Loads the settings: defaults, then the user file (`--config` or the XDG path, when present),
 /// then the demo's prices, then the flags.
+/// With no rate set on a real machine, the list price of the machine it finds itself on (see
+/// [`crate::cloud`]), said to be one.
 pub fn load(opts: &LoadOptions) -> Result<Settings, ConfigError> {
-    resolve::resolve(&layers(opts)?, opts.demo.as_ref(), &opts.cli, &opts.env)
+    let mut settings = resolve::resolve(&layers(opts)?, opts.demo.as_ref(), &opts.cli, &opts.env)?;
+    if let Some(probe) = &opts.probe {
+        let c = &settings.cloud;
+        let priced = crate::cloud::list_pricing(probe, c.metadata, c.catalog.as_deref(), None);
+        if settings.pricing.is_none() && !opts.cli.simulated {
+            settings.pricing = priced.pricing.clone();
+            settings.notes.extend(priced.notes.iter().cloned());
+        }
+        settings.whereabouts = Some(priced);
+    }
+    Ok(settings)
 }
 
 /// The file layers [`load`] reads: the defaults, then `--config` or the user's file.

@@ -18,6 +18,8 @@ pub struct RawConfig {
     pub alerts: Option<RawAlerts>,
     pub autostop: Option<RawAutostop>,
     pub ui: Option<RawUi>,
+    /// `[cloud]`: where-am-I and the price catalog.
+    pub cloud: Option<RawCloud>,
     /// `[keys]`: dashboard action → its key or keys (checked by `ui::keys`).
     pub keys: Option<BTreeMap<String, Spanned<RawKeys>>>,
 }
@@ -42,6 +44,16 @@ pub struct RawPricing {
     pub egress_per_gb: Option<Spanned<String>>,
     pub budget: Option<Spanned<String>>,
     pub electricity_per_kwh: Option<Spanned<String>>,
+}
+
+/// `[cloud]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCloud {
+    /// Ask the instance metadata service (a network call to the link-local address).
+    pub metadata: Option<bool>,
+    /// A price catalog of your own, its rows before the built-in ones.
+    pub catalog: Option<Spanned<String>>,
 }
 
 /// `[ledger]`.

@@ -9,6 +9,7 @@ use toml::Spanned;
 use super::error::{ConfigError, Origin};
 use super::raw::RawPricing;
 use super::{Env, Layer};
+use crate::billing::RateSource;
 use crate::billing::pricing::{Budget, ClockStart, Granularity, Pricing, Rate, non_negative};
 use crate::money::{Currency, Money};
 
@@ -82,8 +83,21 @@ pub struct Settings {
     pub readonly: bool,
     /// `[ui] ascii` or `--ascii`: no braille, no box-drawing.
     pub ascii: bool,
+    /// `[cloud]`.
+    pub cloud: CloudSettings,
+    /// What the machine was found to be and its list price, when the loader looked.
+    pub whereabouts: Option<crate::cloud::Priced>,
     /// Things worth a line on stderr (a clock start that fell back, …).
     pub notes: Vec<String>,
+}
+
+/// `[cloud]` as resolved.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CloudSettings {
+    /// Ask the instance metadata service (off unless the user turns it on).
+    pub metadata: bool,
+    /// The user's own price catalog (`~/` expanded).
+    pub catalog: Option<PathBuf>,
 }
 
 /// A value and where it came from.
@@ -199,8 +213,9 @@ pub fn resolve(
             }
             None
         }
-        Some((rate, _)) => {
+        Some((rate, origin)) => {
             let mut p = Pricing::simple(rate);
+            p.source = RateSource::Yours(where_set(&origin));
             if let Some((g, _)) = &granularity {
                 p.granularity = *g;
             }
@@ -229,8 +244,48 @@ pub fn resolve(
         keys: key_settings(layers),
         readonly: cli.readonly || ui_flag(layers, |u| u.readonly),
         ascii: cli.ascii || ui_flag(layers, |u| u.ascii),
+        cloud: cloud_settings(layers, env)?,
+        whereabouts: None,
         notes,
     })
+}
+
+/// How a rate's origin is named beside it: the file's name, the flag, the demo.
+fn where_set(origin: &Origin) -> String {
+    match origin {
+        Origin::File { name, .. } => std::path::Path::new(name)
+            .file_name()
+            .map_or(name.clone(), |n| n.to_string_lossy().into_owned()),
+        Origin::Flag(f) => f.to_string(),
+        Origin::Scenario(s) => format!("demo scenario {s}"),
+    }
+}
+
+/// The last layer's `[cloud]` keys.
+fn cloud_settings(layers: &[Layer], env: &Env) -> Result<CloudSettings, ConfigError> {
+    let metadata = layers
+        .iter()
+        .rev()
+        .find_map(|l| l.raw.cloud.as_ref()?.metadata)
+        .unwrap_or(false);
+    let catalog = layers.iter().rev().find_map(|l| {
+        let c = l.raw.cloud.as_ref()?.catalog.as_ref()?;
+        Some((
+            c.get_ref().trim().to_string(),
+            Origin::at(&l.name, &l.text, c.span().start),
+        ))
+    });
+    let catalog = match catalog {
+        None => None,
+        Some((text, origin)) if text.is_empty() => {
+            return Err(invalid(origin, "cloud.catalog", "must not be empty"));
+        }
+        Some((text, _)) => Some(match (text.strip_prefix("~/"), &env.home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ => PathBuf::from(text),
+        }),
+    };
+    Ok(CloudSettings { metadata, catalog })
 }
 
 /// Each layer's `[keys]` over the one below, action by action.

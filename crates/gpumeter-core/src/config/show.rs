@@ -157,7 +157,10 @@ fn lookup<'a>(table: &'a toml::Table, path: &[&str]) -> Option<&'a toml::Value> 
 fn resolved_lines(s: &Settings) -> Vec<String> {
     let mut lines = vec![match &s.pricing {
         Some(_) => "meter: on (a rate is set)".to_string(),
-        None => "meter: off (no pricing.rate: the dashboard shows no spend)".to_string(),
+        None => {
+            "meter: off (no pricing.rate; a machine in the price catalog runs on its list price)"
+                .to_string()
+        }
     }];
     lines.push(match (&s.ledger.enabled, &s.ledger.path) {
         (false, _) => "ledger: off".to_string(),

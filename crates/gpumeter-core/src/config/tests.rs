@@ -353,8 +353,14 @@ fn read_only_comes_from_the_file_or_the_flag_and_is_off_by_default() {
 
 /// The settings that matter, for comparing two loads (origins name different files).
 fn meaning(s: &Settings) -> impl PartialEq + std::fmt::Debug {
+    // The same rate from another file is the same meaning (only the file's name differs).
+    let pricing = s.pricing.clone().map(|mut p| {
+        p.source = Default::default();
+        p
+    });
     (
-        s.pricing.clone(),
+        pricing,
+        s.cloud.clone(),
         s.ledger.clone(),
         s.alerts.rules.clone(),
         s.alerts.notify.clone(),

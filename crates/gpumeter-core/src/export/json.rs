@@ -34,6 +34,8 @@ pub fn billing_summary(v: &BillingView) -> BillingSummary {
     BillingSummary {
         currency: v.currency.code().to_string(),
         rate: v.rate.to_string(),
+        rate_source: v.rate_source.kind().to_string(),
+        rate_note: v.rate_source.line(&v.rate, v.currency),
         granularity: v.granularity.name().to_string(),
         clock_start_unix_ms: v.clock_start_unix_ms,
         paid_ms: v.paid_ms,

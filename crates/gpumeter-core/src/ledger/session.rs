@@ -48,10 +48,18 @@ pub struct SessionStart {
     pub recorded: super::recorder::Recorded,
 }
 
-/// The prices as one line of text: equal text, equal prices.
+/// The prices as one line of text: equal text, equal prices. A list price says so (its own
+/// session: a guessed price is never summed with the user's), a user's rate is written as it
+/// always was (a ledger kept before the list prices resumes its sessions).
 pub fn pricing_text(p: &Pricing) -> String {
+    let listed = match &p.source {
+        crate::billing::RateSource::ListPrice(l) => {
+            format!(" source=list-price({}, catalog {})", l.what, l.catalog)
+        }
+        crate::billing::RateSource::Yours(_) => String::new(),
+    };
     format!(
-        "rate={} granularity={} extras/h={} egress/GB={} kWh={} budget={}",
+        "rate={} granularity={} extras/h={} egress/GB={} kWh={} budget={}{listed}",
         p.rate,
         p.granularity.name(),
         p.extras_per_hour,

@@ -19,6 +19,8 @@ fn billing(burn: i64, gpus: u32, busy: u32) -> BillingSummary {
     BillingSummary {
         currency: "USD".into(),
         rate: "31/h".into(),
+        rate_source: "yours".into(),
+        rate_note: String::new(),
         granularity: "per-second".into(),
         clock_start_unix_ms: None,
         paid_ms: 0,

@@ -1,0 +1,279 @@
+//! The price catalog: list prices per hour of the GPU machines people rent, as data
+//! (`config/prices.toml`, built in; a user's own file layered before it). Parsed strictly: an
+//! unknown key, provider or rate, a row without its source or date, is an error naming the
+//! file, row and field. A row older than the catalog's `max_age_days` is stale and not used.
+
+use std::path::Path;
+
+use chrono::NaiveDate;
+use serde::Deserialize;
+
+use super::{Lifecycle, Provider, Whereabouts};
+use crate::billing::Rate;
+
+/// The built-in catalog.
+pub const BUILT_IN: &str = include_str!("../../../../config/prices.toml");
+/// How the built-in catalog is named in messages.
+pub const BUILT_IN_NAME: &str = "<built-in price catalog>";
+
+/// Why a catalog could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CatalogError {
+    #[error("{name}: {message}")]
+    Invalid { name: String, message: String },
+    #[error("{name}: price {row} ({what}): {message}")]
+    Row {
+        name: String,
+        row: usize,
+        what: String,
+        message: String,
+    },
+    #[error("cannot read the price catalog {path}: {message}")]
+    Read { path: String, message: String },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCatalog {
+    catalog: Option<RawHeader>,
+    #[serde(default)]
+    price: Vec<RawRow>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHeader {
+    max_age_days: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRow {
+    provider: String,
+    instance: Option<String>,
+    gpu: Option<String>,
+    region: Option<String>,
+    on_demand: String,
+    spot: Option<String>,
+    source: Option<String>,
+    taken: Option<String>,
+}
+
+/// One list price.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub provider: Provider,
+    /// The instance type it prices (clouds), or…
+    pub instance: Option<String>,
+    /// …the GPU model it prices per GPU (GPU clouds).
+    pub gpu: Option<String>,
+    pub region: Option<String>,
+    pub on_demand: Rate,
+    pub spot: Option<Rate>,
+    pub source: String,
+    pub taken: NaiveDate,
+}
+
+/// Rows, first match wins (a user's rows come before the built-in ones).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Catalog {
+    pub rows: Vec<Row>,
+    /// Rows older than this many days are not used.
+    pub max_age_days: u32,
+}
+
+/// The default for `max_age_days` when a catalog does not say.
+pub const DEFAULT_MAX_AGE_DAYS: u32 = 365;
+
+/// A price found for this machine, with what it was found for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub row: Row,
+    pub rate: Rate,
+    /// The lifecycle the rate is for (on-demand unless a spot price was listed for a spot box).
+    pub priced_as: Lifecycle,
+}
+
+/// Why no price was used for a machine the catalog has a row for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the catalog's price for {what} was taken {taken}, {age} days ago (older than {max} days): not used"
+)]
+pub struct Stale {
+    pub what: String,
+    pub taken: NaiveDate,
+    pub age: i64,
+    pub max: u32,
+}
+
+impl Catalog {
+    /// The built-in catalog.
+    pub fn built_in() -> Result<Catalog, CatalogError> {
+        Catalog::parse(BUILT_IN_NAME, BUILT_IN)
+    }
+
+    /// A user's file, its rows before `base`'s (the stricter age limit of the two holds).
+    pub fn with_file(self, path: &Path) -> Result<Catalog, CatalogError> {
+        let text =
+            crate::textfile::read_text(path, crate::textfile::MAX_TEXT_FILE).map_err(|e| {
+                CatalogError::Read {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                }
+            })?;
+        let mut mine = Catalog::parse(&path.display().to_string(), &text)?;
+        mine.max_age_days = mine.max_age_days.min(self.max_age_days);
+        mine.rows.extend(self.rows);
+        Ok(mine)
+    }
+
+    /// Parses a catalog; `name` is how errors refer to it.
+    pub fn parse(name: &str, text: &str) -> Result<Catalog, CatalogError> {
+        let raw: RawCatalog = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            CatalogError::Invalid {
+                name: line.map_or(name.to_string(), |l| format!("{name}:{l}")),
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        let rows = raw
+            .price
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| row(name, i + 1, r))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Catalog {
+            rows,
+            max_age_days: raw
+                .catalog
+                .and_then(|c| c.max_age_days)
+                .unwrap_or(DEFAULT_MAX_AGE_DAYS),
+        })
+    }
+
+    /// The price for this machine on `today`: its instance type in its region, else in any
+    /// region; for a GPU cloud, its GPU model (`gpu`, as NVML names it). `Ok(None)` when the
+    /// catalog has no row; `Err` when the row is stale.
+    pub fn price(
+        &self,
+        w: &Whereabouts,
+        gpu: Option<&str>,
+        today: NaiveDate,
+    ) -> Result<Option<Found>, Stale> {
+        let Some(provider) = w.provider else {
+            return Ok(None);
+        };
+        let ours = |r: &&Row| r.provider == provider;
+        let by_type = |r: &&Row| {
+            w.instance_type.is_some() && r.instance.as_deref() == w.instance_type.as_deref()
+        };
+        let by_gpu = |r: &&Row| {
+            let want = gpu.map(normal_gpu);
+            want.is_some() && r.gpu.as_deref().map(normal_gpu) == want
+        };
+        let same_region =
+            |r: &&Row| w.region.is_none() || r.region.is_none() || r.region == w.region;
+        let rows = || self.rows.iter().filter(ours);
+        let row = rows()
+            .filter(by_type)
+            .find(same_region)
+            .or_else(|| rows().find(by_type))
+            .or_else(|| rows().find(by_gpu));
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let age = (today - row.taken).num_days();
+        if age > i64::from(self.max_age_days) {
+            return Err(Stale {
+                what: row.instance.clone().or(row.gpu.clone()).unwrap_or_default(),
+                taken: row.taken,
+                age,
+                max: self.max_age_days,
+            });
+        }
+        let (rate, priced_as) = match (w.lifecycle, row.spot) {
+            (Some(Lifecycle::Spot), Some(spot)) => (spot, Lifecycle::Spot),
+            _ => (row.on_demand, Lifecycle::OnDemand),
+        };
+        Ok(Some(Found {
+            row: row.clone(),
+            rate,
+            priced_as,
+        }))
+    }
+}
+
+/// `NVIDIA H100 80GB HBM3` and `h100 80gb hbm3` match.
+fn normal_gpu(name: &str) -> String {
+    let lower = name.trim().to_ascii_lowercase();
+    lower
+        .strip_prefix("nvidia ")
+        .unwrap_or(&lower)
+        .trim()
+        .to_string()
+}
+
+fn row(name: &str, n: usize, r: RawRow) -> Result<Row, CatalogError> {
+    let what = r
+        .instance
+        .clone()
+        .or(r.gpu.clone())
+        .unwrap_or_else(|| "no instance or gpu".into());
+    let err = |message: String| CatalogError::Row {
+        name: name.to_string(),
+        row: n,
+        what: what.clone(),
+        message,
+    };
+    let provider = Provider::from_key(r.provider.trim()).ok_or_else(|| {
+        let known: Vec<_> = Provider::ALL.iter().map(|p| p.key()).collect();
+        err(format!(
+            "unknown provider '{}' (use {})",
+            r.provider,
+            known.join(", ")
+        ))
+    })?;
+    if r.instance.is_some() == r.gpu.is_some() {
+        return Err(err("give exactly one of instance or gpu".into()));
+    }
+    let rate = |field: &str, text: &str| {
+        Rate::parse(text)
+            .map_err(|e| err(format!("{field}: {e}")))
+            .and_then(|rate| {
+                if rate.unit.monthly() {
+                    Err(err(format!("{field}: an hourly rate such as 2.99/h")))
+                } else {
+                    Ok(rate)
+                }
+            })
+    };
+    let on_demand = rate("on_demand", &r.on_demand)?;
+    let spot = r.spot.as_deref().map(|s| rate("spot", s)).transpose()?;
+    let source = r
+        .source
+        .filter(|s| s.starts_with("https://"))
+        .ok_or_else(|| err("source: every row names the https:// page its price is from".into()))?;
+    let taken = r
+        .taken
+        .as_deref()
+        .ok_or_else(|| err("taken: every row says the date its price was taken".into()))
+        .and_then(|t| {
+            NaiveDate::parse_from_str(t.trim(), "%Y-%m-%d")
+                .map_err(|_| err(format!("taken: '{t}' is not a date such as 2026-11-20")))
+        })?;
+    Ok(Row {
+        provider,
+        instance: r.instance,
+        gpu: r.gpu,
+        region: r.region,
+        on_demand,
+        spot,
+        source,
+        taken,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,175 @@
+use super::*;
+
+fn day(text: &str) -> NaiveDate {
+    NaiveDate::parse_from_str(text, "%Y-%m-%d").unwrap()
+}
+
+fn aws(instance: &str, region: Option<&str>) -> Whereabouts {
+    Whereabouts {
+        provider: Some(Provider::Aws),
+        instance_type: Some(instance.into()),
+        region: region.map(String::from),
+        ..Default::default()
+    }
+}
+
+const ONE: &str = r#"
+[catalog]
+max_age_days = 30
+
+[[price]]
+provider = "aws"
+instance = "p5.48xlarge"
+region = "us-west-2"
+on_demand = "99/h"
+source = "https://example.com/a"
+taken = "2026-11-20"
+
+[[price]]
+provider = "aws"
+instance = "p5.48xlarge"
+region = "us-east-1"
+on_demand = "98.32/h"
+spot = "40/h"
+source = "https://example.com/b"
+taken = "2026-11-20"
+
+[[price]]
+provider = "runpod"
+gpu = "H100 80GB HBM3"
+on_demand = "2.99/gpu-h"
+source = "https://example.com/c"
+taken = "2026-11-20"
+"#;
+
+#[test]
+fn every_built_in_row_has_a_source_and_a_date_and_parses() {
+    let c = Catalog::built_in().unwrap();
+    assert!(c.rows.len() > 40, "{} rows", c.rows.len());
+    for r in &c.rows {
+        assert!(r.source.starts_with("https://"), "{r:?}");
+    }
+    for (p, t) in [
+        (Provider::Aws, "p4d.24xlarge"),
+        (Provider::Aws, "p5.48xlarge"),
+        (Provider::Aws, "g6e.xlarge"),
+        (Provider::Gcp, "a3-highgpu-8g"),
+        (Provider::Gcp, "g2-standard-4"),
+        (Provider::Azure, "Standard_ND96isr_H100_v5"),
+    ] {
+        let w = Whereabouts {
+            provider: Some(p),
+            instance_type: Some(t.into()),
+            ..Default::default()
+        };
+        let found = c.price(&w, None, day("2025-06-01")).unwrap();
+        assert!(found.is_some(), "{p} {t}");
+    }
+}
+
+#[test]
+fn the_boxs_region_is_preferred_then_any_region_then_the_gpu_model() {
+    let c = Catalog::parse("t", ONE).unwrap();
+    let today = day("2026-12-01");
+    let f = c.price(&aws("p5.48xlarge", Some("us-east-1")), None, today);
+    let f = f.unwrap().unwrap();
+    assert_eq!(f.rate.to_string(), "98.32/h");
+    assert_eq!(f.priced_as, Lifecycle::OnDemand);
+    let f = c.price(&aws("p5.48xlarge", Some("eu-west-1")), None, today);
+    assert_eq!(f.unwrap().unwrap().row.region.as_deref(), Some("us-west-2"));
+    assert_eq!(c.price(&aws("g5.xlarge", None), None, today), Ok(None));
+    let pod = Whereabouts {
+        provider: Some(Provider::RunPod),
+        ..Default::default()
+    };
+    let f = c.price(&pod, Some("NVIDIA H100 80GB HBM3"), today);
+    assert_eq!(f.unwrap().unwrap().rate.to_string(), "2.99/gpu-h");
+    assert_eq!(c.price(&pod, Some("Tesla T4"), today), Ok(None));
+    assert_eq!(c.price(&Whereabouts::default(), None, today), Ok(None));
+}
+
+#[test]
+fn a_spot_box_gets_the_spot_price_where_one_is_listed() {
+    let c = Catalog::parse("t", ONE).unwrap();
+    let mut w = aws("p5.48xlarge", Some("us-east-1"));
+    w.lifecycle = Some(Lifecycle::Spot);
+    let f = c.price(&w, None, day("2026-12-01")).unwrap().unwrap();
+    assert_eq!(
+        (f.rate.to_string(), f.priced_as),
+        ("40/h".into(), Lifecycle::Spot)
+    );
+    w.region = Some("us-west-2".into());
+    let f = c.price(&w, None, day("2026-12-01")).unwrap().unwrap();
+    assert_eq!(f.priced_as, Lifecycle::OnDemand);
+}
+
+#[test]
+fn a_stale_row_is_refused_with_its_age() {
+    let c = Catalog::parse("t", ONE).unwrap();
+    let e = c
+        .price(
+            &aws("p5.48xlarge", Some("us-east-1")),
+            None,
+            day("2027-01-20"),
+        )
+        .unwrap_err();
+    assert_eq!(e.age, 61);
+    assert!(
+        e.to_string()
+            .contains("taken 2026-11-20, 61 days ago (older than 30 days)")
+    );
+}
+
+#[test]
+fn malformed_catalogs_say_which_row_and_field() {
+    let bad = |text: &str| Catalog::parse("p.toml", text).unwrap_err().to_string();
+    let row = |body: &str| format!("[[price]]\n{body}\n");
+    assert!(bad("[[price]]\nprovider = \"aws\"\nbogus = 1\n").contains("p.toml:"));
+    let e = bad(&row(
+        "provider = \"ibm\"\ninstance = \"x\"\non_demand = \"1/h\"\nsource = \"https://a\"\ntaken = \"2026-01-01\"",
+    ));
+    assert!(e.contains("price 1 (x): unknown provider 'ibm'"), "{e}");
+    let e = bad(&row(
+        "provider = \"aws\"\ninstance = \"x\"\non_demand = \"1/h\"\ntaken = \"2026-01-01\"",
+    ));
+    assert!(e.contains("source: every row names"), "{e}");
+    let e = bad(&row(
+        "provider = \"aws\"\ninstance = \"x\"\non_demand = \"1/h\"\nsource = \"https://a\"",
+    ));
+    assert!(e.contains("taken: every row says"), "{e}");
+    let e = bad(&row(
+        "provider = \"aws\"\ninstance = \"x\"\non_demand = \"1/h\"\nsource = \"https://a\"\ntaken = \"Nov 2026\"",
+    ));
+    assert!(e.contains("'Nov 2026' is not a date"), "{e}");
+    let e = bad(&row(
+        "provider = \"aws\"\ninstance = \"x\"\non_demand = \"cheap\"\nsource = \"https://a\"\ntaken = \"2026-01-01\"",
+    ));
+    assert!(e.contains("on_demand:"), "{e}");
+    let e = bad(&row(
+        "provider = \"aws\"\non_demand = \"1/h\"\nsource = \"https://a\"\ntaken = \"2026-01-01\"",
+    ));
+    assert!(e.contains("exactly one of instance or gpu"), "{e}");
+}
+
+#[test]
+fn a_users_rows_come_first_and_keep_the_stricter_age() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mine.toml");
+    std::fs::write(
+        &path,
+        "[[price]]\nprovider = \"aws\"\ninstance = \"p5.48xlarge\"\non_demand = \"50/h\"\nsource = \"https://mine\"\ntaken = \"2026-11-01\"\n",
+    )
+    .unwrap();
+    let c = Catalog::parse("t", ONE).unwrap().with_file(&path).unwrap();
+    assert_eq!(c.max_age_days, 30);
+    let f = c.price(
+        &aws("p5.48xlarge", Some("us-east-1")),
+        None,
+        day("2026-11-20"),
+    );
+    assert_eq!(f.unwrap().unwrap().rate.to_string(), "50/h");
+    let missing = Catalog::parse("t", ONE)
+        .unwrap()
+        .with_file(&dir.path().join("nope.toml"));
+    assert!(matches!(missing, Err(CatalogError::Read { .. })));
+}
