@@ -6,12 +6,14 @@
 //! against process death (only a power cut can roll back the last commits). One writer per
 //! file: the first instance takes an advisory lock, later ones open the ledger read-only and say
 //! so. A file that is not ours or is damaged is renamed aside (`ledger.sqlite.corrupt-<unix>`),
-//! never overwritten. Touches only the ledger's own files.
+//! never overwritten, and said in one line; the rows of a damaged ledger that are still
+//! readable are copied into the new one ([`salvage`]). Touches only the ledger's own files.
 
 mod apportion;
 pub mod lock;
 pub mod query;
 pub mod recorder;
+mod salvage;
 pub mod schema;
 pub mod session;
 pub mod writer;
@@ -92,14 +94,10 @@ impl Ledger {
             }
             return Ok((Ledger::open_read_only(path)?, notes));
         };
-        if let Some(why) = Self::inspect(path)? {
-            let aside = set_aside(path, now_unix_ms).map_err(io)?;
-            notes.push(format!(
-                "{} was {why}; moved it to {} and started a new ledger",
-                path.display(),
-                aside.display()
-            ));
-        }
+        let aside = match Self::inspect(path)? {
+            Some(why) => Some((why, set_aside(path, now_unix_ms).map_err(io)?)),
+            None => None,
+        };
         let sql = |source| LedgerError::Sql {
             path: path.to_path_buf(),
             source,
@@ -112,6 +110,16 @@ impl Ledger {
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(sql)?;
         schema::create(&mut conn).map_err(sql)?;
+        if let Some((why, aside)) = aside {
+            // One line: what was wrong, where the file went, what came back from it.
+            let salvaged = salvage::salvage(&aside, &mut conn)
+                .map_or_else(String::new, |s| format!("; {}", s.text()));
+            notes.push(format!(
+                "{} was {why}; moved it to {} and started a new ledger{salvaged}",
+                path.display(),
+                aside.display()
+            ));
+        }
         Ok((
             Ledger {
                 conn,

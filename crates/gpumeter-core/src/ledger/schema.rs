@@ -105,10 +105,35 @@ pub fn check(conn: &Connection) -> FileCheck {
     if version > SCHEMA_VERSION {
         return FileCheck::Newer(version);
     }
-    let ok: rusqlite::Result<String> = conn.query_row("PRAGMA quick_check", [], |r| r.get(0));
-    match ok {
-        Ok(s) if s == "ok" => FileCheck::Ours,
-        Ok(s) => FileCheck::Foreign(format!("damaged ({s})")),
+    match quick_check(conn) {
+        Ok(problems) if problems.is_empty() => FileCheck::Ours,
+        Ok(problems) => {
+            // SQLite lists each damaged page on lines of its own (up to a hundred): the user
+            // gets how many and the first, on one line.
+            let first = crate::units::truncate(&problems[0], 80);
+            let more = match problems.len() {
+                1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            };
+            FileCheck::Foreign(format!("damaged (SQLite's check: {first}{more})"))
+        }
         Err(e) => FileCheck::Foreign(format!("damaged ({e})")),
     }
+}
+
+/// The problems `PRAGMA quick_check` lists, one per line; empty when the file is sound.
+fn quick_check(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("PRAGMA quick_check")?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    let mut problems = Vec::new();
+    for row in rows {
+        let row = row?;
+        problems.extend(
+            row.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && *l != "ok" && !l.starts_with("***"))
+                .map(str::to_string),
+        );
+    }
+    Ok(problems)
 }

@@ -295,15 +295,16 @@ fn drain(
                 }
             }
             Err(e) => {
-                let (progress, cv) = &**written;
-                lock(progress).failing = true;
-                cv.notify_all();
                 if !std::mem::replace(failing, true) {
                     push(
                         notes,
                         format!("ledger write failed (will retry each minute): {e}"),
                     );
                 }
+                // Said before it is signalled: a released waiter finds the note there.
+                let (progress, cv) = &**written;
+                lock(progress).failing = true;
+                cv.notify_all();
                 break;
             }
         }

@@ -247,3 +247,50 @@ fn a_second_instance_reads_only_and_counts_nothing_twice() {
     let l = Ledger::open_read_only(&path).unwrap();
     assert_eq!(l.total_usage().unwrap().spend_micros, spent);
 }
+
+/// 2 KB overwritten in the middle of a ledger: one line says so, and the rows still readable
+/// come back in the new ledger instead of the whole history going aside with the file.
+#[test]
+fn a_damaged_ledger_is_set_aside_in_one_line_and_its_readable_rows_salvaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    run(&path, "36/h", T0, T0 + 4 * 3_600_000);
+    let before = Ledger::open_read_only(&path)
+        .unwrap()
+        .sessions_since(0)
+        .unwrap();
+    let minutes_before = {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.query_row("SELECT count(*) FROM minutes", [], |r| r.get::<_, i64>(0))
+            .unwrap()
+    };
+    let mut bytes = std::fs::read(&path).unwrap();
+    let mid = bytes.len() / 2;
+    for b in &mut bytes[mid..mid + 2_048] {
+        *b = 0xA5;
+    }
+    std::fs::write(&path, bytes).unwrap();
+
+    let (ledger, notes) = Ledger::open(&path, T0 + 5 * 3_600_000).unwrap();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    let note = &notes[0];
+    assert!(!note.contains('\n') && note.len() < 400, "{note}");
+    assert!(note.contains("was damaged ("), "{note}");
+    assert!(
+        note.contains("copied in what was still readable: "),
+        "{note}"
+    );
+    assert_eq!(ledger.integrity_check().unwrap(), "ok");
+    let after = ledger.sessions_since(0).unwrap();
+    assert_eq!(after.len(), before.len(), "{after:?}");
+    let salvaged: i64 = ledger
+        .conn()
+        .query_row("SELECT count(*) FROM minutes", [], |r| r.get(0))
+        .unwrap();
+    // Most of the history is back: at most the rows on the overwritten pages are lost.
+    assert!(
+        salvaged * 2 > minutes_before && salvaged <= minutes_before,
+        "{salvaged} of {minutes_before}: {note}"
+    );
+    assert!(note.contains(&format!("{salvaged} minute(s)")), "{note}");
+}
