@@ -66,15 +66,12 @@ pub(crate) fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
         }
     } else if let Some(demo) = g.demo.as_deref() {
         // Play the scenario up to `--at` on a private clock: no waiting, at most ~10 000
-        // readings however long `--at` is (the table needs only the last).
+        // readings however long `--at` is; the table and the JSON alike carry the alerts and
+        // the bill of that moment, so both play every reading up to it.
         let clock = FakeClock::new(SystemClock.now_unix_ms());
         let mut source = launch::open_source(Some(demo), None, Arc::new(clock.clone()))?;
         let at = millis(args.at);
-        let step = if args.json {
-            millis(g.interval()).max(at / 10_000).max(1)
-        } else {
-            at.max(1)
-        };
+        let step = millis(g.interval()).max(at / 10_000).max(1);
         let mut t = 0;
         while t < at {
             session.ingest(source.sample()?);
@@ -97,7 +94,7 @@ pub(crate) fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
         let doc = export::json::document(snap, engine.billing(), engine.alerts());
         export::json::to_json_document(&doc)?
     } else {
-        export::table::to_table(snap)
+        export::table::to_table(snap, engine.billing(), engine.alerts())
     };
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a message.

@@ -188,6 +188,44 @@ fn snapshot_table_is_readable() {
         .stdout(predicate::str::contains("GPU"));
 }
 
+/// The table carries what makes the tool different: the bill, the standing alerts (worst
+/// first) and SM activity beside utilization, so a hung job's 99 % reads as the lie it is.
+#[test]
+fn snapshot_table_has_the_bill_the_alerts_and_sm_activity() {
+    let home = tempfile::tempdir().unwrap();
+    let out = gpumeter(home.path())
+        .args(["--rate", "31/h", "--budget", "1000/run"])
+        .args(["snapshot", "--demo", "hung", "--at", "6m"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let bill = text
+        .lines()
+        .find(|l| l.starts_with("bill: spent $"))
+        .unwrap();
+    assert!(bill.contains("burn $31.00/h"), "{bill}");
+    assert!(bill.contains("% of $1,000.00/run"), "{bill}");
+    assert!(
+        text.contains("rate: your rate (--rate): $31.00/h"),
+        "{text}"
+    );
+    let alerts = text.lines().position(|l| l == "alerts: 1").unwrap();
+    let first = text.lines().nth(alerts + 1).unwrap();
+    assert!(
+        first.trim_start().starts_with("HIGH") && first.contains("busy but do no work"),
+        "{first}"
+    );
+    let head = text.lines().find(|l| l.starts_with("GPU ")).unwrap();
+    assert!(head.contains("SM act"), "{head}");
+    let gpu0 = text.lines().find(|l| l.starts_with("0   ")).unwrap();
+    assert!(gpu0.contains("99%") && gpu0.contains(" / "), "{gpu0}");
+}
+
 #[test]
 fn no_driver_gives_a_clear_message_and_exit_code_3() {
     let home = tempfile::tempdir().unwrap();

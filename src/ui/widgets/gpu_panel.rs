@@ -254,7 +254,7 @@ fn clock_line(g: &GpuReading, theme: &Theme) -> Line<'static> {
         (None, _) => theme.na,
         _ => theme.text,
     };
-    Line::from(vec![
+    let mut line = Line::from(vec![
         label("SM ", theme),
         styled(
             fmt::clock_pair(g.clock_sm_mhz, g.clock_sm_max_mhz),
@@ -266,7 +266,22 @@ fn clock_line(g: &GpuReading, theme: &Theme) -> Line<'static> {
             slow(g.clock_memory_mhz, g.clock_memory_max_mhz),
         ),
         label(" MHz", theme),
-    ])
+    ]);
+    // The video engines, on the cards that report them (NVENC/NVDEC: a transcoding or a
+    // video-decoding input pipeline shows here, not in the SM utilization).
+    if g.encoder_util_pct.is_some() || g.decoder_util_pct.is_some() {
+        let pct = |v: Option<u32>| match v {
+            Some(p) => styled(format!("{p}%"), theme.text),
+            None => na(theme),
+        };
+        line.spans.extend([
+            label("  enc ", theme),
+            pct(g.encoder_util_pct),
+            label(" dec ", theme),
+            pct(g.decoder_util_pct),
+        ]);
+    }
+    line
 }
 
 fn pcie_line(g: &GpuReading, theme: &Theme) -> Line<'static> {
@@ -381,5 +396,23 @@ mod tests {
             link_span(&GpuReading::default(), &theme).content,
             "link N/A"
         );
+    }
+
+    #[test]
+    fn the_video_engines_show_where_the_card_reports_them() {
+        let theme = Theme::colour();
+        let text = |g: &GpuReading| -> String {
+            clock_line(g, &theme)
+                .spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect()
+        };
+        let mut g = GpuReading::default();
+        assert!(!text(&g).contains("enc"), "{}", text(&g));
+        g.decoder_util_pct = Some(41);
+        assert!(text(&g).ends_with("enc N/A dec 41%"), "{}", text(&g));
+        g.encoder_util_pct = Some(0);
+        assert!(text(&g).ends_with("enc 0% dec 41%"), "{}", text(&g));
     }
 }

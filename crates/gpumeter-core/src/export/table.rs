@@ -1,16 +1,24 @@
 //! The plain-text snapshot: what `gpumeter snapshot` prints for a person (and for logs), with
-//! the same units and `N/A` conventions as the dashboard.
+//! the same units and `N/A` conventions as the dashboard: the box, the bill (when priced) and
+//! the standing alerts worst first, then the GPUs and their processes.
 
 use std::fmt::Write as _;
 
 use gpumeter_model::{GpuReading, GpuState, ProcessReading, Snapshot};
 
+use crate::billing::BillingView;
+use crate::engine::rules::Alert;
 use crate::units::{NA, bytes, duration_of_secs, opt, rate};
 
-/// Renders a snapshot as aligned text tables.
-pub fn to_table(snap: &Snapshot) -> String {
+/// Renders a snapshot as aligned text tables, with the bill and `alerts` (most severe first,
+/// as the engine keeps them) where there are any.
+pub fn to_table(snap: &Snapshot, billing: Option<&BillingView>, alerts: &[Alert]) -> String {
     let mut out = String::new();
     header(&mut out, snap);
+    if let Some(v) = billing {
+        bill(&mut out, v);
+    }
+    alert_lines(&mut out, alerts);
     gpus(&mut out, &snap.gpus);
     processes(&mut out, &snap.processes, snap.taken_at_unix_ms / 1000);
     for w in &snap.warnings {
@@ -47,10 +55,57 @@ fn header(out: &mut String, snap: &Snapshot) {
     out.push('\n');
 }
 
+/// "bill: spent $644.91 (today $538.26)  burn $24.80/h  budget 13% of $5,000.00/run  idle 0% of
+/// the watched time ($0.00)", then where the rate came from.
+fn bill(out: &mut String, v: &BillingView) {
+    let money = |m| v.currency.format(m);
+    let mut line = format!(
+        "bill: spent {} (today {})  burn {}/h",
+        money(v.spent),
+        money(v.spent_today),
+        money(v.burn_per_hour)
+    );
+    if let Some(b) = &v.budget {
+        let _ = write!(
+            line,
+            "  budget {:.0}% of {}/{}",
+            (b.share * 100.0).clamp(0.0, 999.0),
+            money(b.amount),
+            b.period
+        );
+    }
+    let _ = write!(
+        line,
+        "  idle {} of the watched time ({})",
+        opt(v.idle_share, |s| format!("{:.0}%", s * 100.0)),
+        money(v.idle_cost)
+    );
+    let _ = writeln!(out, "{line}");
+    let _ = writeln!(out, "rate: {}", v.rate_source.line(&v.rate, v.currency));
+    out.push('\n');
+}
+
+/// "alerts: 2" and one line each, "HIGH      GPU 2 starved …" (nothing when none stand).
+fn alert_lines(out: &mut String, alerts: &[Alert]) {
+    if alerts.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "alerts: {}", alerts.len());
+    for a in alerts {
+        let sev = a.severity.name().to_uppercase();
+        let _ = writeln!(out, "  {sev:<9} {}", a.title);
+    }
+    out.push('\n');
+}
+
 fn gpus(out: &mut String, gpus: &[GpuReading]) {
-    let _ = writeln!(
-        out,
-        "{:<3} {:<24} {:>5} {:>5} {:>19} {:>15} {:>5} {:>11} {:>21}  throttle",
+    // Columns only some cards have appear only when one of these does (N/A for the others).
+    let sm = gpus.iter().any(|g| g.sm_active_pct.is_some());
+    let codec = gpus
+        .iter()
+        .any(|g| g.encoder_util_pct.is_some() || g.decoder_util_pct.is_some());
+    let mut head = format!(
+        "{:<3} {:<24} {:>5} {:>5} {:>19} {:>15} {:>5} {:>11} {:>23}",
         "GPU",
         "name",
         "util",
@@ -59,17 +114,23 @@ fn gpus(out: &mut String, gpus: &[GpuReading]) {
         "power/limit",
         "temp",
         "SM/mem MHz",
-        "PCIe rx/tx"
+        "PCIe rx / tx"
     );
+    if sm {
+        let _ = write!(head, " {:>6}", "SM act");
+    }
+    if codec {
+        let _ = write!(head, " {:>9}", "enc/dec");
+    }
+    let _ = writeln!(out, "{head}  throttle");
     for g in gpus {
         let name: String = g.name.as_deref().unwrap_or(NA).chars().take(24).collect();
         if g.state != GpuState::Ok {
             let _ = writeln!(out, "{:<3} {:<24} {}", g.index, name, state_word(g.state));
             continue;
         }
-        let _ = writeln!(
-            out,
-            "{:<3} {:<24} {:>5} {:>5} {:>19} {:>15} {:>5} {:>11} {:>21}  {}",
+        let mut line = format!(
+            "{:<3} {:<24} {:>5} {:>5} {:>19} {:>15} {:>5} {:>11} {:>23}",
             g.index,
             name,
             opt(g.util_gpu_pct, |v| format!("{v}%")),
@@ -91,12 +152,26 @@ fn gpus(out: &mut String, gpus: &[GpuReading]) {
                 opt(g.clock_memory_mhz, |v| v.to_string())
             ),
             format!(
-                "{}/{}",
+                "{} / {}",
                 opt(g.pcie_rx_bytes_per_s, |v| rate(v as f64)),
                 opt(g.pcie_tx_bytes_per_s, |v| rate(v as f64))
             ),
-            throttle_words(g),
         );
+        if sm {
+            let _ = write!(line, " {:>6}", opt(g.sm_active_pct, |v| format!("{v:.0}%")));
+        }
+        if codec {
+            let _ = write!(
+                line,
+                " {:>9}",
+                format!(
+                    "{}/{}",
+                    opt(g.encoder_util_pct, |v| format!("{v}%")),
+                    opt(g.decoder_util_pct, |v| format!("{v}%"))
+                )
+            );
+        }
+        let _ = writeln!(out, "{line}  {}", throttle_words(g));
     }
     out.push('\n');
 }
@@ -216,7 +291,7 @@ mod tests {
 
     #[test]
     fn zero_is_zero_and_unknown_is_na() {
-        let t = to_table(&snap());
+        let t = to_table(&snap(), None, &[]);
         let gpu0 = t.lines().find(|l| l.starts_with("0 ")).unwrap_or_default();
         assert!(gpu0.contains(" 0%"), "{gpu0}");
         assert!(gpu0.contains("N/A/N/A") || gpu0.contains("N/A"), "{gpu0}");
@@ -225,9 +300,20 @@ mod tests {
 
     #[test]
     fn lost_gpu_and_invisible_pid_are_labelled_not_dropped() {
-        let t = to_table(&snap());
+        let t = to_table(&snap(), None, &[]);
         assert!(t.contains("LOST"));
         assert!(t.contains("4242"));
         assert!(t.contains("not visible in /proc"));
+    }
+
+    #[test]
+    fn unpriced_and_quiet_means_no_bill_no_alerts_and_no_columns_the_cards_lack() {
+        let t = to_table(&snap(), None, &[]);
+        assert!(
+            !t.contains("bill:") && !t.contains("alerts:") && !t.contains('$'),
+            "{t}"
+        );
+        // No card here reports GPM or codec readings: their columns stay away.
+        assert!(!t.contains("SM act") && !t.contains("enc/dec"), "{t}");
     }
 }
