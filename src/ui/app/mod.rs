@@ -217,7 +217,16 @@ impl App {
         }
         let had_status = self.status.take().is_some();
         let action = if self.confirm.is_some() {
-            confirm_key(&mut self.confirm, key)
+            match confirm_key(&mut self.confirm, key) {
+                Some(action) => action,
+                None => {
+                    if let Some(p) = self.confirm.take() {
+                        self.status = Some(cancelled_text(&p));
+                    }
+                    // Said now: the status line keeps it until the next key.
+                    return Action::Redraw;
+                }
+            }
         } else if self.help {
             // Any key closes the help.
             self.help = false;
@@ -361,7 +370,8 @@ impl App {
         match ev.kind {
             MouseEventKind::Down(MouseButton::Left) => {
                 // A click away from the confirmation cancels it; it never confirms.
-                if self.confirm.take().is_some() {
+                if let Some(p) = self.confirm.take() {
+                    self.status = Some(cancelled_text(&p));
                     return Action::Redraw;
                 }
                 if self.help || self.alerts.overlay_open() {
@@ -498,12 +508,13 @@ impl App {
 
 /// Keys while a confirmation is open: Enter or `y` acts, `w` toggles the whole job, `+` `-`
 /// (or the arrows) move a renice's value; anything else cancels, so a stray key never sends.
-fn confirm_key(slot: &mut Option<Pending>, key: KeyEvent) -> Action {
+/// `None`: the key cancels (the caller takes the confirmation and says so).
+fn confirm_key(slot: &mut Option<Pending>, key: KeyEvent) -> Option<Action> {
     let Some(pending) = slot else {
-        return Action::None;
+        return Some(Action::None);
     };
     let renice = pending.ask == Ask::Renice;
-    match key.code {
+    Some(match key.code {
         KeyCode::Enter | KeyCode::Char('y' | 'Y') => Action::ConfirmAct,
         KeyCode::Char('w') => {
             pending.whole_job = !pending.whole_job;
@@ -517,11 +528,17 @@ fn confirm_key(slot: &mut Option<Pending>, key: KeyEvent) -> Action {
             pending.step_nice(-1);
             Action::Redraw
         }
-        _ => {
-            *slot = None;
-            Action::Redraw
-        }
-    }
+        _ => return None,
+    })
+}
+
+/// What the status line says when a confirmation is cancelled: nothing was sent.
+fn cancelled_text(pending: &Pending) -> String {
+    let what = match pending.ask {
+        Ask::Signal(sig) => format!("SIG{} not sent", sig.name()),
+        Ask::Renice => "nice value not changed".into(),
+    };
+    format!("cancelled: {what} to PID {}", pending.one.target.pid)
 }
 
 #[cfg(test)]

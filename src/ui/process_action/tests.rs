@@ -215,9 +215,13 @@ fn any_other_key_cancels_and_nothing_is_sent() {
     assert!(apply(ask, &mut a, Some(&snap)));
     assert_eq!(key(&mut a, KeyCode::Char('w')), Action::Redraw);
     assert!(a.confirm.as_ref().is_some_and(|p| p.whole_job));
-    // `j` would move the selection; here it only cancels.
+    // `j` would move the selection; here it only cancels, and says that nothing was sent.
     assert_eq!(key(&mut a, KeyCode::Char('j')), Action::Redraw);
     assert!(a.confirm.is_none());
+    assert_eq!(
+        a.status.as_deref(),
+        Some(format!("cancelled: SIGKILL not sent to PID {}", trainer.id()).as_str())
+    );
     assert_eq!(a.selected_pid(), Some(trainer.id()));
     assert!(trainer.try_wait().expect("try_wait").is_none());
     reap(trainer);

@@ -266,3 +266,21 @@ fn user_themes_come_from_their_folder_by_name_with_a_suggestion_for_a_typo() {
     let err = load("ligth", &flag, None).unwrap_err().to_string();
     assert!(err.contains("did you mean 'light'?"), "{err}");
 }
+
+/// The reference theme's comment names every built-in theme, so a reader choosing one from it
+/// sees them all.
+#[test]
+fn the_reference_theme_names_every_built_in() {
+    let text = include_str!("../../../themes/default.toml");
+    let comment: String = text
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join(" ");
+    for name in crate::ui::theme::file::builtin_names() {
+        assert!(
+            comment.contains(name),
+            "default.toml's comment omits {name}"
+        );
+    }
+}
