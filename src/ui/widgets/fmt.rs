@@ -92,6 +92,7 @@ pub fn fit(
     segments: Vec<Vec<Span<'static>>>,
     width: usize,
 ) -> Line<'static> {
+    let fixed = cut_to(fixed, width);
     let mut used = spans_width(&fixed);
     let mut spans = fixed;
     for seg in segments {
@@ -102,6 +103,30 @@ pub fn fit(
         }
     }
     Line::from(spans)
+}
+
+/// `spans` cut to `room` cells: the span that crosses the edge is cut at a word with `…`
+/// (its style kept), the ones after it dropped. A line that fits is returned as it is.
+fn cut_to(spans: Vec<Span<'static>>, room: usize) -> Vec<Span<'static>> {
+    if spans_width(&spans) <= room {
+        return spans;
+    }
+    let mut out = Vec::with_capacity(spans.len());
+    let mut used = 0;
+    for s in spans {
+        let w = width(&s.content);
+        if used + w <= room {
+            used += w;
+            out.push(s);
+            continue;
+        }
+        let cut = gpumeter_core::units::truncate_words(&s.content, room - used);
+        if !cut.is_empty() {
+            out.push(Span::styled(cut, s.style));
+        }
+        break;
+    }
+    out
 }
 
 /// A styled span: a `&'static str` is borrowed, not copied (a frame has hundreds of fixed

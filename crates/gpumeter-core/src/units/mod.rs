@@ -9,7 +9,7 @@ mod duration;
 mod text;
 
 pub use duration::{DurationStyle, age, duration, duration_of_secs, period};
-pub use text::{pad_left, pad_right, truncate, truncate_cow, width};
+pub use text::{pad_left, pad_right, truncate, truncate_cow, truncate_words, width};
 
 /// `None` is shown as this, never as 0.
 pub const NA: &str = "N/A";

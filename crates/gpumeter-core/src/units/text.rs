@@ -40,6 +40,37 @@ pub fn truncate_cow(s: &str, max: usize) -> (Cow<'_, str>, usize) {
     (Cow::Owned(out), w)
 }
 
+/// [`truncate`] at a word: a cut that would split a word backs off to the space before it
+/// (when that keeps at least two thirds of the room), and a cut never leaves a dangling `(`,
+/// comma or dash before its `…`. For sentences (an alert's title); columns cut at `max`.
+pub fn truncate_words(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let cut = truncate(s, max);
+    let body = cut.strip_suffix('…').unwrap_or(&cut);
+    let next = s[body.len()..].chars().next();
+    let mut keep = body;
+    if next.is_some_and(|c| !c.is_whitespace())
+        && let Some(space) = body.rfind(' ')
+        && width(&body[..space]) * 3 >= max.saturating_sub(1) * 2
+    {
+        keep = &body[..space];
+    }
+    // An aside the cut opened and never closed goes, when enough is left without it.
+    if let Some(open) = keep.rfind('(')
+        && !keep[open..].contains(')')
+        && width(&keep[..open]) * 3 >= max.saturating_sub(1) * 2
+    {
+        keep = &keep[..open];
+    }
+    let keep = keep.trim_end_matches(|c: char| c.is_whitespace() || "([{,;:-—–/".contains(c));
+    format!("{keep}…")
+}
+
 /// `s` padded with spaces (or cut) to exactly `w` cells.
 pub fn pad_right(s: &str, w: usize) -> String {
     // One allocation: the table pads ~200 cells a frame.
@@ -64,6 +95,24 @@ pub fn pad_left(s: &str, w: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sentence_is_cut_at_a_word_and_never_before_a_dangling_bracket() {
+        let t = "GPU 2 starved: a CPU-bound input pipeline (8 workers)";
+        assert_eq!(truncate_words(t, 80), t);
+        let cut = truncate_words(t, 40);
+        assert_eq!(cut, "GPU 2 starved: a CPU-bound input…");
+        assert!(width(&cut) <= 40);
+        // "…pipeline (" would end on a bracket.
+        assert_eq!(
+            truncate_words(t, 45),
+            "GPU 2 starved: a CPU-bound input pipeline…"
+        );
+        // One long word: cut inside it rather than leave nothing.
+        assert_eq!(truncate_words("abcdefghijklmnop", 6), "abcde…");
+        assert_eq!(truncate_words("abc", 0), "");
+        assert_eq!(truncate_words("abc", 1), "…");
+    }
 
     #[test]
     fn padding_aligns_in_display_cells_and_cuts_what_is_too_long() {

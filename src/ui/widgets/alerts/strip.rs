@@ -10,6 +10,7 @@ use ratatui::widgets::{Clear, Paragraph, Widget};
 
 use gpumeter_core::engine::Engine;
 use gpumeter_core::engine::rules::Alert;
+use gpumeter_core::units;
 
 use crate::ui::app::App;
 use crate::ui::keys::KeyAction;
@@ -37,14 +38,23 @@ impl Widget for AlertStrip<'_> {
         };
         let theme = &app.theme;
         let style = theme.severity(shown.severity);
-        let mut fixed = vec![
-            Span::styled(format!(" {} ", shown.severity.name().to_uppercase()), style),
-            Span::raw(" "),
-            Span::styled(shown.title.clone(), style),
-        ];
-        if visible.len() > 1 {
+        let badge = format!(" {} ", shown.severity.name().to_uppercase());
+        let count = (visible.len() > 1).then(|| {
             let pos = selected.min(visible.len() - 1) + 1;
-            fixed.push(Span::raw(format!("  ({pos}/{})", visible.len())));
+            format!("  ({pos}/{})", visible.len())
+        });
+        // The title takes the room the badge and the count leave, cut at a word with `…`:
+        // the count says there is more, so it is never the part that is lost.
+        let room = usize::from(area.width)
+            .saturating_sub(units::width(&badge) + 1)
+            .saturating_sub(count.as_deref().map_or(0, units::width));
+        let mut fixed = vec![
+            Span::styled(badge, style),
+            Span::raw(" "),
+            Span::styled(units::truncate_words(&shown.title, room), style),
+        ];
+        if let Some(count) = count {
+            fixed.push(Span::raw(count));
         }
         // The keys, as many as fit after the title; the detail view's first.
         let k = |a: KeyAction, what: &str| {
