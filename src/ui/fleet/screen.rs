@@ -47,8 +47,17 @@ pub fn page_rows(area: Rect) -> usize {
     usize::from(area.height.saturating_sub(CHROME_ROWS)).max(1)
 }
 
+/// Columns given up, in this order, when the screen is too narrow for all of them: what can be
+/// read on the host's own screen goes first; the host, its state, the money and the alert stay.
+const DROP_ORDER: [usize; 5] = [9, 4, 2, 8, 3]; // AGE, VRAM, GPUS, BUDGET, UTIL
+/// The alert column keeps at least this much before another column is given up.
+const ALERT_MIN: usize = 16;
+/// The host name keeps at least this much (cut with `…` below its full width).
+const HOST_MIN: usize = 12;
+
 /// Column widths: each the widest of its header and its cells (a down row fills only its
-/// name and state); the last column takes what is left.
+/// name and state); 0 for a column given up to fit (see [`DROP_ORDER`]), the host name cut
+/// next, and the last column takes what is left.
 fn widths(rows: &[HostRow], grid: &[Vec<String>], total: usize) -> Vec<usize> {
     let mut w: Vec<usize> = HEADERS.iter().map(|h| fmt::width(h) + 2).collect();
     for (r, c) in rows.iter().zip(grid) {
@@ -57,15 +66,20 @@ fn widths(rows: &[HostRow], grid: &[Vec<String>], total: usize) -> Vec<usize> {
             *wi = (*wi).max(fmt::width(cell));
         }
     }
-    // The host name gives way first when the screen is narrow, down to 12 cells.
-    let used: usize = w.iter().take(HEADERS.len() - 1).map(|x| x + 2).sum();
-    if used > total && w[0] > 12 {
-        w[0] = w[0].saturating_sub(used - total).max(12);
+    let last = HEADERS.len() - 1;
+    let used =
+        |w: &[usize]| -> usize { w.iter().take(last).filter(|x| **x > 0).map(|x| x + 2).sum() };
+    for i in DROP_ORDER {
+        if used(&w) + ALERT_MIN.min(w[last]) <= total {
+            break;
+        }
+        w[i] = 0;
     }
-    let used: usize = w.iter().take(HEADERS.len() - 1).map(|x| x + 2).sum();
-    if let Some(last) = w.last_mut() {
-        *last = total.saturating_sub(used);
+    let over = (used(&w) + ALERT_MIN.min(w[last])).saturating_sub(total);
+    if over > 0 && w[0] > HOST_MIN {
+        w[0] = w[0].saturating_sub(over).max(HOST_MIN);
     }
+    w[last] = total.saturating_sub(used(&w));
     w
 }
 
@@ -87,18 +101,28 @@ fn alert_style(r: &HostRow, theme: &Theme) -> Style {
     }
 }
 
+/// Cell `i` padded (or cut with `…`) to its width, with the gap after it; nothing for a
+/// column given up.
+fn cell_span(w: &[usize], i: usize, text: &str, style: Style) -> Span<'static> {
+    let width = w.get(i).copied().unwrap_or(0);
+    if width == 0 {
+        return Span::raw("");
+    }
+    let gap = if i + 1 < HEADERS.len() { "  " } else { "" };
+    styled(format!("{}{gap}", fmt::pad_right(text, width)), style)
+}
+
 fn host_line(r: &HostRow, w: &[usize], selected: bool, theme: &Theme) -> Line<'static> {
     let c = cells::cells(r);
     let mut spans: Vec<Span<'static>> = Vec::new();
-    let cell = |i: usize, text: &str, style: Style| {
-        let width = w.get(i).copied().unwrap_or(0);
-        let gap = if i + 1 < HEADERS.len() { "  " } else { "" };
-        styled(format!("{}{gap}", fmt::pad_right(text, width)), style)
-    };
+    let cell = |i: usize, text: &str, style: Style| cell_span(w, i, text, style);
     spans.push(cell(0, &c[0], theme.text));
     spans.push(cell(1, &c[1], state_style(&r.state, theme)));
     if cells::has_numbers(r) {
         for (i, text) in c.iter().enumerate().skip(2) {
+            if w.get(i).copied().unwrap_or(0) == 0 {
+                continue;
+            }
             let style = match i {
                 6 if r.idle_burn_per_hour.is_some_and(|m| m.micros() > 0) => theme.warm,
                 10 => alert_style(r, theme),
@@ -111,6 +135,7 @@ fn host_line(r: &HostRow, w: &[usize], selected: bool, theme: &Theme) -> Line<'s
         let rest: usize = w
             .iter()
             .skip(2)
+            .filter(|x| **x > 0)
             .map(|x| x + 2)
             .sum::<usize>()
             .saturating_sub(2);
@@ -172,8 +197,7 @@ impl Widget for FleetScreen<'_> {
                 } else {
                     ((*h).to_string(), theme.table_header)
                 };
-                let gap = if i + 1 < HEADERS.len() { "  " } else { "" };
-                styled(format!("{}{gap}", fmt::pad_right(&text, w[i])), style)
+                cell_span(&w, i, &text, style)
             })
             .collect();
         line_at(buf, area.y + 2, Line::from(head));

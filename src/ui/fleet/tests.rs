@@ -185,6 +185,32 @@ fn a_host_that_fails_after_answering_shows_when_it_was_last_seen() {
     assert!(text.lines().next().unwrap().contains("2 down"), "{text}");
 }
 
+/// At 80 columns the fleet keeps what it is for — the host, its state, the money and the
+/// alert — whole, and gives up the columns a host's own screen shows (age, VRAM, GPUs, budget).
+#[test]
+fn at_80_columns_host_names_money_and_alerts_are_kept_whole() {
+    let mut ui = demo_fleet(SECONDS);
+    let text = buffer_to_string(&draw(&mut ui, 80, 24, NOW));
+    let head = text.lines().nth(2).unwrap();
+    for kept in ["HOST", "STATE", "BURN/H", "IDLE/H", "TODAY", "ALERT"] {
+        assert!(head.contains(kept), "{head}");
+    }
+    for given_up in ["AGE", "VRAM"] {
+        assert!(!head.contains(given_up), "{head}");
+    }
+    for host in ["gpu-idle-01", "train-a", "train-b", "gpu-dead-04"] {
+        assert!(text.contains(host), "{host} cut: {text}");
+    }
+    let idle = text.lines().find(|l| l.contains("gpu-idle-01")).unwrap();
+    assert!(idle.contains("$31.00/h"), "money cut: {idle}");
+    let starved = text.lines().find(|l| l.contains("train-b")).unwrap();
+    assert!(
+        starved.contains("HIGH") || starved.contains("high"),
+        "alert dropped: {starved}"
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+}
+
 #[test]
 fn narrow_and_tiny_terminals_draw_without_panicking() {
     let mut ui = demo_fleet(60);
