@@ -19,6 +19,7 @@ mod fake_nvml_tui;
 mod fleet;
 mod fleet_tui;
 mod insights;
+mod kubernetes;
 mod layering;
 mod pynvml;
 mod record;
