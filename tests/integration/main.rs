@@ -24,6 +24,7 @@ mod layering;
 mod pynvml;
 mod record;
 mod serve;
+mod serve_kube;
 mod serve_load;
 mod serve_prometheus;
 mod signals;

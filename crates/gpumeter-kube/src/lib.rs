@@ -13,6 +13,8 @@
 
 mod ask;
 mod proto;
+#[cfg(any(test, feature = "stand-in"))]
+pub mod stand_in;
 mod table;
 #[cfg(test)]
 mod tests;
