@@ -285,7 +285,17 @@ pub(crate) fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
         eprintln!("gpumeter: no pricing configured (pricing.rate or --rate): no spend to export");
     }
     let clock: SharedClock = Arc::new(SystemClock);
-    let source = source_for(g, clock.clone(), recording_of(cli, &args.recording))?;
+    let mut source = source_for(g, clock.clone(), recording_of(cli, &args.recording))?;
+    let in_pod = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some();
+    let pods = args.kubernetes.enabled(&args.pod_resources, in_pod);
+    if pods {
+        use gpumeter_kube::{Attributed, KubeOptions, PodAttribution};
+        let asking = PodAttribution::start(KubeOptions {
+            socket: args.pod_resources.clone(),
+            ..KubeOptions::default()
+        });
+        source = Box::new(Attributed::new(source, asking));
+    }
     let session = gpumeter_core::session::Session::new(gpumeter_core::session::SessionConfig {
         pricing: settings.pricing,
         ledger_path: ledger_path(&settings.ledger),
@@ -302,6 +312,7 @@ pub(crate) fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
         metrics: MetricsOptions {
             process_limit: args.process_metrics.then_some(args.process_limit),
             dcgm: args.compat == Some(cli::Compat::Dcgm),
+            pods,
         },
     };
     serve::run(args.listen, token, setup, &mut |addr| {

@@ -127,7 +127,11 @@ pub fn run(
         source,
         clock: setup.clock,
         session: setup.session,
-        roster: Roster::default(),
+        roster: if setup.metrics.pods {
+            Roster::with_pods()
+        } else {
+            Roster::default()
+        },
         errors: 0,
         opts: setup.metrics,
         ended: false,

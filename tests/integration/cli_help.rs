@@ -90,6 +90,8 @@ fn each_command_lists_only_the_options_it_uses() {
             "process-metrics",
             "process-limit",
             "compat",
+            "kubernetes",
+            "pod-resources",
             "autostop",
             "stop-cmd",
         ],

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{SharedStr, ThrottleReason};
+use crate::{PodRef, SharedStr, ThrottleReason};
 
 /// Whether a GPU is answering.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,6 +76,14 @@ pub struct GpuReading {
     /// driver does not report this GPU's events.
     #[serde(default)]
     pub xid_errors: Option<Vec<XidCount>>,
+    /// The Kubernetes pods the GPU is allocated to (one, or several MIG slices' pods); empty
+    /// off Kubernetes or when unknown, and then absent from the JSON.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pods: Vec<PodRef>,
+    /// The UUIDs of its MIG devices (`MIG-…`), when MIG is on and the driver lists them: how
+    /// the kubelet names a MIG slice it hands to a pod. Empty otherwise, and absent from the JSON.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mig_uuids: Vec<SharedStr>,
 }
 
 /// How often one XID error was seen on a GPU.

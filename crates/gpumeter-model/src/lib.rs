@@ -8,7 +8,7 @@
 //! - the schema carries a version ([`SCHEMA_VERSION`]) that readers check before trusting a file.
 //!
 //! It holds plain data only: no I/O, no clocks, no terminal types. Rooms: `host`, `gpu`,
-//! `process`, `document` (what `serve` publishes), `throttle`; everything is re-exported
+//! `process`, `pod` (Kubernetes), `document` (what `serve` publishes), `throttle`; everything is re-exported
 //! here. With the `test-support` feature (tests only), `testing` builds readings by hand.
 
 use std::sync::Arc;
@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 mod document;
 mod gpu;
 mod host;
+mod pod;
 mod process;
 mod throttle;
 
@@ -27,6 +28,7 @@ pub mod testing;
 pub use document::{AlertSummary, BillingSummary, BudgetSummary, Document, Evidence};
 pub use gpu::{GpuReading, GpuState, StuckThresholds, XidCount};
 pub use host::{CgroupReading, HostReading, PlaceKind, RunsIn, SystemInfo};
+pub use pod::PodRef;
 pub use process::{GpuProcessKind, GpuUse, PidMatch, ProcessReading, ThreadReading};
 pub use throttle::ThrottleReason;
 

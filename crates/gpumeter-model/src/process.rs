@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::SharedStr;
+use crate::{PodRef, SharedStr};
 
 /// How a process uses a GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +70,10 @@ pub struct ProcessReading {
     /// Its busiest thread over the interval (sampled for GPU processes only).
     #[serde(default)]
     pub busiest_thread: Option<ThreadReading>,
+    /// Its Kubernetes pod (cgroup path, named from the pod-resources API where it can be);
+    /// absent off Kubernetes, in the JSON too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<PodRef>,
 }
 
 /// How a driver PID was tied to a process seen from inside a container.
@@ -117,6 +121,7 @@ impl ProcessReading {
             host_pid: None,
             pid_match: None,
             busiest_thread: None,
+            pod: None,
         }
     }
 

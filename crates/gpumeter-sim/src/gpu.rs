@@ -167,6 +167,8 @@ impl GpuInstance {
             tensor_active_pct: gpm(|g| &g.tensor_active_pct, "gpm_tensor"),
             dram_active_pct: gpm(|g| &g.dram_active_pct, "gpm_dram"),
             xid_errors: Some(xid_counts(scenario, index, elapsed_ms)),
+            pods: Vec::new(),
+            mig_uuids: Vec::new(),
         }
     }
 

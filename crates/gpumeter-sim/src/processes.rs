@@ -164,6 +164,7 @@ impl ProcInstance {
                 .host_pid
                 .map(|_| spec.pid_match.unwrap_or(PidMatch::Device)),
             busiest_thread: self.thread(spec, at),
+            pod: None,
         })
     }
 

@@ -2,32 +2,43 @@
 //! names and units (percent, MiB, MHz, millijoules) with the `gpu`, `UUID`, `device`,
 //! `modelName` and `Hostname` labels, so an existing dashboard works unchanged. These names do
 //! not follow Prometheus conventions and do not pass `promtool check metrics`; that is the
-//! point of a compatibility mode.
+//! point of a compatibility mode. On Kubernetes the series carry dcgm-exporter's pod labels
+//! too: `pod`, `namespace`, `container` (its default names since 2.x).
 
 use gpumeter_model::{GpuReading, GpuState, Snapshot};
 
+use super::gpu::pod_labels;
 use super::out::{Labels, Out, Samples, opt_label};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-fn labels(g: &GpuReading, host: &str) -> Labels {
-    vec![
+fn labels(g: &GpuReading, host: &str, pods: bool) -> Labels {
+    let mut labels = vec![
         ("gpu", g.index.to_string()),
         ("UUID", opt_label(g.uuid.as_deref())),
         ("device", format!("nvidia{}", g.index)),
         ("modelName", opt_label(g.name.as_deref())),
         ("Hostname", host.to_string()),
-    ]
+    ];
+    if pods {
+        let [pod, namespace, container] = pod_labels(&g.pods);
+        labels.extend([
+            ("pod", pod),
+            ("namespace", namespace),
+            ("container", container),
+        ]);
+    }
+    labels
 }
 
-/// The DCGM-named families of one reading.
-pub fn render(out: &mut Out, snap: &Snapshot) {
+/// The DCGM-named families of one reading (`pods`: with the pod labels).
+pub fn render(out: &mut Out, snap: &Snapshot, pods: bool) {
     let host = opt_label(snap.system.hostname.as_deref());
     let each = |f: fn(&GpuReading) -> Option<f64>| -> Samples {
         snap.gpus
             .iter()
             .filter(|g| g.state == GpuState::Ok)
-            .filter_map(|g| Some((labels(g, &host), f(g)?)))
+            .filter_map(|g| Some((labels(g, &host, pods), f(g)?)))
             .collect()
     };
     out.gauge(

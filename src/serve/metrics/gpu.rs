@@ -1,11 +1,12 @@
-//! Per-GPU families (`gpu` index and `uuid` labels only; the model, PCI bus id and anything
-//! else go on `gpumeter_gpu_info`). A reading the driver does not support is absent from its
+//! Per-GPU families (`gpu` index and `uuid` labels, and on Kubernetes `pod`, `namespace` and
+//! `container`, empty while unknown; the model, PCI bus id and anything else go on
+//! `gpumeter_gpu_info`). A reading the driver does not support is absent from its
 //! family, never 0; an idle GPU reads 0 and stays in every family. A GPU seen once and missing
 //! now, or reported lost, keeps its info, counters and `gpumeter_gpu_lost 1`.
 
 use std::collections::BTreeMap;
 
-use gpumeter_model::{GpuReading, GpuState, Snapshot, ThrottleReason};
+use gpumeter_model::{GpuReading, GpuState, PodRef, Snapshot, ThrottleReason};
 
 use super::out::{Labels, Out, Samples, opt_label};
 use gpumeter_core::engine::rules::idle::gpu_idle;
@@ -24,14 +25,47 @@ struct Ident {
 #[derive(Debug, Clone, Default)]
 pub struct Roster {
     seen: BTreeMap<u32, Ident>,
+    /// On Kubernetes: each GPU's pod labels now (a lost GPU keeps its last); `None` off it.
+    pods: Option<BTreeMap<u32, [String; 3]>>,
+}
+
+/// The `pod`, `namespace` and `container` label values of a GPU's pods: several (MIG slices,
+/// time-sliced replicas) are joined with commas, sorted; `""` while unknown. A pod known only
+/// by its cgroup path is named by its UID.
+pub fn pod_labels(pods: &[PodRef]) -> [String; 3] {
+    fn joined<'a>(parts: impl Iterator<Item = &'a str>) -> String {
+        let parts: std::collections::BTreeSet<&str> = parts.collect();
+        let parts: Vec<&str> = parts.into_iter().collect();
+        opt_label(Some(&parts.join(",")))
+    }
+    [
+        joined(pods.iter().filter_map(PodRef::pod_or_uid)),
+        joined(pods.iter().filter_map(|p| p.namespace.as_deref())),
+        joined(pods.iter().filter_map(|p| p.container.as_deref())),
+    ]
 }
 
 /// Most GPUs remembered (a runaway source cannot grow the scrape without bound).
 const MAX_GPUS: usize = 1024;
 
 impl Roster {
+    /// A roster whose GPU series carry `pod`, `namespace` and `container` labels.
+    pub fn with_pods() -> Self {
+        Self {
+            pods: Some(BTreeMap::new()),
+            ..Self::default()
+        }
+    }
+
     /// Notes the GPUs of a reading (identity fields fill in once known).
     pub fn observe(&mut self, snap: &Snapshot) {
+        if let Some(pods) = &mut self.pods {
+            for g in snap.gpus.iter().filter(|g| !lost(Some(g))) {
+                if pods.len() < MAX_GPUS || pods.contains_key(&g.index) {
+                    pods.insert(g.index, pod_labels(&g.pods));
+                }
+            }
+        }
         for g in &snap.gpus {
             if self.seen.len() >= MAX_GPUS && !self.seen.contains_key(&g.index) {
                 continue;
@@ -52,12 +86,9 @@ impl Roster {
         }
     }
 
-    /// Every GPU seen, with its uuid label value.
-    pub fn gpus(&self) -> Vec<(u32, String)> {
-        self.seen
-            .iter()
-            .map(|(i, id)| (*i, id.uuid.clone()))
-            .collect()
+    /// Every GPU seen, with the labels of its series.
+    pub fn gpus(&self) -> Vec<(u32, Labels)> {
+        self.seen.keys().map(|&i| (i, self.labels(i))).collect()
     }
 
     fn labels(&self, index: u32) -> Labels {
@@ -65,7 +96,16 @@ impl Roster {
             .seen
             .get(&index)
             .map_or_else(String::new, |i| i.uuid.clone());
-        vec![("gpu", index.to_string()), ("uuid", uuid)]
+        let mut labels = vec![("gpu", index.to_string()), ("uuid", uuid)];
+        if let Some(pods) = &self.pods {
+            let [pod, namespace, container] = pods.get(&index).cloned().unwrap_or_default();
+            labels.extend([
+                ("pod", pod),
+                ("namespace", namespace),
+                ("container", container),
+            ]);
+        }
+        labels
     }
 }
 

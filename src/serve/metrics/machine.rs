@@ -188,7 +188,7 @@ const GPU_KINDS: [AlertKind; 3] = [
 
 /// The verdicts: every kind × severity, 0 when none stands (so rules see a series from the
 /// start), and per GPU for the kinds that name one.
-pub fn render_alerts(out: &mut Out, alerts: &[Alert], gpus: &[(u32, String)]) {
+pub fn render_alerts(out: &mut Out, alerts: &[Alert], gpus: &[(u32, Labels)]) {
     let mut s = Samples::new();
     for kind in AlertKind::ALL {
         for sev in SEVERITIES {
@@ -211,19 +211,14 @@ pub fn render_alerts(out: &mut Out, alerts: &[Alert], gpus: &[(u32, String)]) {
         s,
     );
     let mut per_gpu = Samples::new();
-    for (index, uuid) in gpus {
+    for (index, labels) in gpus {
         for kind in GPU_KINDS {
             let on = alerts
                 .iter()
                 .any(|a| a.kind == kind && a.gpu == Some(*index));
-            per_gpu.push((
-                vec![
-                    ("gpu", index.to_string()),
-                    ("uuid", uuid.clone()),
-                    ("alert", kind.name().to_string()),
-                ],
-                f64::from(u8::from(on)),
-            ));
+            let mut labels = labels.clone();
+            labels.push(("alert", kind.name().to_string()));
+            per_gpu.push((labels, f64::from(u8::from(on))));
         }
     }
     out.gauge(

@@ -14,6 +14,8 @@ pub mod out;
 pub mod process;
 
 #[cfg(test)]
+mod pod_tests;
+#[cfg(test)]
 mod tests;
 
 use gpumeter_core::engine::{Engine, SourceHealth};
@@ -28,6 +30,8 @@ pub struct MetricsOptions {
     pub process_limit: Option<usize>,
     /// The DCGM-named families too (`--compat dcgm`).
     pub dcgm: bool,
+    /// On Kubernetes: `pod`, `namespace` and `container` labels on the per-GPU series.
+    pub pods: bool,
 }
 
 /// One rendered scrape in both text formats.
@@ -67,7 +71,7 @@ pub fn render(engine: &Engine, roster: &Roster, health: &Health, opts: &MetricsO
             process::render(&mut o, snap, limit);
         }
         if opts.dcgm {
-            dcgm::render(&mut o, snap);
+            dcgm::render(&mut o, snap, opts.pods);
         }
     }
     machine::render_alerts(&mut o, engine.alerts(), &roster.gpus());

@@ -218,6 +218,7 @@ fn process_series_are_capped_by_vram_escaped_and_count_the_rest() {
         MetricsOptions {
             process_limit: Some(1000),
             dcgm: false,
+            pods: false,
         },
     )
     .classic;
@@ -234,6 +235,7 @@ fn process_series_are_capped_by_vram_escaped_and_count_the_rest() {
         MetricsOptions {
             process_limit: Some(2),
             dcgm: false,
+            pods: false,
         },
     )
     .classic;
@@ -267,6 +269,7 @@ fn dcgm_names_come_only_when_asked_in_dcgm_units() {
         MetricsOptions {
             process_limit: None,
             dcgm: true,
+            pods: false,
         },
     )
     .classic;

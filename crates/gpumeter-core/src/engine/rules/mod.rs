@@ -10,6 +10,7 @@
 //! a new id fired, a missing id cleared, a worse severity or another verdict updated, a rule's
 //! reminder (idle paid time) reminded. Acknowledged alerts leave the panel and stay quiet until
 //! they clear (or get worse); snoozed ones come back, with a reminder, when the snooze ends.
+//! On Kubernetes each alert names its GPUs' pods (`pods`).
 
 mod active;
 pub mod alert;
@@ -25,6 +26,7 @@ pub mod judging;
 pub mod label;
 mod line_fit;
 pub mod lost;
+mod pods;
 pub mod shared;
 pub mod starved;
 pub mod throttle;
@@ -275,7 +277,8 @@ impl Rules {
         let mut remind: BTreeSet<String> = BTreeSet::new();
         for out in outputs {
             remind.extend(out.remind);
-            for a in out.alerts {
+            for mut a in out.alerts {
+                pods::name_pods(&mut a, snap);
                 standing.insert(a.id.clone(), a);
             }
         }

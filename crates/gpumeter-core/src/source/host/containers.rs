@@ -7,6 +7,10 @@
 //! `libpod-<id>.scope`, `nerdctl-<id>.scope`, and a bare `<id>` under `/docker/` or `/kubepods/`
 //! (cgroupfs driver), where `<id>` is 64 hex digits; `lxc.payload.<name>` and `/lxc/<name>`.
 //! conmon and LXC monitor scopes belong to the host-side helpers, not to the container.
+//!
+//! A Kubernetes pod's UID is read from the same paths ([`pod_uid_of`]): `pod<uid>` under
+//! `/kubepods/` (cgroupfs driver) or `kubepods-<qos>-pod<uid>.slice` (systemd driver, which
+//! writes the UID's dashes as underscores).
 
 use procfs::ProcessCGroups;
 
@@ -48,6 +52,54 @@ pub(super) fn container_in_path(path: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// The Kubernetes pod UID named by a process's cgroups (unified hierarchy first), lowercase
+/// with dashes.
+pub(super) fn pod_uid_of(groups: &ProcessCGroups) -> Option<String> {
+    let unified = groups.0.iter().filter(|g| g.hierarchy == 0);
+    let legacy = groups.0.iter().filter(|g| g.hierarchy != 0);
+    unified
+        .chain(legacy)
+        .find_map(|g| pod_uid_in_path(&g.pathname))
+}
+
+/// The pod UID in one cgroup path: only under a `kubepods` component.
+pub(super) fn pod_uid_in_path(path: &str) -> Option<String> {
+    let parts = path.split('/').filter(|p| !p.is_empty());
+    let mut under_kubepods = false;
+    for part in parts {
+        let unit = part.strip_suffix(".slice").unwrap_or(part);
+        if unit.starts_with("kubepods") {
+            under_kubepods = true;
+        }
+        if !under_kubepods {
+            continue;
+        }
+        // cgroupfs: `pod<uid>` (dashes kept); systemd: `kubepods-<qos>-pod<uid_>.slice`.
+        let tail = if unit.starts_with("pod") {
+            unit
+        } else {
+            unit.rsplit('-').next().unwrap_or(unit)
+        };
+        if let Some(uid) = tail.strip_prefix("pod") {
+            let uid = uid.replace('_', "-").to_ascii_lowercase();
+            if is_pod_uid(&uid) {
+                return Some(uid);
+            }
+        }
+    }
+    None
+}
+
+/// A pod UID is an RFC 4122 UUID: 8-4-4-4-12 hex digits.
+fn is_pod_uid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// Docker, containerd, CRI-O and podman ids are 64 hex digits.
@@ -101,6 +153,26 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn pod_uid_from_systemd_and_cgroupfs_paths() {
+        const UID: &str = "1a2b3c4d-5e6f-7a8b-9c0d-112233445566";
+        let systemd = format!(
+            "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_5e6f_7a8b_9c0d_112233445566.slice/cri-containerd-{ID}.scope"
+        );
+        assert_eq!(pod_uid_in_path(&systemd).as_deref(), Some(UID));
+        let guaranteed =
+            "/kubepods.slice/kubepods-pod1A2B3C4D_5E6F_7A8B_9C0D_112233445566.slice".to_string();
+        assert_eq!(pod_uid_in_path(&guaranteed).as_deref(), Some(UID));
+        let cgroupfs = format!("/kubepods/besteffort/pod{UID}/{ID}");
+        assert_eq!(pod_uid_in_path(&cgroupfs).as_deref(), Some(UID));
+        let v1 = groups(&format!("11:memory:/kubepods/pod{UID}/{ID}\n0::/\n"));
+        assert_eq!(pod_uid_of(&v1).as_deref(), Some(UID));
+        // Not under kubepods, or not a UUID: no pod.
+        assert_eq!(pod_uid_in_path(&format!("/system.slice/pod{UID}")), None);
+        assert_eq!(pod_uid_in_path("/kubepods/besteffort/pod1234/abc"), None);
+        assert_eq!(pod_uid_in_path(&format!("/docker/{ID}")), None);
     }
 
     #[test]

@@ -13,11 +13,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use foldhash::{HashMap, HashMapExt};
-use gpumeter_model::SharedStr;
+use gpumeter_model::{PodRef, SharedStr};
 use procfs::ProcessCGroups;
 use procfs::prelude::*;
 
-use super::containers::container_of;
+use super::containers::{container_of, pod_uid_of};
 use super::nspid::{StatusInfo, parse_status};
 use super::system::read_capped;
 use super::users::UserNames;
@@ -44,6 +44,8 @@ pub(super) struct Statics {
     pub(super) command: Option<SharedStr>,
     /// `Some(None)`: read, and the process is on the host.
     pub(super) container: Option<Option<SharedStr>>,
+    /// The Kubernetes pod's UID, read with `container` from the same cgroup file.
+    pub(super) pod_uid: Option<SharedStr>,
     pub(super) user: Option<SharedStr>,
 }
 
@@ -75,6 +77,8 @@ pub(super) struct Shown {
     pub(super) name: SharedStr,
     pub(super) user: Option<SharedStr>,
     pub(super) container: Option<SharedStr>,
+    /// Its Kubernetes pod (UID and container id) when its cgroup names one.
+    pub(super) pod: Option<PodRef>,
     pub(super) command: Option<SharedStr>,
     pub(super) ns_pid: Option<u32>,
     pub(super) cpus_allowed: Option<u32>,
@@ -99,6 +103,11 @@ impl Entry {
             name: self.name.clone(),
             user: s.user.clone(),
             container: s.container.clone().flatten(),
+            pod: s.pod_uid.as_ref().map(|uid| PodRef {
+                pod_uid: Some(uid.clone()),
+                container: s.container.clone().flatten(),
+                ..PodRef::default()
+            }),
             command: s.command.clone(),
             ns_pid: status.and_then(|st| st.ns_pid(pid)),
             cpus_allowed: status.and_then(|st| st.cpus_allowed),
@@ -176,11 +185,12 @@ impl StaticsCache {
         if self.entry(key).statics.container.is_none()
             && let Some(raw) = self.read(&dir.join("cgroup"), MAX_SMALL_FILE_BYTES)
         {
-            let container = ProcessCGroups::from_read(raw.as_slice())
-                .ok()
-                .and_then(|groups| container_of(&groups))
-                .map(SharedStr::from);
-            self.entry(key).statics.container = Some(container);
+            let groups = ProcessCGroups::from_read(raw.as_slice()).ok();
+            let container = groups.as_ref().and_then(container_of).map(SharedStr::from);
+            let pod_uid = groups.as_ref().and_then(pod_uid_of).map(SharedStr::from);
+            let statics = &mut self.entry(key).statics;
+            statics.container = Some(container);
+            statics.pod_uid = pod_uid;
         }
         if self.entry(key).statics.user.is_none()
             && let Some(uid) = status.and_then(|s| s.euid)

@@ -27,6 +27,22 @@ const SETTINGS: [Reading; 4] = [
     Reading::MigMode,
 ];
 
+/// Most MIG devices looked up on one GPU (an A100/H100 has at most 7).
+const MAX_MIG_DEVICES: u32 = 16;
+
+/// The UUIDs of a MIG-enabled GPU's MIG devices. An empty slot answers NotFound and is
+/// skipped; a driver without the calls gives none (the kubelet's MIG ids then go unmatched
+/// and the pods come from the processes' cgroups).
+fn mig_uuids(dev: &Device<'_>) -> Vec<gpumeter_model::SharedStr> {
+    let count = dev.mig_device_count().unwrap_or(0).min(MAX_MIG_DEVICES);
+    (0..count)
+        .filter_map(|i| dev.mig_device_by_index(i).and_then(|m| m.uuid()).ok())
+        .map(|u| sanitize(&u, MAX_IDENTITY_CHARS))
+        .filter(|u| !u.is_empty())
+        .map(Into::into)
+        .collect()
+}
+
 /// NVML's `NVML_DEVICE_MIG_ENABLE`.
 const MIG_ENABLED: u32 = 1;
 
@@ -117,6 +133,11 @@ pub(crate) fn read_device(
             && SETTINGS
                 .iter()
                 .all(|&reading| ask.failure(reading).is_none());
+        slot.settings.mig_uuids = if read.mig_enabled == Some(true) {
+            mig_uuids(dev)
+        } else {
+            Vec::new()
+        };
         slot.settings.keep(read, complete, now_ms);
     }
     let set = slot.settings.last;
@@ -165,6 +186,7 @@ pub(crate) fn read_device(
             .get(Reading::Decoder, || dev.decoder_utilization())
             .map(|u| u.utilization),
         mig_enabled: set.mig_enabled,
+        mig_uuids: slot.settings.mig_uuids.clone(),
         ..GpuReading::default()
     };
 

@@ -72,6 +72,9 @@ pub(crate) struct Settings {
 pub(crate) struct SettingsSlot {
     pub(crate) due: Every,
     pub(crate) last: Settings,
+    /// With MIG on, its MIG devices' UUIDs (how the kubelet names the slices it gives out),
+    /// read with the settings; empty otherwise.
+    pub(crate) mig_uuids: Vec<gpumeter_model::SharedStr>,
 }
 
 impl SettingsSlot {
@@ -89,6 +92,7 @@ impl SettingsSlot {
     /// Forgets them and reads them again at the next answer.
     fn forget(&mut self) {
         self.last = Settings::default();
+        self.mig_uuids.clear();
         self.due.reset();
     }
 }
@@ -130,6 +134,7 @@ impl DeviceSlot {
             settings: SettingsSlot {
                 due: Every::new(timing.settings_interval_ms),
                 last: Settings::default(),
+                mig_uuids: Vec::new(),
             },
         }
     }

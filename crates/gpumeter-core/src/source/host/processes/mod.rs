@@ -529,6 +529,7 @@ impl ProcessTracker {
             host_pid: None,
             pid_match: None,
             busiest_thread: None,
+            pod: shown.pod,
         }
     }
 }

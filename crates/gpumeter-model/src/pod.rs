@@ -1,0 +1,98 @@
+//! Which Kubernetes pod a GPU or a process belongs to ([`PodRef`]): from the kubelet's
+//! pod-resources API (names) or, without it, from a process's cgroup path (the pod's UID and
+//! the container's id). Plain data; absent off Kubernetes.
+
+use serde::{Deserialize, Serialize};
+
+use crate::SharedStr;
+
+/// A pod, and the container in it, as far as it is known: every part may be missing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct PodRef {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<SharedStr>,
+    /// The pod's name (pod-resources API).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<SharedStr>,
+    /// The container's name (pod-resources API) or short id (cgroup path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<SharedStr>,
+    /// The pod's UID, from the cgroup path (`kubepods…/pod<uid>/…`), when its name is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_uid: Option<SharedStr>,
+}
+
+impl PodRef {
+    /// What names the pod: its name, else its UID.
+    pub fn pod_or_uid(&self) -> Option<&str> {
+        self.pod.as_deref().or(self.pod_uid.as_deref())
+    }
+
+    /// Words for alerts and the dashboard: `pod trainer-7f9c, namespace ml` (several pods on
+    /// one GPU, as with MIG: `pods a, b, namespace ml`); `None` when nothing is known.
+    pub fn describe(pods: &[PodRef]) -> Option<String> {
+        let mut names: Vec<&str> = pods.iter().filter_map(PodRef::pod_or_uid).collect();
+        names.sort_unstable();
+        names.dedup();
+        if names.is_empty() {
+            return None;
+        }
+        let mut spaces: Vec<&str> = pods.iter().filter_map(|p| p.namespace.as_deref()).collect();
+        spaces.sort_unstable();
+        spaces.dedup();
+        let word = if names.len() == 1 { "pod" } else { "pods" };
+        let mut out = format!("{word} {}", names.join(", "));
+        if !spaces.is_empty() {
+            let word = if spaces.len() == 1 {
+                "namespace"
+            } else {
+                "namespaces"
+            };
+            out.push_str(&format!(", {word} {}", spaces.join(", ")));
+        }
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(ns: &str, name: &str) -> PodRef {
+        PodRef {
+            namespace: Some(ns.into()),
+            pod: Some(name.into()),
+            container: Some("main".into()),
+            pod_uid: None,
+        }
+    }
+
+    #[test]
+    fn describe_names_one_pod_or_several() {
+        assert_eq!(
+            PodRef::describe(&[pod("ml", "trainer-7f9c")]).as_deref(),
+            Some("pod trainer-7f9c, namespace ml")
+        );
+        assert_eq!(
+            PodRef::describe(&[pod("ml", "a"), pod("ml", "b")]).as_deref(),
+            Some("pods a, b, namespace ml")
+        );
+        let by_uid = PodRef {
+            pod_uid: Some("0d9a".into()),
+            ..PodRef::default()
+        };
+        assert_eq!(PodRef::describe(&[by_uid]).as_deref(), Some("pod 0d9a"));
+        assert_eq!(PodRef::describe(&[PodRef::default()]), None);
+        assert_eq!(PodRef::describe(&[]), None);
+    }
+
+    #[test]
+    fn absent_parts_are_left_out_of_json() {
+        let json = serde_json::to_string(&PodRef {
+            pod_uid: Some("u".into()),
+            ..PodRef::default()
+        })
+        .unwrap();
+        assert_eq!(json, r#"{"pod_uid":"u"}"#);
+    }
+}
