@@ -35,11 +35,21 @@ pub struct Totals {
     pub threads: u32,
 }
 
+/// The command column's width from which a job's root shows its whole summary (processes,
+/// CPU, memory, threads) and still has room for most of its command.
+pub const FULL_JOB_SUMMARY: usize = 72;
+
 impl ProcRow<'_> {
     /// What the command column shows: the command line, led by the job's totals on a tree root
     /// (`[job 3 procs 295% CPU 17.2GiB 44 thr] …`) and by the host PID when the driver's PID
     /// differs (`[host 4000012] …`, `[host 4000012?] …` for a guessed match).
     pub fn command_text(&self) -> Cow<'_, str> {
+        self.command_text_for(usize::MAX)
+    }
+
+    /// [`Self::command_text`] for a column `room` cells wide: below [`FULL_JOB_SUMMARY`] the
+    /// job's totals shrink to `[job 3 · 295%] ` so the command itself still shows.
+    pub fn command_text_for(&self, room: usize) -> Cow<'_, str> {
         let p = self.proc;
         if !p.visible {
             return if self.in_container {
@@ -63,13 +73,17 @@ impl ProcRow<'_> {
             format!("[host {h}{guess}] ")
         });
         let job = self.job.map(|t| {
-            format!(
-                "[job {} procs {:.0}% CPU {} {} thr] ",
-                t.processes,
-                t.cpu_pct,
-                gpumeter_core::units::bytes(t.rss_bytes),
-                t.threads
-            )
+            if room < FULL_JOB_SUMMARY {
+                format!("[job {} · {:.0}%] ", t.processes, t.cpu_pct)
+            } else {
+                format!(
+                    "[job {} procs {:.0}% CPU {} {} thr] ",
+                    t.processes,
+                    t.cpu_pct,
+                    gpumeter_core::units::bytes(t.rss_bytes),
+                    t.threads
+                )
+            }
         });
         if host.is_none() && job.is_none() {
             return Cow::Borrowed(cmd);

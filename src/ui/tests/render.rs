@@ -412,3 +412,24 @@ fn the_first_minutes_say_what_the_rules_still_wait_for() {
     assert!(!line.contains("judging"), "{line}");
     assert!(line.contains("quit"), "{line}");
 }
+
+/// At 80×24 the command tells processes apart: the column keeps 30 cells (TIME and RSS give
+/// way), and a job's root shows its totals short so its own command still shows.
+#[test]
+fn at_80x24_the_command_column_shows_the_commands() {
+    let engine = fixtures::engine(2);
+    let mut a = app();
+    let text = buffer_to_string(&render(&mut a, &engine, 80, 24));
+    let head = text
+        .lines()
+        .find(|l| l.contains("PID") && l.contains("COMMAND"))
+        .unwrap();
+    let room = head.chars().count() - head.find("COMMAND").unwrap();
+    assert!(room >= 30, "{head}");
+    assert!(!head.contains("TIME") && !head.contains("RSS"), "{head}");
+    let root = text.lines().find(|l| l.contains("[job ")).unwrap();
+    assert!(
+        root.contains("[job 3 · ") && root.contains("python"),
+        "{root}"
+    );
+}

@@ -20,8 +20,9 @@ use crate::ui::widgets::fmt::{self, styled};
 use crate::ui::widgets::frame_box::TopRule;
 use crate::ui::widgets::text::Lines;
 
-/// The command column keeps at least this many cells; other columns go first.
-const MIN_COMMAND: usize = 16;
+/// The command column keeps at least this many cells, other columns going first: it is what
+/// tells one python process from the next (at 80 columns TIME and RSS give way to it).
+const MIN_COMMAND: usize = 30;
 /// Most lines `e` adds under the selected row for its command line.
 const MAX_CONTINUATION: usize = 8;
 /// Shown for a value that does not apply (a worker holds no VRAM), as opposed to `N/A`.
@@ -338,7 +339,10 @@ fn row_line(
             let rest = cmd_w.saturating_sub(fmt::width(&prefix));
             let style = if p.visible { theme.text } else { theme.warm };
             spans.push(styled(prefix, theme.dim));
-            spans.push(styled(fmt::truncate(&row.command_text(), rest), style));
+            spans.push(styled(
+                fmt::truncate(&row.command_text_for(rest), rest),
+                style,
+            ));
             continue;
         }
         let (text, style) = cell(c, p, theme, now_ms);
@@ -367,7 +371,7 @@ fn continuation(
     if room < 4 {
         return Vec::new();
     }
-    let text = row.command_text();
+    let text = row.command_text_for(room);
     // What the row shows: `room` cells, the last one an ellipsis when cut.
     let shown = fmt::truncate(&text, room);
     if shown == *text {
@@ -378,17 +382,28 @@ fn continuation(
     let mut out = Vec::new();
     let mut piece = String::new();
     let pad = " ".repeat(indent + fmt::width(&row.tree_prefix));
-    for c in rest.chars() {
-        if fmt::width(&piece) + unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) > room {
-            out.push(Line::from(vec![
-                Span::raw(pad.clone()),
-                styled(std::mem::take(&mut piece), theme.text),
-            ]));
+    // Wrapped at spaces (a word longer than the column is cut where it must be).
+    let mut lines: Vec<String> = Vec::new();
+    for word in rest.split_inclusive(' ') {
+        if fmt::width(&piece) + fmt::width(word.trim_end()) > room && !piece.is_empty() {
+            lines.push(std::mem::take(&mut piece));
         }
-        piece.push(c);
+        for c in word.chars() {
+            if fmt::width(&piece) + unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) > room {
+                lines.push(std::mem::take(&mut piece));
+            }
+            piece.push(c);
+        }
     }
     if !piece.is_empty() {
-        out.push(Line::from(vec![Span::raw(pad), styled(piece, theme.text)]));
+        lines.push(piece);
+    }
+    for l in lines {
+        let l = l.trim().to_string();
+        out.push(Line::from(vec![
+            Span::raw(pad.clone()),
+            styled(l, theme.text),
+        ]));
     }
     if out.len() > MAX_CONTINUATION {
         out.truncate(MAX_CONTINUATION);
