@@ -166,7 +166,28 @@ pub fn build_rows<'a>(snap: &'a Snapshot, app: &App, now_unix_ms: i64) -> Vec<Pr
             None => roots.push(i),
         }
     }
-    roots.sort_by(cmp);
+    // By CPU or memory, a tree is ordered by what each job uses in all (a trainer at 6 % whose
+    // workers peg their cores is the busiest job, not the last); within a job, as asked.
+    match app.sort {
+        SortColumn::Cpu | SortColumn::Rss => {
+            let job = |i: usize| {
+                let t = subtree_totals(i, procs, &children);
+                if app.sort == SortColumn::Cpu {
+                    t.cpu_pct
+                } else {
+                    t.rss_bytes as f64
+                }
+            };
+            let mut keyed: Vec<(f64, usize)> = roots.iter().map(|&r| (job(r), r)).collect();
+            keyed.sort_by(|(ka, a), (kb, b)| {
+                let ord = ka.total_cmp(kb);
+                let ord = if app.sort_desc { ord.reverse() } else { ord };
+                ord.then_with(|| cmp(a, b))
+            });
+            roots = keyed.into_iter().map(|(_, r)| r).collect();
+        }
+        _ => roots.sort_by(cmp),
+    }
     for list in children.values_mut() {
         list.sort_by(cmp);
     }

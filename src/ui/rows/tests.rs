@@ -187,6 +187,29 @@ fn tree_sorts_siblings_and_draws_deeper_levels() {
     assert_eq!(shown, vec![(1, ""), (5, "├─ "), (7, "│  └─ "), (6, "└─ ")]);
 }
 
+/// By CPU, a tree puts the busiest job first: a trainer at 6 % whose workers peg their cores
+/// comes before a lone process at 50 %.
+#[test]
+fn tree_by_cpu_orders_jobs_by_what_they_use_in_all() {
+    let mut s = Snapshot::empty("t", testing::T0);
+    let mut trainer = testing::process(1, 0, "u", "train.py");
+    trainer.cpu_pct = Some(6.0);
+    let mut w1 = testing::process(2, 1, "u", "pt_data_worker");
+    w1.cpu_pct = Some(99.0);
+    let mut w2 = testing::process(3, 1, "u", "pt_data_worker");
+    w2.cpu_pct = Some(98.0);
+    let mut lone = testing::process(9, 0, "u", "notebook");
+    lone.cpu_pct = Some(50.0);
+    s.processes = vec![lone, trainer, w1, w2];
+    let mut app = app();
+    app.tree = true;
+    app.sort = SortColumn::Cpu;
+    app.sort_desc = true;
+    assert_eq!(pids(&build_rows(&s, &app, NOW)), vec![1, 2, 3, 9]);
+    app.sort_desc = false;
+    assert_eq!(pids(&build_rows(&s, &app, NOW)), vec![9, 1, 3, 2]);
+}
+
 #[test]
 fn tree_filter_keeps_the_parent_of_a_matching_worker() {
     let snap = testing::snapshot(2);
