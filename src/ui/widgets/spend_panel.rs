@@ -90,9 +90,9 @@ pub fn lines(view: &BillingView, theme: &Theme) -> Vec<Line<'static>> {
     out.push(line(
         "burn",
         format!(
-            "{}  ({}, {})",
+            "{}  ({}, billed {})",
             c.per_hour(view.burn_per_hour),
-            view.rate,
+            gpumeter_core::billing::rate_text(&view.rate, c),
             view.granularity.name()
         ),
         Tone::Plain,
@@ -269,7 +269,7 @@ mod tests {
         for want in [
             "Spend",
             "spent      $279.00  (today $279.00)",
-            "burn       $31.00/h  (31/h, per-second-min-60s)",
+            "burn       $31.00/h  ($31.00/h, billed per-second-min-60s)",
             "budget     56% of $500.00/day",
             "ceiling    in 7h07m at 16:07Z",
             "idle       78% of the watched time ($217.62)",
