@@ -404,6 +404,35 @@ mod tests {
             prop_assert_eq!(yen.parse_amount(&yen.format(m)).unwrap(), m);
         }
 
+        /// What people read: never a negative zero (`-$0.00` for a fraction of a cent), never
+        /// `+-`, and a sign only on an amount that shows as non-zero.
+        #[test]
+        fn formatted_money_has_no_negative_zero_and_no_stray_sign(micros in -100_000_i64..100_000, big in any::<i64>()) {
+            for code in ["USD", "EUR", "JPY", "CHF"] {
+                let cur = Currency::from_code(code).unwrap();
+                for m in [micros, big] {
+                    let text = cur.format(Money::from_micros(m));
+                    prop_assert!(!text.contains("+-") && !text.contains("-+"), "{text}");
+                    let digits_zero = text.chars().filter(char::is_ascii_digit).all(|c| c == '0');
+                    prop_assert!(!(text.starts_with('-') && digits_zero), "negative zero: {text} for {m}");
+                }
+            }
+        }
+
+        /// Durations never read negative and never carry a sign, whatever the span.
+        #[test]
+        fn formatted_durations_never_carry_a_sign(ms in any::<i64>()) {
+            use crate::units::{DurationStyle, age, duration, period};
+            for text in [
+                duration(ms, DurationStyle::Compact),
+                duration(ms, DurationStyle::Words),
+                period(ms),
+                age(ms),
+            ] {
+                prop_assert!(!text.contains('-') && !text.contains('+'), "{text} for {ms}");
+            }
+        }
+
         #[test]
         fn arithmetic_never_wraps(a in any::<i64>(), b in any::<i64>()) {
             let (x, y) = (Money::from_micros(a), Money::from_micros(b));
