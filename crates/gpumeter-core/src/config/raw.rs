@@ -107,9 +107,10 @@ pub struct RawAlerts {
     pub vram: Option<RawVram>,
     pub shared: Option<RawWindowed>,
     pub job_done: Option<RawJobDone>,
+    pub spot: Option<RawSwitch>,
     pub webhook: Option<RawWebhook>,
     /// Alert kind (`idle`, `forgotten`, `starved`, `throttle`, `budget`, `hung`, `xid`, `lost`,
-    /// `vram`, `shared`, `job_done`, or `any`) → argv.
+    /// `vram`, `shared`, `job_done`, `spot`, or `any`) → argv.
     pub hooks: Option<BTreeMap<String, Vec<String>>>,
 }
 
@@ -188,7 +189,7 @@ pub struct RawCheckpoint {
     pub periodic_tolerance_pct: Option<f64>,
 }
 
-/// `[alerts.xid]`: on or off.
+/// `[alerts.xid]`, `[alerts.spot]`: on or off.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawSwitch {
