@@ -54,6 +54,8 @@ pub struct RawCloud {
     pub metadata: Option<bool>,
     /// A price catalog of your own, its rows before the built-in ones.
     pub catalog: Option<Spanned<String>>,
+    /// `spot` or `on-demand`: how the box is bought, when metadata does not say (or is off).
+    pub lifecycle: Option<Spanned<String>>,
 }
 
 /// `[ledger]`.
