@@ -144,6 +144,46 @@ pub fn reserve_descriptor_table() {
     let _ = rustix::io::fcntl_dupfd_cloexec(std::io::stderr(), top);
 }
 
+/// On a spot box with metadata allowed, the interruption notice watched on its own thread
+/// (said on stderr); on a spot box without metadata, a note that it is not. `None` for a demo
+/// or a replay, which are not this machine.
+pub fn spot_watch(
+    settings: &gpumeter_core::config::Settings,
+    simulated: bool,
+) -> Option<gpumeter_core::cloud::watch::NoticeWatch> {
+    use gpumeter_core::cloud::{Lifecycle, metadata::Endpoints, watch};
+    let found = settings.whereabouts.as_ref().filter(|_| !simulated)?;
+    match watch::worth_watching(found, settings.cloud.lifecycle) {
+        Some(provider) => {
+            eprintln!(
+                "gpumeter: spot instance: watching {provider}'s interruption notice every {} s",
+                gpumeter_core::cloud::notice::POLL_EVERY.as_secs()
+            );
+            watch::NoticeWatch::start(Endpoints::from_process(), provider)
+        }
+        None => {
+            if found.whereabouts.lifecycle == Some(Lifecycle::Spot) && !found.asked_metadata {
+                eprintln!(
+                    "gpumeter: spot instance, but metadata calls are off: its interruption \
+                     notice is not watched ([cloud] metadata = true or --cloud-metadata)"
+                );
+            }
+            None
+        }
+    }
+}
+
+/// The same source, its readings carrying the spot notice `watch` reads (when there is one).
+pub fn with_notice(
+    source: Box<dyn Source>,
+    watch: Option<gpumeter_core::cloud::watch::NoticeWatch>,
+) -> Box<dyn Source> {
+    match watch {
+        Some(w) => Box::new(gpumeter_core::source::notice::Noticed::new(source, w)),
+        None => source,
+    }
+}
+
 /// Opens a recording as the source (`--replay FILE`).
 pub fn open_replay(path: &Path) -> Result<Box<dyn Source>, LaunchError> {
     Ok(Box::new(gpumeter_core::source::replay::ReplaySource::open(

@@ -129,6 +129,7 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
         g.simulated(),
     ))?;
     let (theme, keys) = dashboard_looks(&settings)?;
+    let notice = launch::spot_watch(&settings, g.simulated());
     let clock: SharedClock = Arc::new(SystemClock);
     let billing = settings.pricing.map(|pricing| ui::BillingSetup {
         pricing,
@@ -180,11 +181,11 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
                     // The scenario's first moments played at once, then live.
                     Some(behind_ms) => {
                         let lag = LaggingClock::new(at, behind_ms);
-                        source_for(&args, Arc::new(lag.clone()), &rec).map(|s| {
+                        source_for(&args, Arc::new(lag.clone()), &rec, notice).map(|s| {
                             Box::new(FastForward::new(s, lag, interval_ms)) as Box<dyn Source>
                         })
                     }
-                    None => source_for(&args, at, &rec),
+                    None => source_for(&args, at, &rec, notice),
                 };
                 opened.map(|mut source| {
                     source.set_focus(focus);
@@ -252,15 +253,19 @@ pub(crate) fn demo_pricing(g: &SourceArgs) -> anyhow::Result<Option<config::Demo
 }
 
 /// The source the options name (a replay, a demo or this machine), recorded when asked.
+/// `notice` is this machine's spot notice watch ([`launch::spot_watch`]), attached to the
+/// readings before they are recorded.
 pub(crate) fn source_for(
     g: &SourceArgs,
     clock: SharedClock,
     rec: &cli::RecordArgs,
+    notice: Option<gpumeter_core::cloud::watch::NoticeWatch>,
 ) -> anyhow::Result<Box<dyn gpumeter_core::source::Source>> {
     let source = match &g.replay {
         Some(path) => launch::open_replay(path)?,
         None => launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock)?,
     };
+    let source = launch::with_notice(source, notice);
     Ok(match &rec.record {
         Some(path) => launch::record_to(source, path, record_options(&rec.caps, g))?,
         None => source,

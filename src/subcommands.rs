@@ -206,7 +206,8 @@ pub(crate) fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
         let real: SharedClock = Arc::new(SystemClock);
         (WatchClock::Real(real.clone()), real)
     };
-    let mut source = source_for(g, shared, recording_of(cli, &args.recording))?;
+    let notice = launch::spot_watch(&settings, g.simulated());
+    let mut source = source_for(g, shared, recording_of(cli, &args.recording), notice)?;
     let ledger = ledger_path(&settings.ledger);
     let opts = WatchOptions {
         for_ms: args.for_.map(millis),
@@ -285,7 +286,8 @@ pub(crate) fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
         eprintln!("gpumeter: no pricing configured (pricing.rate or --rate): no spend to export");
     }
     let clock: SharedClock = Arc::new(SystemClock);
-    let mut source = source_for(g, clock.clone(), recording_of(cli, &args.recording))?;
+    let notice = launch::spot_watch(&settings, g.simulated());
+    let mut source = source_for(g, clock.clone(), recording_of(cli, &args.recording), notice)?;
     let in_pod = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some();
     let pods = args.kubernetes.enabled(&args.pod_resources, in_pod);
     if pods {

@@ -43,17 +43,35 @@ fn billing(b: &super::facts::BillingFacts) -> Vec<Verdict> {
     if let Some(c) = &b.cloud {
         out.push(v("billing.cloud", Level::Ok, format!("rented from {c}")));
     }
+    let declared = if b.spot_declared {
+        " (as [cloud] lifecycle says)"
+    } else {
+        ""
+    };
     out.push(match b.spot {
+        Some(true) if b.metadata_asked => v(
+            "billing.spot",
+            Level::Warn,
+            format!(
+                "spot instance{declared}: the provider can take it back at short notice; its \
+                 interruption notice is watched every {} s (the spot alert)",
+                gpumeter_core::cloud::notice::POLL_EVERY.as_secs()
+            ),
+        )
+        .fix("checkpoint often; a spot box is no place for a run that cannot resume"),
         Some(true) => v(
             "billing.spot",
             Level::Warn,
-            "spot instance: the provider can take it back at short notice".into(),
+            format!(
+                "spot instance{declared}: the provider can take it back at short notice; its \
+                 interruption notice is not watched without the metadata service"
+            ),
         )
-        .fix("checkpoint often; a spot box is no place for a run that cannot resume"),
+        .fix("pass --cloud-metadata (or set [cloud] metadata = true) to be alerted at the notice; checkpoint often"),
         Some(false) => v(
             "billing.spot",
             Level::Ok,
-            "on-demand instance (not spot)".into(),
+            format!("on-demand instance (not spot){declared}"),
         ),
         None if b.metadata_asked => v(
             "billing.spot",
@@ -123,7 +141,22 @@ mod tests {
         let (level, text) = find(&vs, "billing.rate");
         assert_eq!(level, Level::Warn);
         assert!(text.contains("list price, AWS p5.48xlarge"), "{text}");
-        assert_eq!(find(&vs, "billing.spot").0, Level::Warn);
+        let (level, text) = find(&vs, "billing.spot");
+        assert_eq!(level, Level::Warn);
+        assert!(
+            text.ends_with("notice is watched every 5 s (the spot alert)"),
+            "{text}"
+        );
+        let declared = verdicts(BillingFacts {
+            spot: Some(true),
+            spot_declared: true,
+            ..BillingFacts::default()
+        });
+        assert_eq!(
+            find(&declared, "billing.spot").1,
+            "spot instance (as [cloud] lifecycle says): the provider can take it back at short \
+             notice; its interruption notice is not watched without the metadata service"
+        );
         assert!(
             find(&vs, "billing.cloud")
                 .1

@@ -26,6 +26,11 @@ pub fn gather(
 ) -> Facts {
     let source = format!("demo:{}", scenario.name);
     let pre = scenario.preflight.clone();
+    // A scenario that posts a spot notice is a spot box, its notice watched.
+    if scenario.interruption.is_some() {
+        billing.spot = Some(true);
+        billing.metadata_asked = true;
+    }
     let host_spec = scenario.host.clone();
     let mut sim = Simulator::new(scenario);
     let snap = sim.snapshot_at(AT_MS, now_unix_ms);

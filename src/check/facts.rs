@@ -141,6 +141,8 @@ pub struct BillingFacts {
     pub cloud: Option<String>,
     /// Spot (true), on-demand (false), or unknown.
     pub spot: Option<bool>,
+    /// The user declared it (`[cloud] lifecycle`) rather than metadata telling.
+    pub spot_declared: bool,
     /// Whether the instance metadata service was asked.
     pub metadata_asked: bool,
 }

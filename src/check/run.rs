@@ -116,6 +116,7 @@ fn billing(opts: &CheckOptions, demo: Option<gpumeter_core::config::DemoPricing>
                 spot: w
                     .and_then(|w| w.lifecycle)
                     .map(|l| l == gpumeter_core::cloud::Lifecycle::Spot),
+                spot_declared: settings.cloud.lifecycle.is_some(),
                 metadata_asked: found.is_some_and(|f| f.asked_metadata),
                 ..BillingFacts::default()
             };

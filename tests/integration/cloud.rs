@@ -110,6 +110,14 @@ fn a_box_not_in_the_catalog_or_a_broken_catalog_runs_without_a_rate_and_says_why
 /// A loopback AWS IMDSv2: a token for a PUT, then the facts only with the token; counts the
 /// requests it answered.
 fn imds(life_cycle: &'static str) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    imds_with_notice(life_cycle, None)
+}
+
+/// The same, with `notice` posted at `spot/instance-action` (absent: 404, as before one is).
+fn imds_with_notice(
+    life_cycle: &'static str,
+    notice: Option<&'static str>,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
     use std::io::{BufRead, BufReader, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -140,6 +148,7 @@ fn imds(life_cycle: &'static str) -> (String, std::sync::Arc<std::sync::atomic::
                     Some("us-east-1b")
                 }
                 (false, true, "/latest/meta-data/instance-life-cycle") => Some(life_cycle),
+                (false, true, "/latest/meta-data/spot/instance-action") => notice,
                 _ => None,
             };
             let reply = match body {
@@ -204,4 +213,47 @@ fn without_metadata_allowed_nothing_is_asked() {
     let doc = snapshot_on(dmi.path(), home.path(), &[("GPUMETER_METADATA_URL", &base)]);
     assert_eq!(doc["billing"]["rate_source"], "list-price");
     assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
+#[test]
+fn on_a_spot_box_the_live_meter_watches_the_notice_and_raises_the_alert() {
+    let (dmi, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    p5_tree(dmi.path());
+    let dir = home.path().join("config/gpumeter");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), "[cloud]\nmetadata = true\n").unwrap();
+    // Reclaimed at a fixed time well ahead, so the alert says how long is left.
+    let (base, _) = imds_with_notice(
+        "spot",
+        Some(r#"{"action": "terminate", "time": "2099-01-01T12:04:00Z"}"#),
+    );
+    let out = fake_nvml::gpumeter(
+        &["--no-ledger", "watch", "--for", "3s", "--interval", "200ms"],
+        "training",
+        5_000,
+        &[
+            ("GPUMETER_DMI_ROOT", dmi.path().to_str().unwrap()),
+            ("GPUMETER_METADATA_URL", &base),
+            ("HOME", home.path().to_str().unwrap()),
+            (
+                "XDG_CONFIG_HOME",
+                home.path().join("config").to_str().unwrap(),
+            ),
+        ],
+    );
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{text}\n{err}");
+    assert!(
+        err.contains("spot instance: watching AWS's interruption notice every 5 s"),
+        "{err}"
+    );
+    assert!(
+        text.contains("alert fired [high] spot: spot interruption at 12:04Z (in ")
+            && text.contains("— checkpoint now; this run has cost $"),
+        "{text}\n{err}"
+    );
+    assert!(text.contains("    action: terminate"), "{text}");
 }

@@ -1,6 +1,7 @@
 //! The sharper signals through the real binary. `watch --demo <scenario> --fast` prints each
 //! notice (hung GPU, XID, VRAM trend, job finished, shared card) with its evidence and cost, and
-//! `training` prints none; the XID alert reaches the ledger's alert log; on the fake NVML
+//! `training` prints none; the `spot` demo's interruption notice raises its alert the moment it
+//! is posted and reaches a command hook; the XID alert reaches the ledger's alert log; on the fake NVML
 //! library, the scenario's scripted XIDs and GPM readings reach the same alerts through the real
 //! NVML path.
 
@@ -201,5 +202,76 @@ fn the_lost_alert_of_an_xid_79_goes_to_the_ledgers_alert_log() {
     assert!(
         log.iter().all(|(_, k, _)| k != "xid"),
         "one event, one alert: {log:?}"
+    );
+}
+
+#[test]
+#[cfg(unix)]
+fn the_spot_notice_raises_its_alert_at_once_and_a_hook_receives_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let got = dir.path().join("hook.out");
+    let script = dir.path().join("checkpoint.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf '%s|%s|%s' \"$GPUMETER_ALERT_KIND\" \"$GPUMETER_ALERT_SEVERITY\" \"$GPUMETER_ALERT_TITLE\" > '{}'\n",
+            got.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("[alerts.hooks]\nspot = [\"{}\"]\n", script.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = gpumeter(dir.path())
+        .arg("--config")
+        .arg(&config)
+        .args([
+            "--demo",
+            "spot",
+            "--rate",
+            "31/h",
+            "--no-ledger",
+            "watch",
+            "--for",
+            "5m",
+            "--fast",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let f = fired(&text);
+    assert_eq!(f.len(), 1, "{text}");
+    assert!(
+        f[0].starts_with("[high] spot: spot interruption at ")
+            && f[0].contains("(in 2 min) — checkpoint now; this run has cost $"),
+        "{}",
+        f[0]
+    );
+    for e in ["provider: AWS", "action: terminate", "reclaimed at: "] {
+        assert!(text.contains(&format!("    {e}")), "no `{e}`:\n{text}");
+    }
+    // The notice is posted 3 min in: the alert line comes after the third minute's line.
+    let minutes_before = text
+        .lines()
+        .take_while(|l| !l.contains(" alert fired "))
+        .filter(|l| l.contains(" spent $"))
+        .count();
+    assert_eq!(minutes_before, 3, "{text}");
+    let hook = std::fs::read_to_string(&got).unwrap();
+    assert!(
+        hook.starts_with("spot|high|spot interruption at "),
+        "{hook}"
     );
 }

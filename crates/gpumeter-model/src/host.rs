@@ -18,6 +18,21 @@ pub struct SystemInfo {
     /// Where gpumeter itself runs: on a host, in a container, in a VM; `None` when unknown.
     #[serde(default)]
     pub runs_in: Option<RunsIn>,
+    /// The provider's notice that it takes this spot/preemptible machine back; absent when
+    /// none stands or nobody asked (written only when present, so older readers are unaffected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interruption: Option<Interruption>,
+}
+
+/// A spot or preemption notice read from the instance metadata service.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Interruption {
+    /// The provider as people write it (`AWS`, `GCP`, `Azure`).
+    pub provider: String,
+    /// `terminate`, `stop`, `hibernate` (AWS), `preempted` (GCP), `Preempt` (Azure).
+    pub action: String,
+    /// When the machine is taken back, ms since the Unix epoch, when the provider says.
+    pub at_unix_ms: Option<i64>,
 }
 
 /// The kind of place gpumeter runs in.

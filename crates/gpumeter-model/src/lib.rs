@@ -27,7 +27,7 @@ pub mod testing;
 
 pub use document::{AlertSummary, BillingSummary, BudgetSummary, Document, Evidence};
 pub use gpu::{GpuReading, GpuState, StuckThresholds, XidCount};
-pub use host::{CgroupReading, HostReading, PlaceKind, RunsIn, SystemInfo};
+pub use host::{CgroupReading, HostReading, Interruption, PlaceKind, RunsIn, SystemInfo};
 pub use pod::PodRef;
 pub use process::{GpuProcessKind, GpuUse, PidMatch, ProcessReading, ThreadReading};
 pub use throttle::ThrottleReason;

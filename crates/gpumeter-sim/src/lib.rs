@@ -17,6 +17,7 @@ mod gpm;
 mod gpu;
 mod health;
 mod noise;
+mod notice;
 mod pricing;
 mod processes;
 mod scenario;
@@ -29,6 +30,7 @@ pub use error::ScenarioError;
 pub use faults::{Fault, NvmlError, nvml_error_code, nvml_error_name};
 pub use gpm::{GpmSpec, XidSpec};
 pub use health::{ComputeModeSpec, GpuHealthSpec, NvLinkSpec, PreflightSpec};
+pub use notice::InterruptionSpec;
 pub use pricing::{Pricing, RateUnit};
 pub use scenario::{
     FaultSpec, FireLabel, GpuSignal, GpuSpec, HostSpec, Labels, ProcessGpuSpec, ProcessKind,

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use crate::faults::NvmlError;
 use crate::gpm::{GpmSpec, XidSpec};
 use crate::health::{GpuHealthSpec, PreflightSpec};
+use crate::notice::InterruptionSpec;
 use crate::pricing::Pricing;
 use crate::signal::Signal;
 
@@ -40,6 +41,8 @@ pub struct Scenario {
     #[serde(default, rename = "xid")]
     pub xids: Vec<XidSpec>,
     pub pricing: Option<Pricing>,
+    /// A spot interruption notice the provider posts mid-run (the `spot` demo).
+    pub interruption: Option<InterruptionSpec>,
     /// What `gpumeter check --demo` shows beyond the GPUs.
     #[serde(default)]
     pub preflight: PreflightSpec,

@@ -149,6 +149,10 @@ impl Simulator {
                     .saturating_sub(i64::try_from(uptime_s).unwrap_or(i64::MAX)),
             ),
             runs_in: s.host.runs_in.clone(),
+            interruption: s
+                .interruption
+                .as_ref()
+                .and_then(|n| n.reading(elapsed_ms, taken_at_unix_ms)),
         }
     }
 

@@ -49,7 +49,8 @@ fn all_builtins_parse_and_are_listed_in_order() {
             "xid",
             "oom-soon",
             "job-done",
-            "shared"
+            "shared",
+            "spot"
         ]
     );
     for (name, desc) in list {

@@ -174,6 +174,7 @@ pub fn snapshot_at(n: u32, t: i64) -> Snapshot {
         uptime_s: Some(3 * 86_400 + 4 * 3600),
         boot_time_unix_s: Some(t / 1000 - (3 * 86_400 + 4 * 3600)),
         runs_in: None,
+        interruption: None,
     };
     s.host = HostReading {
         cpu_count: Some(64),

@@ -1,7 +1,8 @@
 //! Where am I: which cloud or GPU host this machine is rented from, and, where local facts or
 //! (when the user allows it) the instance metadata service tell, its instance type, region and
 //! whether it is spot. Then what such a box lists at ([`catalog`]), so the meter can run on a
-//! list price, said to be one, when the user set no rate.
+//! list price, said to be one, when the user set no rate; on a spot box, the provider's
+//! interruption notice, polled on a thread of its own ([`watch`]).
 //!
 //! A room of its own beside `billing` rather than under `source`: these are facts read once at
 //! launch (files under `/sys/class/dmi/id`, environment variables, and an opt-in HTTP call to
@@ -13,6 +14,7 @@ pub mod local;
 pub mod metadata;
 pub mod notice;
 pub mod price;
+pub mod watch;
 
 pub use price::{Priced, Probe, list_pricing};
 

@@ -14,15 +14,9 @@ use super::metadata::Endpoints;
 /// How often a spot box's notice is worth asking for: AWS gives two minutes, GCP and Azure 30 s.
 pub const POLL_EVERY: Duration = Duration::from_secs(5);
 
-/// A notice that the provider takes the machine back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Interruption {
-    pub provider: Provider,
-    /// `terminate`, `stop`, `hibernate` (AWS), `preempted` (GCP), `Preempt` (Azure).
-    pub action: String,
-    /// When it happens, ms since the Unix epoch, when the provider says.
-    pub at_unix_ms: Option<i64>,
-}
+/// A notice that the provider takes the machine back: the snapshot model's own, so the poller's
+/// answer rides on each reading as it is.
+pub use gpumeter_model::Interruption;
 
 /// The notice standing now, if any.
 pub fn poll(endpoints: &Endpoints, provider: Provider) -> Option<Interruption> {
@@ -53,7 +47,7 @@ fn aws(agent: &ureq::Agent, base: &str) -> Option<Interruption> {
     )?;
     let a: AwsAction = serde_json::from_str(&body).ok()?;
     Some(Interruption {
-        provider: Provider::Aws,
+        provider: Provider::Aws.name().into(),
         action: super::local::clean(&a.action)?,
         at_unix_ms: a
             .time
@@ -72,7 +66,7 @@ fn gcp(agent: &ureq::Agent, base: &str) -> Option<Interruption> {
     body.trim()
         .eq_ignore_ascii_case("true")
         .then(|| Interruption {
-            provider: Provider::Gcp,
+            provider: Provider::Gcp.name().into(),
             action: "preempted".into(),
             // GCP stops the machine about 30 s after it says so; it gives no time.
             at_unix_ms: None,
@@ -108,7 +102,7 @@ fn azure(agent: &ureq::Agent, base: &str) -> Option<Interruption> {
         .into_iter()
         .find(|e| e.event_type == "Preempt")?;
     Some(Interruption {
-        provider: Provider::Azure,
+        provider: Provider::Azure.name().into(),
         action: "Preempt".into(),
         // `Mon, 19 Sep 2016 18:29:47 GMT`
         at_unix_ms: e

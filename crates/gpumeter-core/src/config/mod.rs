@@ -152,7 +152,12 @@ pub fn load(opts: &LoadOptions) -> Result<Settings, ConfigError> {
     let mut settings = resolve::resolve(&layers(opts)?, opts.demo.as_ref(), &opts.cli, &opts.env)?;
     if let Some(probe) = &opts.probe {
         let c = &settings.cloud;
-        let priced = crate::cloud::list_pricing(probe, c.metadata, c.catalog.as_deref(), None);
+        let mut priced = crate::cloud::list_pricing(probe, c.metadata, c.catalog.as_deref(), None);
+        if let Some(l) = c.lifecycle {
+            // The user's word on how the box is bought wins, as their rate does.
+            priced.whereabouts.lifecycle = Some(l);
+            priced.whereabouts.evidence.push("[cloud] lifecycle".into());
+        }
         if settings.pricing.is_none() && !opts.cli.simulated {
             settings.pricing = priced.pricing.clone();
             settings.notes.extend(priced.notes.iter().cloned());

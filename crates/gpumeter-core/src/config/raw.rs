@@ -54,6 +54,8 @@ pub struct RawCloud {
     pub metadata: Option<bool>,
     /// A price catalog of your own, its rows before the built-in ones.
     pub catalog: Option<Spanned<String>>,
+    /// `spot` or `on-demand`: how the box is bought, when metadata does not say (or is off).
+    pub lifecycle: Option<Spanned<String>>,
 }
 
 /// `[ledger]`.
@@ -107,9 +109,10 @@ pub struct RawAlerts {
     pub vram: Option<RawVram>,
     pub shared: Option<RawWindowed>,
     pub job_done: Option<RawJobDone>,
+    pub spot: Option<RawSwitch>,
     pub webhook: Option<RawWebhook>,
     /// Alert kind (`idle`, `forgotten`, `starved`, `throttle`, `budget`, `hung`, `xid`, `lost`,
-    /// `vram`, `shared`, `job_done`, or `any`) → argv.
+    /// `vram`, `shared`, `job_done`, `spot`, or `any`) → argv.
     pub hooks: Option<BTreeMap<String, Vec<String>>>,
 }
 
@@ -188,7 +191,7 @@ pub struct RawCheckpoint {
     pub periodic_tolerance_pct: Option<f64>,
 }
 
-/// `[alerts.xid]`: on or off.
+/// `[alerts.xid]`, `[alerts.spot]`: on or off.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawSwitch {

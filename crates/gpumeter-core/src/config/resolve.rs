@@ -98,6 +98,8 @@ pub struct CloudSettings {
     pub metadata: bool,
     /// The user's own price catalog (`~/` expanded).
     pub catalog: Option<PathBuf>,
+    /// `lifecycle`: how the box is bought, as the user declares it (wins over metadata).
+    pub lifecycle: Option<crate::cloud::Lifecycle>,
 }
 
 /// A value and where it came from.
@@ -285,7 +287,30 @@ fn cloud_settings(layers: &[Layer], env: &Env) -> Result<CloudSettings, ConfigEr
             _ => PathBuf::from(text),
         }),
     };
-    Ok(CloudSettings { metadata, catalog })
+    let lifecycle = layers.iter().rev().find_map(|l| {
+        let c = l.raw.cloud.as_ref()?.lifecycle.as_ref()?;
+        Some((
+            c.get_ref().trim().to_ascii_lowercase(),
+            Origin::at(&l.name, &l.text, c.span().start),
+        ))
+    });
+    let lifecycle = match lifecycle {
+        None => None,
+        Some((t, _)) if t == "spot" => Some(crate::cloud::Lifecycle::Spot),
+        Some((t, _)) if t == "on-demand" => Some(crate::cloud::Lifecycle::OnDemand),
+        Some((t, origin)) => {
+            return Err(invalid(
+                origin,
+                "cloud.lifecycle",
+                format!("must be \"spot\" or \"on-demand\", not {t:?}"),
+            ));
+        }
+    };
+    Ok(CloudSettings {
+        metadata,
+        catalog,
+        lifecycle,
+    })
 }
 
 /// Each layer's `[keys]` over the one below, action by action.

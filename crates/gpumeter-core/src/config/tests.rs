@@ -464,3 +464,26 @@ fn config_path_names_the_users_file_and_themes() {
         "{text}"
     );
 }
+
+#[test]
+fn cloud_lifecycle_is_declared_spot_or_on_demand_and_a_typo_names_the_key() {
+    let resolve_text = |text: &str| {
+        let layers = [
+            Layer::defaults().unwrap(),
+            Layer::parse("c.toml", text).unwrap(),
+        ];
+        resolve::resolve(&layers, None, &CliPricing::default(), &Env::default())
+    };
+    let s = resolve_text("[cloud]\nlifecycle = \"spot\"\n").unwrap();
+    assert_eq!(s.cloud.lifecycle, Some(crate::cloud::Lifecycle::Spot));
+    let s = resolve_text("[cloud]\nlifecycle = \"on-demand\"\n").unwrap();
+    assert_eq!(s.cloud.lifecycle, Some(crate::cloud::Lifecycle::OnDemand));
+    assert_eq!(resolve_text("").unwrap().cloud.lifecycle, None);
+    let e = resolve_text("[cloud]\nlifecycle = \"preemptable\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("cloud.lifecycle") && e.contains("\"spot\" or \"on-demand\""),
+        "{e}"
+    );
+}

@@ -42,14 +42,17 @@ fn bounded<T>(v: &mut Vec<T>) {
 
 impl Insights {
     /// The meter's current burn per hour prices idle and wasted time, its per-GPU list rate a
-    /// lost GPU (called by `ingest`).
+    /// lost GPU, its spend so far the
+    /// spot notice (called by `ingest`).
     pub(super) fn billing_rate(
         &mut self,
         per_hour: Money,
         per_gpu_hour: Option<Money>,
+        spent: Money,
         currency: Currency,
     ) {
         self.rate_per_hour = Some(per_hour);
+        self.rules.set_run_spent(Some(spent));
         self.rules.set_gpu_rate(per_gpu_hour);
         self.rules.set_currency(currency);
     }

@@ -95,8 +95,12 @@ impl Engine {
         self.first_reading_ms.get_or_insert(snap.taken_at_unix_ms);
         self.history.record(&snap);
         if let Some(view) = &self.billing {
-            self.insights
-                .billing_rate(view.burn_per_hour, view.list_per_gpu_hour, view.currency);
+            self.insights.billing_rate(
+                view.burn_per_hour,
+                view.list_per_gpu_hour,
+                view.spent,
+                view.currency,
+            );
         }
         self.insights.observe(&snap);
         self.latest = Some(snap);

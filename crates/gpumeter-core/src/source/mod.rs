@@ -4,7 +4,8 @@
 //! - [`sim`]: the built-in demo scenarios (the `gpumeter-sim` crate);
 //! - [`inspect`]: a one-time look at the GPUs' health and wiring for `gpumeter check`;
 //! - [`replay`]: a recording played back (`--replay FILE`), and [`tee`]: any source whose
-//!   readings are also recorded (`--record FILE`);
+//!   readings are also recorded (`--record FILE`); [`notice`]: any source whose readings carry
+//!   the spot interruption notice;
 //! - [`collector`]: runs any source on its own thread and sends snapshots over a channel, so a
 //!   slow or hung driver call never blocks the dashboard;
 //! - [`fast_forward`]: a demo started later in its scenario (`--start`), the moments before
@@ -18,6 +19,7 @@ pub mod focus;
 pub mod host;
 pub mod inspect;
 pub mod local;
+pub mod notice;
 pub mod nvml;
 pub mod replay;
 pub mod sim;

@@ -10,6 +10,7 @@ mod idle;
 mod job_done;
 mod lost;
 mod shared;
+mod spot;
 mod starved;
 mod throttle;
 mod vram;
@@ -62,6 +63,7 @@ pub fn rules(raw: &RawAlerts) -> Result<RulesConfig, ValueError> {
         vram: vram::resolve(raw.vram.as_ref(), &d.vram)?,
         shared: shared::resolve(raw.shared.as_ref(), &d.shared)?,
         job_done: job_done::resolve(raw.job_done.as_ref(), &d.job_done)?,
+        spot: spot::resolve(raw.spot.as_ref(), &d.spot)?,
     })
 }
 

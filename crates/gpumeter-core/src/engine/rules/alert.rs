@@ -33,6 +33,8 @@ pub enum AlertKind {
     Shared,
     /// A job ended (or its GPUs went idle) while the meter runs.
     JobDone,
+    /// The provider posted its notice that it takes this spot/preemptible machine back.
+    Spot,
 }
 
 impl AlertKind {
@@ -51,10 +53,11 @@ impl AlertKind {
             AlertKind::Vram => "vram",
             AlertKind::Shared => "shared",
             AlertKind::JobDone => "job_done",
+            AlertKind::Spot => "spot",
         }
     }
 
-    pub const ALL: [AlertKind; 12] = [
+    pub const ALL: [AlertKind; 13] = [
         AlertKind::IdlePaid,
         AlertKind::Forgotten,
         AlertKind::Starved,
@@ -67,6 +70,7 @@ impl AlertKind {
         AlertKind::Vram,
         AlertKind::Shared,
         AlertKind::JobDone,
+        AlertKind::Spot,
     ];
 
     /// The kind named `name` (as [`AlertKind::name`] writes it).

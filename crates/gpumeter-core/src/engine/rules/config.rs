@@ -154,6 +154,12 @@ pub struct LostConfig {
     pub clear_after_ms: i64,
 }
 
+/// Spot interruption notice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpotConfig {
+    pub enabled: bool,
+}
+
 /// Job finished, meter running.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobDoneConfig {
@@ -189,6 +195,7 @@ pub struct RulesConfig {
     pub vram: VramConfig,
     pub shared: SharedConfig,
     pub job_done: JobDoneConfig,
+    pub spot: SpotConfig,
 }
 
 const MIN: i64 = 60_000;
@@ -285,6 +292,7 @@ impl Default for RulesConfig {
                 went_idle_ms: 5 * MIN,
                 stands_ms: 60 * MIN,
             },
+            spot: SpotConfig { enabled: true },
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The alert rules: idle paid time, forgotten allocations, starved GPUs, throttling,
-//! checkpoints, hung GPUs, XID errors, lost GPUs, VRAM headroom, shared cards and finished
-//! jobs, each a
+//! checkpoints, hung GPUs, XID errors, lost GPUs, VRAM headroom, shared cards, finished
+//! jobs and spot interruption notices, each a
 //! pure state machine fed one [`Snapshot`] and "now" per tick (no I/O, no wall clock), plus the
 //! budget alerts billing hands in. [`Rules`] runs them, keeps the active alerts (with
 //! acknowledge and snooze) and a bounded history, and returns what changed as [`Transition`]s
@@ -28,6 +28,7 @@ mod line_fit;
 pub mod lost;
 mod pods;
 pub mod shared;
+pub mod spot;
 pub mod starved;
 pub mod throttle;
 pub mod vram;
@@ -63,6 +64,8 @@ pub struct Ctx<'a> {
     /// One GPU's share of the rate per hour, as the billing view lists it; `None`: not known
     /// (then [`Ctx::gpu_rate_per_hour`] splits `rate_per_hour`).
     pub gpu_rate: Option<Money>,
+    /// What this run has cost so far (the billing view's spend); `None`: no meter.
+    pub run_spent: Option<Money>,
     /// This tick's jobs, kept across ticks for the rules that ask (starved, job done, hung).
     jobs: &'a job_cache::JobCache,
     /// What the GPUs did this tick: idle, a probe, work ([`work`]).
@@ -86,6 +89,7 @@ impl<'a> Ctx<'a> {
             rate_per_hour,
             currency,
             gpu_rate,
+            run_spent: None,
             jobs,
             work,
         }
@@ -147,6 +151,8 @@ pub struct Rules {
     currency: Currency,
     /// One GPU's share of the rate, from the billing view (see [`Ctx::gpu_rate`]).
     gpu_rate: Option<Money>,
+    /// What the run has cost so far, from billing (see [`Ctx::run_spent`]).
+    run_spent: Option<Money>,
     idle: idle::IdleRule,
     forgotten: forgotten::ForgottenRule,
     starved: starved::StarvedRule,
@@ -158,6 +164,7 @@ pub struct Rules {
     vram: vram::VramRule,
     job_done: job_done::JobDoneRule,
     shared: shared::SharedRule,
+    spot: spot::SpotRule,
     /// The jobs, rebuilt only when the processes' shape changes ([`job_cache`]).
     jobs: job_cache::JobCache,
     work: work::WorkTracker,
@@ -207,11 +214,13 @@ impl Rules {
             vram: vram::VramRule::new(config.vram.clone(), fire, clear),
             job_done: job_done::JobDoneRule::new(config.job_done.clone(), config.idle.clone()),
             shared: shared::SharedRule::new(config.shared.clone(), fire, clear),
+            spot: spot::SpotRule::new(config.spot.clone()),
             jobs: job_cache::JobCache::default(),
             work: work::WorkTracker::default(),
             config,
             currency: Currency::USD,
             gpu_rate: None,
+            run_spent: None,
             active: BTreeMap::new(),
             external: BTreeMap::new(),
             sorted: Vec::new(),
@@ -242,6 +251,11 @@ impl Rules {
         self.gpu_rate = per_gpu_hour;
     }
 
+    /// What the run has cost so far, as billing says (`None`: no meter).
+    pub fn set_run_spent(&mut self, spent: Option<Money>) {
+        self.run_spent = spent;
+    }
+
     /// One tick: every rule sees the snapshot; returns what changed.
     pub fn evaluate(
         &mut self,
@@ -251,7 +265,7 @@ impl Rules {
     ) -> Vec<Transition> {
         self.jobs.update(snap);
         self.work.update(snap, now_ms, &self.config.idle);
-        let ctx = Ctx::new(
+        let mut ctx = Ctx::new(
             snap,
             now_ms,
             rate_per_hour,
@@ -260,6 +274,7 @@ impl Rules {
             &self.jobs,
             &self.work,
         );
+        ctx.run_spent = self.run_spent;
         let outputs = [
             self.idle.evaluate(&ctx),
             self.forgotten.evaluate(&ctx),
@@ -272,6 +287,7 @@ impl Rules {
             self.vram.evaluate(&ctx),
             self.job_done.evaluate(&ctx),
             self.shared.evaluate(&ctx),
+            self.spot.evaluate(&ctx),
         ];
         let mut standing: BTreeMap<String, Alert> = self.external.clone();
         let mut remind: BTreeSet<String> = BTreeSet::new();

@@ -117,3 +117,60 @@ fn shared_names_the_other_tenant_and_user_without_cost() {
     );
     assert_eq!((a.severity, a.cost_micros), (Severity::Info, None));
 }
+
+#[test]
+fn spot_notice_raises_a_high_alert_at_the_first_reading_that_carries_it() {
+    use crate::billing::{ClockStart, Meter, MeterConfig, Pricing, Rate};
+    use crate::engine::Engine;
+    use gpumeter_sim::{Scenario, Simulator};
+
+    let mut pricing = Pricing::simple(Rate::parse("31/h").unwrap());
+    pricing.clock_start = ClockStart::FirstSample;
+    let meter = Meter::new(MeterConfig {
+        pricing,
+        tick_cap_ms: 10_000,
+    });
+    let mut engine = Engine::new().with_meter(meter);
+    let mut sim = Simulator::new(Scenario::builtin("spot").unwrap());
+    let t0 = super::scenario::T0;
+    let mut first = None;
+    for s in 0..=240u64 {
+        let snap = sim.snapshot_at(s * 1000, t0 + (s * 1000) as i64);
+        let posted = snap.system.interruption.is_some();
+        engine.ingest(snap);
+        let ts = engine.drain_alert_transitions();
+        let spot: Vec<_> = fired(&ts)
+            .into_iter()
+            .filter(|a| a.kind == AlertKind::Spot)
+            .cloned()
+            .collect();
+        if !posted {
+            assert!(spot.is_empty(), "fired at {s} s before the notice");
+        }
+        if let Some(a) = spot.into_iter().next() {
+            assert!(first.is_none(), "fired twice: {a:#?}");
+            first = Some((s, a));
+        }
+    }
+    let (at_s, a) = first.expect("no spot alert");
+    // The notice is posted at 3 min; the alert comes with that very reading.
+    assert_eq!(at_s, 180);
+    assert_eq!(a.severity, Severity::High);
+    // Reclaimed 2 min after the notice; 3 min at $31/h is $1.55.
+    let due = crate::clock::utc_text(t0 + 300_000, crate::clock::UtcStyle::Clock);
+    assert_eq!(
+        a.title,
+        format!("spot interruption at {due} (in 2 min) — checkpoint now; this run has cost $1.55")
+    );
+    assert_eq!(evidence(&a, "provider"), "AWS");
+    assert_eq!(evidence(&a, "action"), "terminate");
+    assert_eq!(a.cost_micros, Some(1_550_000));
+    // It stands, counting down, while the notice does.
+    let now = engine
+        .alerts()
+        .iter()
+        .find(|a| a.kind == AlertKind::Spot)
+        .unwrap()
+        .clone();
+    assert!(now.title.contains("(in 60 s)"), "{}", now.title);
+}
