@@ -168,14 +168,21 @@ pub fn build_rows<'a>(snap: &'a Snapshot, app: &App, now_unix_ms: i64) -> Vec<Pr
     }
     // By CPU or memory, a tree is ordered by what each job uses in all (a trainer at 6 % whose
     // workers peg their cores is the busiest job, not the last); within a job, as asked.
+    // Each job's totals, walked once: the sort below and the roots' summaries both read them.
+    let totals: HashMap<usize, Totals> = roots
+        .iter()
+        .filter(|r| children.contains_key(r))
+        .map(|&r| (r, subtree_totals(r, procs, &children)))
+        .collect();
     match app.sort {
         SortColumn::Cpu | SortColumn::Rss => {
             let job = |i: usize| {
-                let t = subtree_totals(i, procs, &children);
-                if app.sort == SortColumn::Cpu {
-                    t.cpu_pct
-                } else {
-                    t.rss_bytes as f64
+                let own = &procs[i];
+                match (totals.get(&i), app.sort) {
+                    (Some(t), SortColumn::Cpu) => t.cpu_pct,
+                    (Some(t), _) => t.rss_bytes as f64,
+                    (None, SortColumn::Cpu) => own.cpu_pct.unwrap_or(0.0),
+                    (None, _) => own.rss_bytes.unwrap_or(0) as f64,
                 }
             };
             let mut keyed: Vec<(f64, usize)> = roots.iter().map(|&r| (job(r), r)).collect();
@@ -204,7 +211,7 @@ pub fn build_rows<'a>(snap: &'a Snapshot, app: &App, now_unix_ms: i64) -> Vec<Pr
         } else {
             format!("{lead}{}", if last { "└─ " } else { "├─ " })
         };
-        let job = (root && children.contains_key(&i)).then(|| subtree_totals(i, procs, &children));
+        let job = if root { totals.get(&i).copied() } else { None };
         out.push(ProcRow {
             proc: &procs[i],
             tree_prefix,
