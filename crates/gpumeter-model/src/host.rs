@@ -130,4 +130,17 @@ pub struct HostReading {
     /// weighted I/O time / interval, iostat's `aqu-sz`): well above 1, requests wait in its queue.
     #[serde(default)]
     pub disk_queue_depth: Option<f64>,
+    /// Share of the interval in which some task waited for memory (PSI `memory.pressure` some:
+    /// reclaim, swap-in, refaults), 0–100.
+    #[serde(default)]
+    pub mem_pressure_pct: Option<f64>,
+    /// Bytes swapped in per second (`/proc/vmstat` `pswpin`): the box is short of memory.
+    #[serde(default)]
+    pub swap_in_bytes_per_s: Option<f64>,
+    /// The NIC receiving the most: its link speed (sysfs `speed`), bytes per second…
+    #[serde(default)]
+    pub nic_speed_bytes_per_s: Option<f64>,
+    /// …and what it received over the interval as a share of that speed (0–100).
+    #[serde(default)]
+    pub nic_rx_util_pct: Option<f64>,
 }

@@ -152,7 +152,11 @@ impl ProcInstance {
             }),
             rss_bytes: rss_gib.map(|g| (g.max(0.0) * GIB).round() as u64 / 4096 * 4096),
             start_time_unix_s: Some(at.start_unix_s + self.start_s),
-            state: worker.map_or(spec.state, |w| w.state.or(spec.state)),
+            state: worker
+                .map_or(spec.state.as_ref(), |w| {
+                    w.state.as_ref().or(spec.state.as_ref())
+                })
+                .and_then(|s| s.at(at.t_s)),
             threads: worker.map_or(spec.threads, |w| w.threads),
             gpu,
             cpus_allowed: spec

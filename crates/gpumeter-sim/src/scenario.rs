@@ -140,6 +140,12 @@ pub struct HostSpec {
     pub disk_busy_pct: Option<Signal>,
     /// Mean requests in flight on the busiest disk (iostat's aqu-sz).
     pub disk_queue_depth: Option<Signal>,
+    /// Link speed of the NIC that carries `net_rx`/`net_tx`, Gbit/s (absent: unknown).
+    pub nic_speed_gbit: Option<f64>,
+    /// PSI: share of time some task waited for memory (reclaim, swap-in), 0–100.
+    pub mem_pressure_pct: Option<Signal>,
+    /// Pages swapped in, MB/s.
+    pub swap_in_mb_per_s: Option<Signal>,
 }
 
 /// One kind of GPU, replicated `count` times (indices assigned in file order).
@@ -256,7 +262,8 @@ pub struct ProcessSpec {
     pub name: Option<String>,
     /// Passed through raw (hostile strings allowed: they are test data).
     pub command: Option<String>,
-    pub state: Option<char>,
+    /// One letter (`"S"`), or how it changes: `{ steps = [[0, "R"], [300, "D"]] }`.
+    pub state: Option<StateSpec>,
     pub threads: Option<u32>,
     pub rss_gib: Option<f64>,
     /// Percent of one core (may exceed 100).
@@ -340,9 +347,36 @@ pub struct WorkersSpec {
     pub name: Option<String>,
     pub command: Option<String>,
     pub cpu_pct: Option<Signal>,
-    pub state: Option<char>,
+    pub state: Option<StateSpec>,
     pub threads: Option<u32>,
     pub rss_gib: Option<f64>,
+}
+
+/// A process state (`/proc/PID/stat`'s letter): fixed, or stepping over time as real
+/// processes do (a loader running, then blocked on a read, then asleep).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum StateSpec {
+    One(char),
+    Steps {
+        /// `[elapsed_s, letter]`, in time order; before the first step the first letter holds.
+        steps: Vec<(f64, char)>,
+    },
+}
+
+impl StateSpec {
+    /// The letter at `t_s` seconds.
+    pub fn at(&self, t_s: f64) -> Option<char> {
+        match self {
+            StateSpec::One(c) => Some(*c),
+            StateSpec::Steps { steps } => steps
+                .iter()
+                .take_while(|(from, _)| *from <= t_s)
+                .last()
+                .or(steps.first())
+                .map(|(_, c)| *c),
+        }
+    }
 }
 
 /// A scripted NVML failure or delay.

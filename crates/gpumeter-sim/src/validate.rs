@@ -4,7 +4,30 @@
 use std::collections::BTreeSet;
 
 use crate::error::ScenarioError;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, StateSpec};
+
+/// The letters `/proc/PID/stat` gives a process's state.
+const STATE_LETTERS: &str = "RSDZTtXIWPK";
+
+/// What is wrong with a state (an unknown letter, steps empty or out of order), if anything.
+fn state_problem(state: &StateSpec) -> Option<String> {
+    let letters: Vec<char> = match state {
+        StateSpec::One(c) => vec![*c],
+        StateSpec::Steps { steps } => {
+            if steps.is_empty() {
+                return Some("steps must not be empty".into());
+            }
+            if steps.windows(2).any(|w| w[1].0 <= w[0].0) {
+                return Some("steps must be in increasing time order".into());
+            }
+            steps.iter().map(|(_, c)| *c).collect()
+        }
+    };
+    letters
+        .into_iter()
+        .find(|c| !STATE_LETTERS.contains(*c))
+        .map(|c| format!("`{c}` is not a process state (one of {STATE_LETTERS})"))
+}
 
 /// NVML's `NVML_NVLINK_MAX_LINKS`.
 const MAX_NVLINKS: u32 = 18;
@@ -71,12 +94,32 @@ impl Scenario {
                 format!("must be > 0, got {q}"),
             );
         }
+        if let Some(g) = self.host.nic_speed_gbit
+            && !(g.is_finite() && g > 0.0)
+        {
+            return bad(
+                "host.nic_speed_gbit".into(),
+                format!("must be > 0, got {g}"),
+            );
+        }
         for (i, p) in self.processes.iter().enumerate() {
             if p.cpus_allowed == Some(0) {
                 return bad(
                     format!("process[{i}].cpus_allowed"),
                     "must be at least 1".into(),
                 );
+            }
+            let states = [
+                (format!("process[{i}].state"), p.state.as_ref()),
+                (
+                    format!("process[{i}].workers.state"),
+                    p.workers.as_ref().and_then(|w| w.state.as_ref()),
+                ),
+            ];
+            for (field, state) in states {
+                if let Some(msg) = state.and_then(state_problem) {
+                    return bad(field, msg);
+                }
             }
         }
         for (i, g) in self.gpus.iter().enumerate() {

@@ -3,7 +3,7 @@
 //! `throttled_usec`; v1 `cpuacct.usage` in ns and `cpu.stat` with `throttled_time` in ns), the
 //! memory in use and OOM kills (`memory.current` and `memory.events`; v1 `memory.usage_in_bytes`
 //! and `memory.oom_control`), and pressure stall information (PSI: the cgroup's `cpu.pressure`
-//! and `io.pressure` on v2, else the machine's `<proc>/pressure/*`) as the share of the
+//! `io.pressure` and `memory.pressure` on v2, else the machine's `<proc>/pressure/*`) as the share of the
 //! interval in which some task waited.
 //!
 //! The counter files stay open between ticks (see `kept`); the limits (quota, cpuset, memory
@@ -34,6 +34,7 @@ struct Counters {
     throttled_us: Option<u64>,
     cpu_psi_us: Option<u64>,
     io_psi_us: Option<u64>,
+    mem_psi_us: Option<u64>,
 }
 
 /// Where each counter lives, found once, kept open.
@@ -46,6 +47,7 @@ struct Files {
     mem_events: Option<KeptFile>,
     cpu_pressure: Option<KeptFile>,
     io_pressure: Option<KeptFile>,
+    mem_pressure: Option<KeptFile>,
 }
 
 /// The cgroup's limits, as last read.
@@ -87,12 +89,13 @@ pub(super) struct CgroupSample {
     pub(super) quota_cores: Option<f64>,
     pub(super) cpu_pressure_pct: Option<f64>,
     pub(super) io_pressure_pct: Option<f64>,
+    pub(super) mem_pressure_pct: Option<f64>,
 }
 
 impl CgroupTracker {
     pub(super) fn new(proc: &Path, sys: &Path) -> Self {
         let dirs = CgroupDirs::locate(proc, sys);
-        let (mut cpu_pressure, mut io_pressure) = (None, None);
+        let (mut cpu_pressure, mut io_pressure, mut mem_pressure) = (None, None, None);
         let mut files = Files::default();
         if let Some(d) = &dirs {
             files.cpu_stat = d.file("cpu.stat", ("cpu", "cpu.stat")).map(KeptFile::new);
@@ -105,11 +108,15 @@ impl CgroupTracker {
                 .map(KeptFile::new);
             cpu_pressure = d.v2_file("cpu.pressure");
             io_pressure = d.v2_file("io.pressure");
+            mem_pressure = d.v2_file("memory.pressure");
         }
         // Without a v2 cgroup's own PSI, the machine's.
         let machine = |name: &str| Some(proc.join("pressure").join(name)).filter(|p| p.exists());
         files.cpu_pressure = cpu_pressure.or_else(|| machine("cpu")).map(KeptFile::new);
         files.io_pressure = io_pressure.or_else(|| machine("io")).map(KeptFile::new);
+        files.mem_pressure = mem_pressure
+            .or_else(|| machine("memory"))
+            .map(KeptFile::new);
         Self {
             dirs,
             files,
@@ -164,6 +171,7 @@ impl CgroupTracker {
             throttled_us,
             cpu_psi_us: text(&mut f.cpu_pressure, buf).and_then(psi_some_total_us),
             io_psi_us: text(&mut f.io_pressure, buf).and_then(psi_some_total_us),
+            mem_psi_us: text(&mut f.mem_pressure, buf).and_then(psi_some_total_us),
         };
         let prev = self.prev.replace(cur);
         let dt_us = prev
@@ -197,6 +205,7 @@ impl CgroupTracker {
             quota_cores: limits.quota_cores,
             cpu_pressure_pct: per_interval(|c| c.cpu_psi_us).map(|s| (s * 100.0).min(100.0)),
             io_pressure_pct: per_interval(|c| c.io_psi_us).map(|s| (s * 100.0).min(100.0)),
+            mem_pressure_pct: per_interval(|c| c.mem_psi_us).map(|s| (s * 100.0).min(100.0)),
         }
     }
 }
@@ -242,8 +251,13 @@ mod tests {
             "some avg10=0.00 avg60=0.00 avg300=0.00 total=1000000\n\
              full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
         );
+        f.write(
+            "sys/fs/cgroup/memory.pressure",
+            "some avg10=0.00 avg60=0.00 avg300=0.00 total=500000\n",
+        );
         let mut t = tracker(&f);
         let first = t.update(0);
+        assert_eq!(first.mem_pressure_pct, None, "no interval yet");
         assert_eq!(first.quota_cores, Some(4.0));
         assert_eq!(first.reading.cpu_throttled_pct, None, "no interval yet");
         assert_eq!(first.reading.mem_limit_bytes, Some(8 << 30));
@@ -258,7 +272,13 @@ mod tests {
             "sys/fs/cgroup/cpu.pressure",
             "some avg10=0.00 avg60=0.00 avg300=0.00 total=4000000\n",
         );
+        // 2.5 s of the 10 s some task waited for memory (reclaim, swap-in).
+        f.write(
+            "sys/fs/cgroup/memory.pressure",
+            "some avg10=0.00 avg60=0.00 avg300=0.00 total=3000000\n",
+        );
         let s = t.update(10_000);
+        assert!((s.mem_pressure_pct.unwrap() - 25.0).abs() < 1e-9);
         assert!((s.reading.cpu_used_cores.unwrap() - 4.0).abs() < 1e-9);
         assert!((s.reading.cpu_throttled_pct.unwrap() - 38.0).abs() < 1e-9);
         assert!((s.reading.cpu_throttled_time_pct.unwrap() - 20.0).abs() < 1e-9);
@@ -310,6 +330,10 @@ mod tests {
         assert_eq!(s.reading.mem_used_bytes, Some(1024));
         assert!((s.io_pressure_pct.unwrap() - 50.0).abs() < 1e-9);
         assert_eq!(s.cpu_pressure_pct, None, "no cpu PSI file");
+        assert_eq!(
+            s.mem_pressure_pct, None,
+            "no memory PSI file: unknown, not 0"
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ use std::path::PathBuf;
 
 use super::device_files::DeviceFiles;
 use super::kept::KeptFile;
+use super::nic::{self, LinkSpeeds};
 use super::{Roots, Warnings};
 
 /// Bytes per sector in /proc/diskstats, whatever the device's real sector size.
@@ -33,6 +34,9 @@ pub(super) struct IoRates {
     pub(super) disk_busy_pct: Option<f64>,
     /// …and its mean requests in flight (weighted I/O ms / interval ms, iostat's aqu-sz).
     pub(super) disk_queue_depth: Option<f64>,
+    /// The counted interface nearest its link speed: that speed (bytes/s) and the share of it
+    /// received over the interval (see `nic`).
+    pub(super) nic_busiest: Option<(f64, f64)>,
 }
 
 /// Two counters of each device (bytes in and out; or ms busy and ms weighted by requests in
@@ -108,6 +112,16 @@ impl PerDevice {
         })
     }
 
+    /// Each device's first counter as a rate over `dt_ms`, by name.
+    fn first_rates(&self, dt_ms: f64) -> impl Iterator<Item = (&str, f64)> + '_ {
+        let secs = dt_ms / 1000.0;
+        self.devices.iter().filter_map(move |(name, d)| {
+            let (a0, _) = d.prev?;
+            let (a, _) = d.cur;
+            (a >= a0).then(|| (name.as_str(), (a - a0) as f64 / secs))
+        })
+    }
+
     /// Rates of the summed per-device deltas over `dt_ms`.
     fn sum_rates(&self, dt_ms: Option<f64>) -> (Option<f64>, Option<f64>) {
         let Some(dt_ms) = dt_ms else {
@@ -156,6 +170,8 @@ pub(super) struct IoTracker {
     busy: PerDevice,
     /// The chosen interfaces' bytes received and sent.
     net: PerDevice,
+    /// Their link speeds.
+    speeds: LinkSpeeds,
     /// Whether a block device is a whole physical disk: decided once per name.
     whole_disk: HashMap<String, bool>,
     /// Whether an interface is a physical NIC (sysfs `device`): decided once per name.
@@ -184,6 +200,7 @@ impl IoTracker {
             disks: PerDevice::default(),
             busy: PerDevice::default(),
             net: PerDevice::default(),
+            speeds: LinkSpeeds::new(&roots.sys),
             whole_disk: HashMap::new(),
             physical_nic: HashMap::new(),
             interfaces: Vec::new(),
@@ -205,15 +222,19 @@ impl IoTracker {
                 (None, None, None)
             }
         };
-        let (rx, tx) = match self.read_net(now_ms) {
+        let (rx, tx, nic_busiest) = match self.read_net(now_ms) {
             Ok(()) => {
                 let dt = self.net.finish(now_ms);
-                self.net.sum_rates(dt)
+                let (rx, tx) = self.net.sum_rates(dt);
+                let net = &self.net;
+                self.speeds.retain(|n| net.devices.contains_key(n));
+                let busiest = dt.and_then(|dt| nic::busiest(&mut self.speeds, net.first_rates(dt)));
+                (rx, tx, busiest)
             }
             Err(e) => {
                 warnings.push(format!("cannot read network statistics: {e}"));
                 self.net.forget();
-                (None, None)
+                (None, None, None)
             }
         };
         IoRates {
@@ -223,6 +244,7 @@ impl IoTracker {
             net_tx_bytes_per_s: tx,
             disk_busy_pct: busiest.map(|(b, _)| b),
             disk_queue_depth: busiest.map(|(_, q)| q),
+            nic_busiest,
         }
     }
 

@@ -49,6 +49,7 @@ mod io;
 mod kept;
 mod limits;
 mod memory;
+mod nic;
 mod nspid;
 mod pid_match;
 mod place;
@@ -57,6 +58,7 @@ mod processes;
 mod scan;
 mod stat;
 mod statics;
+mod swap;
 mod system;
 mod threads;
 mod tree;
@@ -90,6 +92,7 @@ pub struct HostSampler {
     system: system::SystemFiles,
     io: io::IoTracker,
     cgroup: cgroup_usage::CgroupTracker,
+    swap: swap::SwapTracker,
     processes: processes::ProcessTracker,
     /// Where we run, decided once.
     runs_in: RunsIn,
@@ -172,6 +175,7 @@ impl HostSampler {
             system: system::SystemFiles::new(&roots),
             io: io::IoTracker::new(&roots),
             cgroup: cgroup_usage::CgroupTracker::new(&roots.proc, &roots.sys),
+            swap: swap::SwapTracker::new(&roots.proc, page_size),
             processes: processes::ProcessTracker::new(&roots, ticks_per_s.max(1), page_size),
             runs_in: place::detect(&roots),
             roots,
@@ -222,6 +226,7 @@ impl HostSampler {
         });
         let io = self.io.update(now_unix_ms, &mut warnings);
         let cg = self.cgroup.update(now_unix_ms);
+        let swap_in = self.swap.update(now_unix_ms);
         // Before the processes: their `children` reads use this tick's last pid.
         let load = self.cpu_files.load_avg();
 
@@ -243,6 +248,10 @@ impl HostSampler {
             io_pressure_pct: cg.io_pressure_pct,
             disk_busy_pct: io.disk_busy_pct,
             disk_queue_depth: io.disk_queue_depth,
+            mem_pressure_pct: cg.mem_pressure_pct,
+            swap_in_bytes_per_s: swap_in,
+            nic_speed_bytes_per_s: io.nic_busiest.map(|(speed, _)| speed),
+            nic_rx_util_pct: io.nic_busiest.map(|(_, pct)| pct),
         };
         let system = SystemInfo {
             hostname: self.system.hostname(now_unix_ms),

@@ -6,7 +6,8 @@
 
 use super::cgroup::cores_text;
 use super::state::{
-    CPU_PRESSURE_PCT, Host, IO_PRESSURE_PCT, JobState, OFFLOAD_PCIE_BYTES_PER_S, OFFLOAD_RANK_PCT,
+    CPU_PRESSURE_PCT, DECODER_SATURATED_PCT, Host, IO_PRESSURE_PCT, JobState, MEM_PRESSURE_PCT,
+    NIC_SATURATED_PCT, OFFLOAD_PCIE_BYTES_PER_S, OFFLOAD_RANK_PCT, SWAP_IN_BYTES_PER_S,
     THROTTLED_PCT, WORKERS_PEGGED_SHARE,
 };
 use crate::engine::rules::config::StarvedConfig;
@@ -18,6 +19,12 @@ pub enum Cause {
     /// The optimizer step on the CPU (ZeRO-offload): the ranks compute on many cores while
     /// states cross PCIe both ways.
     Offload,
+    /// The GPU's video decoders (NVDEC) at their limit: the loader decodes on the GPU.
+    Decoder,
+    /// The host short of memory: pages reclaimed and swapped back in under the loader.
+    MemoryPressure,
+    /// The NIC that brings the data in at its link speed (object store, network file system).
+    NetworkBound,
     CpuBound,
     /// One thread of the GPU process at a full core: the pipeline does not run in parallel.
     SingleThread,
@@ -29,8 +36,11 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 7] = [
+    pub const ALL: [Cause; 10] = [
         Cause::Offload,
+        Cause::Decoder,
+        Cause::MemoryPressure,
+        Cause::NetworkBound,
         Cause::CpuBound,
         Cause::SingleThread,
         Cause::IoBound,
@@ -43,6 +53,9 @@ impl Cause {
     pub fn name(self) -> &'static str {
         match self {
             Cause::Offload => "optimizer_offload",
+            Cause::Decoder => "decoder",
+            Cause::MemoryPressure => "memory_pressure",
+            Cause::NetworkBound => "network_bound",
             Cause::CpuBound => "cpu_bound",
             Cause::SingleThread => "single_thread",
             Cause::IoBound => "io_bound",
@@ -97,17 +110,53 @@ fn pct(v: f64) -> String {
 }
 
 /// Weighs every sign (a sign whose reading is unknown is left out) and picks the first cause
-/// in order with one that held.
+/// in order with one that held. `decoder`: the starved GPUs' NVDEC utilization.
 pub(super) fn classify(
     c: &StarvedConfig,
     host: &Host,
     js: &JobState,
     activity: Activity,
+    decoder: Option<f64>,
     cpus_online: Option<f64>,
 ) -> Classified {
     let mut signs: Vec<Sign> = Vec::new();
     let mut sign = |cause, held, text: String| signs.push(Sign { cause, held, text });
     let thread = js.thread_pct.mean();
+    if let Some(d) = decoder {
+        let held = d >= DECODER_SATURATED_PCT;
+        sign(
+            Cause::Decoder,
+            held,
+            if held {
+                format!(
+                    "video decoders (NVDEC) {} busy: decoding is the limit",
+                    pct(d)
+                )
+            } else {
+                format!("video decoders (NVDEC) {} busy: not at a limit", pct(d))
+            },
+        );
+    }
+    memory_signs(host, &mut sign);
+    if let Some(u) = host.nic_util.mean() {
+        let held = u >= NIC_SATURATED_PCT;
+        let link = host
+            .nic_speed
+            .mean()
+            .map_or_else(String::new, |s| format!(" of its {} link", link_text(s)));
+        sign(
+            Cause::NetworkBound,
+            held,
+            if held {
+                format!("the busiest NIC receives {}{link}: at its limit", pct(u))
+            } else {
+                format!(
+                    "the busiest NIC receives {}{link}: not at its limit",
+                    pct(u)
+                )
+            },
+        );
+    }
 
     if let (Some(rank), Some(rx), Some(tx)) = (
         js.main_core_pct.mean(),
@@ -357,6 +406,50 @@ pub(super) fn classify(
     }
 }
 
+/// The host's memory signs: pressure stalls (PSI) and pages swapped back in.
+fn memory_signs(host: &Host, sign: &mut impl FnMut(Cause, bool, String)) {
+    if let Some(p) = host.mem_pressure.mean() {
+        let held = p >= MEM_PRESSURE_PCT;
+        sign(
+            Cause::MemoryPressure,
+            held,
+            if held {
+                format!(
+                    "memory pressure {}: tasks wait for memory to be reclaimed",
+                    pct(p)
+                )
+            } else {
+                format!("memory pressure {}: memory to spare", pct(p))
+            },
+        );
+    }
+    if let Some(s) = host.swap_in.mean() {
+        let held = s >= SWAP_IN_BYTES_PER_S;
+        sign(
+            Cause::MemoryPressure,
+            held,
+            if held {
+                format!(
+                    "{} swapped in: the job's pages come back from disk",
+                    units::rate(s)
+                )
+            } else {
+                format!("{} swapped in: not swapping", units::rate(s))
+            },
+        );
+    }
+}
+
+/// A link speed as people name it: "25 Gbit/s", "400 Mbit/s".
+fn link_text(bytes_per_s: f64) -> String {
+    let bits = bytes_per_s * 8.0;
+    if bits >= 1e9 {
+        format!("{:.0} Gbit/s", bits / 1e9)
+    } else {
+        format!("{:.0} Mbit/s", bits / 1e6)
+    }
+}
+
 /// Whether the disk reads are at a limit: enough of them, and the disk saturated — busy at
 /// least `disk_busy_pct` of the time with at least `disk_queue_depth` requests in flight (where
 /// the queue is known; NVMe serves many at once, so busy time alone proves little).
@@ -394,6 +487,9 @@ fn disk_sign(c: &StarvedConfig, host: &Host, reads: f64) -> (bool, String) {
 pub(super) fn cause_words(cause: Cause) -> &'static str {
     match cause {
         Cause::Offload => "an optimizer step offloaded to the CPU (host↔device traffic both ways)",
+        Cause::Decoder => "the GPU's video decoders (NVDEC) at their limit",
+        Cause::MemoryPressure => "host memory pressure (reclaim and swap under the data pipeline)",
+        Cause::NetworkBound => "the network link bringing the data in at its limit",
         Cause::CpuBound => "a CPU-bound input pipeline",
         Cause::SingleThread => "a single-threaded input pipeline",
         Cause::IoBound => "an I/O-bound input pipeline",
@@ -409,6 +505,9 @@ pub(super) fn cause_words(cause: Cause) -> &'static str {
 pub fn cause_label(cause: Cause) -> &'static str {
     match cause {
         Cause::Offload => "optimizer offload",
+        Cause::Decoder => "decoder-bound input",
+        Cause::MemoryPressure => "host memory pressure",
+        Cause::NetworkBound => "network-bound input",
         Cause::CpuBound => "CPU-bound input",
         Cause::SingleThread => "single-threaded input",
         Cause::IoBound => "I/O-bound input",

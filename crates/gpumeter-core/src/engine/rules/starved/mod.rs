@@ -3,7 +3,12 @@
 //! above the idle level (a GPU doing nothing is idle or forgotten, not starved). The verdict
 //! needs that for most of a window to start, and the opposite to end.
 //!
-//! The job's host numbers, averaged over the same window, then say what the GPU is waiting on:
+//! The job's host numbers, averaged over the same window, then say what the GPU is waiting on
+//! (after optimizer offload, checked first):
+//! - decoder-bound: the starved GPUs' video decoders (NVDEC) ≥ 90 % busy;
+//! - host memory pressure: memory PSI ≥ 20 % or ≥ 20 MB/s swapped in (before I/O: swapping is
+//!   what blocks the workers on the disk);
+//! - network-bound: the busiest NIC receives ≥ 85 % of its link speed;
 //! - CPU-bound input: the job's tree uses ≥ 85 % of the cores it may use (affinity sets,
 //!   cgroup quota and cpuset), or the cgroup was throttled in ≥ 25 % of its CFS periods, or
 //!   most of the tree is runnable while CPU pressure (PSI) is ≥ 20 % (a CPU shared with a
@@ -108,6 +113,10 @@ impl StarvedRule {
                 cpu_pressure: MeanWindow::new(span),
                 disk_busy: MeanWindow::new(span),
                 disk_queue: MeanWindow::new(span),
+                mem_pressure: MeanWindow::new(span),
+                swap_in: MeanWindow::new(span),
+                nic_util: MeanWindow::new(span),
+                nic_speed: MeanWindow::new(span),
                 oom: std::collections::VecDeque::new(),
             },
             cfg,
@@ -170,6 +179,12 @@ impl StarvedRule {
         self.host.cpu_pressure.push(now, snap.host.cpu_pressure_pct);
         self.host.disk_busy.push(now, snap.host.disk_busy_pct);
         self.host.disk_queue.push(now, snap.host.disk_queue_depth);
+        self.host.mem_pressure.push(now, snap.host.mem_pressure_pct);
+        self.host.swap_in.push(now, snap.host.swap_in_bytes_per_s);
+        self.host.nic_util.push(now, snap.host.nic_rx_util_pct);
+        self.host
+            .nic_speed
+            .push(now, snap.host.nic_speed_bytes_per_s);
         if let Some(n) = cg.oom_kills {
             self.host.oom.push_back((now, n));
         }
@@ -202,6 +217,7 @@ impl StarvedRule {
                 util: MeanWindow::new(span),
                 recent: MeanWindow::new(smooth),
                 recent_mean: None,
+                decoder: MeanWindow::new(span),
                 gpm: false,
                 below: self.cfg.util_below_pct,
                 verdict: Window::new(span, fire, clear),
@@ -222,6 +238,8 @@ impl StarvedRule {
             let activity = sm.or(util);
             st.activity.push(now, activity);
             st.util.push(now, util);
+            st.decoder
+                .push(now, g.decoder_util_pct.map(f64::from).filter(|_| held));
             st.recent.push(now, activity);
             st.recent_mean = st.recent.mean();
             let active = activity.is_some_and(|a| a > self.idle_util_pct);
@@ -385,7 +403,8 @@ impl StarvedRule {
         };
         let js = &self.jobs[&j.key];
         let online = snap.host.cpu_count.map(f64::from);
-        let classified = cause::classify(&self.cfg, &self.host, js, activity, online);
+        let decoder = mean_of(&|s| s.decoder.mean());
+        let classified = cause::classify(&self.cfg, &self.host, js, activity, decoder, online);
         let cause = classified.cause;
         // A lighter phase, or one already over (the GPUs are busy again while the
         // window catches up): nothing to say.

@@ -18,6 +18,14 @@ pub(super) const IO_PRESSURE_PCT: f64 = 20.0;
 /// CPU-bound when at least this share of the job's workers is pegged at a full core (each is
 /// one thread: it cannot go faster; more of them can).
 pub(super) const WORKERS_PEGGED_SHARE: f64 = 0.75;
+/// Memory-bound when some task waited for memory at least this share of the time (PSI, percent)…
+pub(super) const MEM_PRESSURE_PCT: f64 = 20.0;
+/// …or pages come back from swap at this rate or more (bytes/s): each batch waits on the disk.
+pub(super) const SWAP_IN_BYTES_PER_S: f64 = 20e6;
+/// Network-bound when the busiest NIC receives at least this share of its link speed (percent).
+pub(super) const NIC_SATURATED_PCT: f64 = 85.0;
+/// Decoder-bound when the GPU's video decoders (NVDEC) are busy at least this share (percent).
+pub(super) const DECODER_SATURATED_PCT: f64 = 90.0;
 /// Optimizer offload: the GPU processes themselves compute on the CPU (≥ this share of one
 /// core, so several threads: a CPU optimizer step, not a loader) …
 pub(super) const OFFLOAD_RANK_PCT: f64 = 300.0;
@@ -35,6 +43,8 @@ pub(super) struct GpuState {
     pub(super) recent: MeanWindow,
     /// …and its mean after this tick's sample, worked out once for the GPU and its job.
     pub(super) recent_mean: Option<f64>,
+    /// NVDEC's utilization (a video loader decodes on the GPU).
+    pub(super) decoder: MeanWindow,
     /// Whether the last sample's activity came from GPM…
     pub(super) gpm: bool,
     /// …and the starved threshold it was judged against (percent).
@@ -160,6 +170,12 @@ pub(super) struct Host {
     pub(super) cpu_pressure: MeanWindow,
     pub(super) disk_busy: MeanWindow,
     pub(super) disk_queue: MeanWindow,
+    /// Memory pressure (PSI) and the swap-in rate.
+    pub(super) mem_pressure: MeanWindow,
+    pub(super) swap_in: MeanWindow,
+    /// The busiest NIC: received share of its link, and that link's speed.
+    pub(super) nic_util: MeanWindow,
+    pub(super) nic_speed: MeanWindow,
     /// OOM-kill counter readings within the window: (time, count).
     pub(super) oom: std::collections::VecDeque<(i64, u64)>,
 }

@@ -87,6 +87,24 @@ fn next_step(snap: &Snapshot, cfg: &StarvedConfig, js: &JobState, v: &Verdict<'_
              the step with communication, or use enough GPUs for the states to stay on device."
                 .into()
         }
+        Cause::Decoder => {
+            "The video decoders are the limit: decode at a lower resolution or frame rate, \
+             pre-decode clips once into frames or tensors, or split decoding between NVDEC and \
+             CPU workers; more GPUs with decoders (or cards with more NVDEC engines) scale it."
+                .into()
+        }
+        Cause::MemoryPressure => {
+            "The host is short of memory: fewer DataLoader workers or a smaller prefetch_factor \
+             (each worker holds its own copy of what it caches), share the dataset through \
+             memory-mapped files instead of per-worker copies, or rent a box with more RAM."
+                .into()
+        }
+        Cause::NetworkBound => {
+            "The network link is full: cache the dataset on local NVMe after the first epoch, \
+             store it compressed (fewer bytes over the wire), read from a closer bucket or \
+             region, or rent a box with a faster NIC."
+                .into()
+        }
         Cause::CpuBound if pegged_workers(js) && cores_to_spare(snap, cfg, js) => {
             "Every data worker is at a full core: raise DataLoader num_workers (the cores are \
              there), keep pin_memory=True and persistent_workers=True, and make each sample \

@@ -429,6 +429,72 @@ fn starved_without_cpu_pressure_is_io_or_copy_bound_by_the_evidence() {
 }
 
 #[test]
+fn a_saturated_decoder_nic_or_memory_is_named_with_its_figure_and_idle_ones_are_rejected() {
+    let clock = FakeClock::new(T0);
+    let verdict_of = |f: &dyn Fn(&mut Snapshot)| {
+        let mut r = Rules::default();
+        let ts = drive(&mut r, &clock, 3 * 60, None, |_, t| {
+            let mut m = with_job(machine(t, [35, 0]), 5.0, 2);
+            m.host.nic_speed_bytes_per_s = Some(25e9 / 8.0);
+            m.host.nic_rx_util_pct = Some(10.0);
+            m.host.mem_pressure_pct = Some(0.0);
+            m.host.swap_in_bytes_per_s = Some(0.0);
+            m.gpus[0].decoder_util_pct = Some(5);
+            f(&mut m);
+            m
+        });
+        let a = ts[0].alert().clone();
+        let get = |k: &str| {
+            a.evidence
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        (
+            get("verdict"),
+            format!("{} {:?}", a.detail, a.evidence),
+            a.next_step.unwrap_or_default(),
+        )
+    };
+    let (v, words, _) = verdict_of(&|_| {});
+    assert_eq!(v, "unclassified");
+    for rejected in [
+        "the busiest NIC receives 10 % of its 25 Gbit/s link: not at its limit",
+        "memory pressure 0 %: memory to spare",
+        "video decoders (NVDEC) 5 % busy: not at a limit",
+    ] {
+        assert!(words.contains(rejected), "{rejected} in {words}");
+    }
+
+    let (v, words, next) = verdict_of(&|m| m.host.nic_rx_util_pct = Some(97.0));
+    assert_eq!(v, "network-bound input");
+    assert!(
+        words.contains("receives 97 % of its 25 Gbit/s link: at its limit"),
+        "{words}"
+    );
+    assert!(next.contains("local NVMe"), "{next}");
+
+    let (v, words, next) = verdict_of(&|m| {
+        m.host.swap_in_bytes_per_s = Some(150e6);
+        m.processes[1].state = Some('D');
+    });
+    assert_eq!(
+        v, "host memory pressure",
+        "swapping comes before the D state it causes"
+    );
+    assert!(
+        words.contains("150.0MB/s swapped in: the job's pages come back from disk"),
+        "{words}"
+    );
+    assert!(next.contains("fewer DataLoader workers"), "{next}");
+
+    let (v, _, next) = verdict_of(&|m| m.gpus[0].decoder_util_pct = Some(99));
+    assert_eq!(v, "decoder-bound input");
+    assert!(next.contains("NVDEC"), "{next}");
+}
+
+#[test]
 fn starved_keeps_quiet_on_a_busy_job_an_idle_gpu_and_a_gpu_nobody_holds() {
     let clock = FakeClock::new(T0);
     let mut r = Rules::default();
