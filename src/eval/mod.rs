@@ -54,34 +54,50 @@ pub enum EvalError {
     Scenario(#[from] gpumeter_sim::ScenarioError),
     #[error("{0}: no [labels] table: a corpus timeline needs its labels")]
     Unlabelled(String),
-    #[error("{0} holds no timelines (*.toml files)")]
+    #[error("{0} holds no timelines (*.toml files, here or one directory down)")]
     Empty(String),
 }
 
-/// Every labelled timeline in `dir` (`*.toml`), by file name.
-pub fn load_corpus(dir: &Path) -> Result<Vec<Scenario>, EvalError> {
+/// Every labelled timeline in `dir` (`*.toml`) and in its subdirectories one level down (a
+/// group of timelines: `blind/` holds those written without reading the rules), by path. Each
+/// comes with its group's name (`None` at the top).
+pub fn load_corpus(dir: &Path) -> Result<Vec<(Option<String>, Scenario)>, EvalError> {
     let shown = dir.display().to_string();
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| EvalError::Dir(shown.clone(), e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
-    if paths.is_empty() {
+    let listing = |d: &Path| -> Result<Vec<std::path::PathBuf>, EvalError> {
+        let mut paths: Vec<_> = std::fs::read_dir(d)
+            .map_err(|e| EvalError::Dir(d.display().to_string(), e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        paths.sort();
+        Ok(paths)
+    };
+    let is_toml = |p: &Path| p.is_file() && p.extension().is_some_and(|x| x == "toml");
+    let mut found: Vec<(Option<String>, std::path::PathBuf)> = Vec::new();
+    for p in listing(dir)? {
+        if is_toml(&p) {
+            found.push((None, p));
+        } else if p.is_dir() {
+            let group = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            for q in listing(&p)?.into_iter().filter(|q| is_toml(q)) {
+                found.push((group.clone(), q));
+            }
+        }
+    }
+    if found.is_empty() {
         return Err(EvalError::Empty(shown));
     }
-    paths
-        .iter()
-        .map(|p| {
+    found
+        .into_iter()
+        .map(|(group, p)| {
             let name = p.display().to_string();
             let text =
-                gpumeter_core::textfile::read_text(p, gpumeter_core::textfile::MAX_TEXT_FILE)
+                gpumeter_core::textfile::read_text(&p, gpumeter_core::textfile::MAX_TEXT_FILE)
                     .map_err(|e| EvalError::File(name.clone(), e))?;
             let s = Scenario::from_toml(&name, &text)?;
             if s.labels.is_none() {
                 return Err(EvalError::Unlabelled(name));
             }
-            Ok(s)
+            Ok((group, s))
         })
         .collect()
 }
@@ -181,6 +197,12 @@ pub fn run_corpus(dir: &Path) -> Result<Vec<Outcome>, EvalError> {
 pub fn run_corpus_with(dir: &Path, rules: &RulesConfig) -> Result<Vec<Outcome>, EvalError> {
     Ok(load_corpus(dir)?
         .into_iter()
-        .map(|s| run_with(s, rules))
+        .map(|(group, s)| {
+            let mut o = run_with(s, rules);
+            if let Some(g) = group {
+                o.name = format!("{g}/{}", o.name);
+            }
+            o
+        })
         .collect())
 }

@@ -40,9 +40,55 @@ pub fn rules_markdown(totals: &Totals) -> String {
     out
 }
 
-/// Both tables: per rule, then what fired on each timeline.
+/// The per-verdict table: how often each verdict was asked for, given rightly, given where
+/// none or another was due, and missed.
+pub fn verdicts_markdown(totals: &Totals) -> String {
+    let mut out = String::from(
+        "| verdict | labelled | true pos. | false pos. | false neg. | precision | recall |\n\
+         | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    let pct = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| format!("{v:.0} %"));
+    for (verdict, s) in &totals.verdicts {
+        out.push_str(&format!(
+            "| {verdict} | {} | {} | {} | {} | {} | {} |\n",
+            s.true_pos + s.false_neg,
+            s.true_pos,
+            s.false_pos,
+            s.false_neg,
+            pct(ratio(s.true_pos, s.false_pos)),
+            pct(ratio(s.true_pos, s.false_neg)),
+        ));
+    }
+    out
+}
+
+/// The group a timeline belongs to: `blind` for `blind/name`.
+fn group(o: &Outcome) -> Option<&str> {
+    o.name.split_once('/').map(|(g, _)| g)
+}
+
+/// The tables: per rule, per verdict, per rule again for each group of timelines (those
+/// written blind), then what fired on each timeline.
 pub fn markdown(outcomes: &[Outcome]) -> String {
     let mut table = rules_markdown(&Totals::of(outcomes));
+    table.push('\n');
+    table.push_str(&verdicts_markdown(&Totals::of(outcomes)));
+    let mut groups: Vec<&str> = outcomes.iter().filter_map(group).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    for g in groups {
+        let mine: Vec<Outcome> = outcomes
+            .iter()
+            .filter(|o| group(o) == Some(g))
+            .cloned()
+            .collect();
+        let passed = mine.iter().filter(|o| o.passed()).count();
+        table.push_str(&format!(
+            "\nThe {} timelines in `{g}/` alone ({passed} pass):\n\n",
+            mine.len()
+        ));
+        table.push_str(&rules_markdown(&Totals::of(&mine)));
+    }
     table.push_str("\n| timeline | case | alerts fired |\n| --- | --- | --- |\n");
     for o in outcomes {
         let fired: Vec<String> = o
@@ -119,9 +165,26 @@ pub fn json(outcomes: &[Outcome]) -> Value {
             })
         })
         .collect();
+    let verdicts: serde_json::Map<String, Value> = totals
+        .verdicts
+        .iter()
+        .map(|(verdict, s)| {
+            (
+                verdict.clone(),
+                json!({
+                    "true_pos": s.true_pos,
+                    "false_pos": s.false_pos,
+                    "false_neg": s.false_neg,
+                    "precision_pct": ratio(s.true_pos, s.false_pos),
+                    "recall_pct": ratio(s.true_pos, s.false_neg),
+                }),
+            )
+        })
+        .collect();
     json!({
         "schema": 1,
         "timelines_run": outcomes.len(),
+        "verdicts": verdicts,
         "timelines_failed": outcomes.iter().filter(|o| !o.passed()).count(),
         "rules": rules,
         "timelines": timelines,
@@ -194,5 +257,34 @@ mod tests {
             j["timelines"][0]["fired"][0]["evidence"][0],
             serde_json::json!(["verdict", "CPU-bound input"])
         );
+    }
+
+    #[test]
+    fn verdicts_get_their_own_table_and_a_group_its_own_rule_table() {
+        let mut a = outcome("a", 1, 0, &[10.0], &[]);
+        a.verdicts.insert(
+            "starved: CPU-bound input".into(),
+            RuleStats {
+                true_pos: 3,
+                false_neg: 1,
+                ..RuleStats::default()
+            },
+        );
+        let b = outcome("blind/b", 0, 1, &[], &["false alarm at 9 s: starved — t"]);
+        let md = markdown(&[a, b]);
+        assert!(
+            md.contains("| starved: CPU-bound input | 4 | 3 | 0 | 1 | 100 % | 75 % |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("The 1 timelines in `blind/` alone (0 pass):"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| starved | 0 | 1 | 0 | 0 | 0 % | – | – |"),
+            "{md}"
+        );
+        let j = json(&[outcome("a", 1, 0, &[], &[])]);
+        assert!(j["verdicts"].as_object().unwrap().is_empty());
     }
 }

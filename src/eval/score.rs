@@ -108,6 +108,11 @@ pub struct Outcome {
     pub case: String,
     pub fired: Vec<Fired>,
     pub rules: BTreeMap<String, RuleStats>,
+    /// The same per verdict (`starved: CPU-bound input`): a label's verdict met is a true
+    /// positive of it, missed or given another verdict a false negative of it; an alert whose
+    /// verdict no label asked for (a false alarm, or the wrong verdict) a false positive of
+    /// the verdict it gave.
+    pub verdicts: BTreeMap<String, RuleStats>,
     /// What went wrong, in words (empty: the timeline passed).
     pub problems: Vec<String>,
 }
@@ -120,6 +125,11 @@ impl Outcome {
 
 fn stats<'a>(o: &'a mut Outcome, rule: &str) -> &'a mut RuleStats {
     o.rules.entry(rule.to_string()).or_default()
+}
+
+/// The counts of a rule's verdict (`starved: CPU-bound input`).
+fn verdict_stats<'a>(o: &'a mut Outcome, rule: &str, verdict: &str) -> &'a mut RuleStats {
+    o.verdicts.entry(format!("{rule}: {verdict}")).or_default()
 }
 
 /// Whether an alert is one the label speaks of (rule, GPUs, job).
@@ -177,6 +187,9 @@ pub fn score(name: &str, labels: Option<&Labels>, events: &[(f64, Event)]) -> Ou
         let Some(&first) = mine.first() else {
             if !l.optional {
                 stats(&mut o, &l.rule).false_neg += 1;
+                if let Some(v) = &l.verdict {
+                    verdict_stats(&mut o, &l.rule, v).false_neg += 1;
+                }
                 o.problems.push(format!("missed: {what} never fired"));
             }
             continue;
@@ -230,10 +243,24 @@ pub fn score(name: &str, labels: Option<&Labels>, events: &[(f64, Event)]) -> Ou
                 }
             }
         }
+        let detect = (f.at_s - from).max(0.0);
+        if let Some(v) = &l.verdict {
+            let given = f.verdict.as_deref().filter(|g| g != v);
+            let st = verdict_stats(&mut o, &l.rule, v);
+            if wrong.is_empty() {
+                st.true_pos += 1;
+                st.detect_s.push(detect);
+            } else {
+                st.false_neg += 1;
+            }
+            if let Some(g) = given {
+                verdict_stats(&mut o, &l.rule, g).false_pos += 1;
+            }
+        }
         if wrong.is_empty() {
             let st = stats(&mut o, &l.rule);
             st.true_pos += 1;
-            st.detect_s.push((f.at_s - from).max(0.0));
+            st.detect_s.push(detect);
         } else {
             stats(&mut o, &l.rule).false_neg += 1;
             o.problems.extend(wrong);
@@ -242,6 +269,9 @@ pub fn score(name: &str, labels: Option<&Labels>, events: &[(f64, Event)]) -> Ou
     for (f, &c) in fired.iter().zip(&covered) {
         if !c {
             stats(&mut o, &f.rule).false_pos += 1;
+            if let Some(v) = f.verdict.as_deref().filter(|v| !v.is_empty()) {
+                verdict_stats(&mut o, &f.rule, v).false_pos += 1;
+            }
             o.problems.push(format!(
                 "false alarm at {:.0} s: {} — {}",
                 f.at_s, f.rule, f.title
@@ -289,20 +319,25 @@ fn flapping(fired: &[Fired], problems: &mut Vec<String>) {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Totals {
     pub rules: BTreeMap<String, RuleStats>,
+    pub verdicts: BTreeMap<String, RuleStats>,
 }
 
 impl Totals {
     pub fn of(outcomes: &[Outcome]) -> Totals {
-        let mut t = Totals::default();
-        for o in outcomes {
-            for (rule, s) in &o.rules {
-                let e = t.rules.entry(rule.clone()).or_default();
+        let add = |into: &mut BTreeMap<String, RuleStats>, from: &BTreeMap<String, RuleStats>| {
+            for (key, s) in from {
+                let e = into.entry(key.clone()).or_default();
                 e.true_pos += s.true_pos;
                 e.false_pos += s.false_pos;
                 e.false_neg += s.false_neg;
                 e.true_neg += s.true_neg;
                 e.detect_s.extend(&s.detect_s);
             }
+        };
+        let mut t = Totals::default();
+        for o in outcomes {
+            add(&mut t.rules, &o.rules);
+            add(&mut t.verdicts, &o.verdicts);
         }
         t
     }
@@ -360,6 +395,41 @@ mod tests {
         assert_eq!(o.rules["starved"].true_pos, 1);
         assert_eq!(o.rules["starved"].detect_s, vec![40.0]);
         assert_eq!(o.rules["idle"].true_neg, 1);
+    }
+
+    #[test]
+    fn a_wrong_verdict_misses_the_labelled_one_and_is_a_false_positive_of_its_own() {
+        let l = labels(
+            "[labels]\nduration_s = 600\n[[labels.fire]]\nrule = \"starved\"\n\
+             verdict = \"CPU-bound input\"\ngpus = [4, 5, 6, 7]\nwithin_s = [0, 240]\n",
+        );
+        let wrong = alert(AlertKind::Starved, "starved:job-1", "unclassified");
+        let mut other = alert(AlertKind::Starved, "starved:job-2", "I/O-bound input");
+        other.evidence[1].1 = "util 40 % on GPU 0".into();
+        let o = score(
+            "t",
+            Some(&l),
+            &[
+                (100.0, Event::Alert(Transition::Fired(wrong))),
+                (120.0, Event::Alert(Transition::Fired(other))),
+            ],
+        );
+        assert!(!o.passed());
+        let v = |k: &str| o.verdicts.get(k).cloned().unwrap_or_default();
+        assert_eq!(v("starved: CPU-bound input").false_neg, 1);
+        assert_eq!(v("starved: CPU-bound input").true_pos, 0);
+        assert_eq!(
+            v("starved: unclassified").false_pos,
+            1,
+            "the verdict given instead"
+        );
+        assert_eq!(
+            v("starved: I/O-bound input").false_pos,
+            1,
+            "an unlabelled alert"
+        );
+        let t = Totals::of(&[o.clone(), o]);
+        assert_eq!(t.verdicts["starved: unclassified"].false_pos, 2);
     }
 
     #[test]
