@@ -310,7 +310,8 @@ const REQUIRED_SYMBOLS: &str = "nvmlInit_v2 nvmlInitWithFlags nvmlShutdown nvmlE
     nvmlDeviceGetIndex nvmlDeviceGetPerformanceState nvmlDeviceGetPersistenceMode \
     nvmlDeviceGetDisplayActive nvmlDeviceGetDisplayMode nvmlDeviceGetComputeMode \
     nvmlDeviceGetCudaComputeCapability nvmlDeviceGetTotalEccErrors nvmlDeviceIsMigDeviceHandle \
-    nvmlInit nvmlDeviceGetTemperatureThreshold nvmlDeviceGetMPSComputeRunningProcesses_v3";
+    nvmlInit nvmlDeviceGetTemperatureThreshold nvmlDeviceGetMPSComputeRunningProcesses_v3 \
+    nvmlDeviceGetMaxMigDeviceCount nvmlDeviceGetMigDeviceHandleByIndex";
 
 #[test]
 fn the_library_exports_what_its_clients_need_and_nothing_that_misleads_them() {

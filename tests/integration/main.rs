@@ -16,6 +16,7 @@ mod fake_nvml;
 mod fake_nvml_cadence;
 mod fake_nvml_faults;
 mod fake_nvml_gpm;
+mod fake_nvml_mig;
 mod fake_nvml_tui;
 mod fleet;
 mod fleet_tui;

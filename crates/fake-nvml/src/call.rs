@@ -31,6 +31,31 @@ pub(crate) fn handle_for(index: u32) -> nvmlDevice_t {
     std::ptr::without_provenance_mut(HANDLE_BASE.saturating_add(slot.saturating_mul(HANDLE_STRIDE)))
 }
 
+/// A MIG device's handle lies inside its parent's stride: parent + (k + 1) × this.
+const MIG_STRIDE: usize = 0x10;
+
+/// The handle of MIG device `k` (0-based, below 15) of device `parent`.
+pub(crate) fn mig_handle_for(parent: u32, k: u32) -> nvmlDevice_t {
+    let k = usize::try_from(k).unwrap_or(usize::MAX).saturating_add(1);
+    std::ptr::without_provenance_mut(
+        handle_for(parent)
+            .addr()
+            .saturating_add(k.saturating_mul(MIG_STRIDE)),
+    )
+}
+
+/// The parent device and slot a MIG handle encodes; `None` for a whole device's handle or a
+/// stranger.
+pub(crate) fn mig_of(handle: nvmlDevice_t) -> Option<(u32, u32)> {
+    let offset = handle.addr().checked_sub(HANDLE_BASE)?;
+    let within = offset % HANDLE_STRIDE;
+    if within == 0 || !within.is_multiple_of(MIG_STRIDE) {
+        return None;
+    }
+    let parent = u32::try_from((offset / HANDLE_STRIDE).checked_sub(1)?).ok()?;
+    Some((parent, u32::try_from(within / MIG_STRIDE - 1).ok()?))
+}
+
 /// The index a handle encodes, if it is one of ours (the count is checked by the caller).
 pub(crate) fn index_of(handle: nvmlDevice_t) -> Option<u32> {
     let offset = handle.addr().checked_sub(HANDLE_BASE)?;
@@ -177,6 +202,20 @@ pub(crate) unsafe fn copy_c_string(buf: *mut c_char, length: c_uint, text: &str)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mig_handles_name_their_parent_and_slot_and_are_no_device_handles() {
+        for (parent, k) in [(0, 0), (1, 2), (7, 6)] {
+            let h = mig_handle_for(parent, k);
+            assert_eq!(mig_of(h), Some((parent, k)));
+            assert_eq!(index_of(h), None, "a MIG handle is not its parent's");
+        }
+        assert_eq!(mig_of(handle_for(3)), None);
+        assert_eq!(
+            mig_of(std::ptr::without_provenance_mut(HANDLE_BASE + 0x108)),
+            None
+        );
+    }
 
     #[test]
     fn handles_round_trip_and_strangers_do_not_decode() {

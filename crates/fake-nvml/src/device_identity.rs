@@ -7,8 +7,13 @@
 
 use std::ffi::{c_char, c_int, c_uint};
 
-use crate::abi::{nvmlDevice_t, nvmlPciInfo_t, nvmlReturn_t};
-use crate::call::{Device, copy_c_string, device_call, device_out, supported};
+use crate::abi::{
+    ERROR_INVALID_ARGUMENT, ERROR_NOT_FOUND, ERROR_NOT_SUPPORTED, nvmlDevice_t, nvmlPciInfo_t,
+    nvmlReturn_t,
+};
+use crate::call::{
+    Device, copy_c_string, device_call, device_out, handle_for, mig_handle_for, mig_of, supported,
+};
 
 /// A string-returning device function.
 fn device_string(
@@ -37,15 +42,72 @@ pub unsafe extern "C" fn nvmlDeviceGetName(
     })
 }
 
+/// A whole board's UUID, or a MIG device's (asked through its parent: a fault on the parent
+/// reaches its slices too, as a lost board takes them with it).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetUUID(
     device: nvmlDevice_t,
     uuid: *mut c_char,
     length: c_uint,
 ) -> nvmlReturn_t {
+    if let Some((parent, k)) = mig_of(device) {
+        return device_string("nvmlDeviceGetUUID", handle_for(parent), uuid, length, |d| {
+            let slot = usize::try_from(k).map_err(|_| ERROR_INVALID_ARGUMENT)?;
+            d.gpu
+                .mig_uuids
+                .get(slot)
+                .map(|u| u.to_string())
+                .ok_or(ERROR_INVALID_ARGUMENT)
+        });
+    }
     device_string("nvmlDeviceGetUUID", device, uuid, length, |d| {
         supported(d.gpu.uuid.as_deref().map(str::to_string))
     })
+}
+
+/// How many MIG devices the board can hold, with MIG on (`NOT_SUPPORTED` otherwise); the
+/// slots not in use answer `NOT_FOUND` below.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetMaxMigDeviceCount(
+    device: nvmlDevice_t,
+    count: *mut c_uint,
+) -> nvmlReturn_t {
+    device_out(
+        "nvmlDeviceGetMaxMigDeviceCount",
+        device,
+        count,
+        |d| match d.gpu.mig_enabled {
+            Some(true) => Ok(gpumeter_sim::MAX_MIG_DEVICES),
+            _ => Err(ERROR_NOT_SUPPORTED),
+        },
+    )
+}
+
+/// MIG device `index` of the board: its handle, or `NOT_FOUND` for a slot no slice is in.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetMigDeviceHandleByIndex(
+    device: nvmlDevice_t,
+    index: c_uint,
+    mig_device: *mut nvmlDevice_t,
+) -> nvmlReturn_t {
+    device_out(
+        "nvmlDeviceGetMigDeviceHandleByIndex",
+        device,
+        mig_device,
+        |d| {
+            if d.gpu.mig_enabled != Some(true) {
+                return Err(ERROR_NOT_SUPPORTED);
+            }
+            if index >= gpumeter_sim::MAX_MIG_DEVICES {
+                return Err(ERROR_INVALID_ARGUMENT);
+            }
+            let used = u32::try_from(d.gpu.mig_uuids.len()).unwrap_or(u32::MAX);
+            if index >= used {
+                return Err(ERROR_NOT_FOUND);
+            }
+            Ok(mig_handle_for(d.index, index))
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -174,13 +236,28 @@ pub unsafe extern "C" fn nvmlDeviceGetCudaComputeCapability(
     )
 }
 
-/// Simulated boards are whole GPUs, never MIG instances.
+/// 1 for a MIG device's handle (from `nvmlDeviceGetMigDeviceHandleByIndex`), 0 for a board's.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceIsMigDeviceHandle(
     device: nvmlDevice_t,
     is_mig: *mut c_uint,
 ) -> nvmlReturn_t {
-    device_out("nvmlDeviceIsMigDeviceHandle", device, is_mig, |_| Ok(0))
+    match mig_of(device) {
+        Some((parent, k)) => device_out(
+            "nvmlDeviceIsMigDeviceHandle",
+            handle_for(parent),
+            is_mig,
+            |d| {
+                let known = usize::try_from(k).is_ok_and(|k| k < d.gpu.mig_uuids.len());
+                if known {
+                    Ok(1)
+                } else {
+                    Err(ERROR_INVALID_ARGUMENT)
+                }
+            },
+        ),
+        None => device_out("nvmlDeviceIsMigDeviceHandle", device, is_mig, |_| Ok(0)),
+    }
 }
 
 /// Current and pending MIG mode (`NVML_DEVICE_MIG_ENABLE` = 1); N/A when the scenario is silent.

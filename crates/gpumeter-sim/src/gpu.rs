@@ -168,7 +168,12 @@ impl GpuInstance {
             dram_active_pct: gpm(|g| &g.dram_active_pct, "gpm_dram"),
             xid_errors: Some(xid_counts(scenario, index, elapsed_ms)),
             pods: Vec::new(),
-            mig_uuids: Vec::new(),
+            mig_uuids: match (spec.mig_enabled, spec.mig_devices) {
+                (Some(true), Some(n)) => (0..n)
+                    .map(|k| mig_uuid(scenario.seed, index, k).into())
+                    .collect(),
+                _ => Vec::new(),
+            },
         }
     }
 
@@ -232,6 +237,12 @@ fn uuid(seed: u64, index: u32) -> String {
         b >> 48,
         b & 0xffff_ffff_ffff
     )
+}
+
+/// MIG device `k` of GPU `index`: `MIG-` and a UUID of its own, as the driver gives one.
+fn mig_uuid(seed: u64, index: u32, k: u32) -> String {
+    let base = uuid(seed ^ 0x4d49_4700 ^ (u64::from(k) << 40), index);
+    format!("MIG-{}", base.trim_start_matches("GPU-"))
 }
 
 fn pci_bus_id(index: u32) -> String {

@@ -38,3 +38,4 @@ pub use scenario::{
 };
 pub use signal::{Range, Signal, Wave};
 pub use simulate::Simulator;
+pub use validate::MAX_MIG_DEVICES;

@@ -166,6 +166,9 @@ pub struct GpuSpec {
     pub pcie_gen: Option<u32>,
     pub pcie_width: Option<u32>,
     pub mig_enabled: Option<bool>,
+    /// MIG devices (slices) on each board of this entry, with `mig_enabled = true` (at most 7,
+    /// as an A100/H100 has): their UUIDs are what the kubelet hands a pod.
+    pub mig_devices: Option<u32>,
     /// Energy counter at elapsed 0 (mJ); derived from the uptime when absent.
     pub energy_start_mj: Option<u64>,
     /// Phase shift of periodic signals for the first GPU of this entry, and the extra shift of

@@ -29,6 +29,9 @@ fn state_problem(state: &StateSpec) -> Option<String> {
         .map(|c| format!("`{c}` is not a process state (one of {STATE_LETTERS})"))
 }
 
+/// MIG devices one board may hold (an A100/H100 at its smallest slices).
+pub const MAX_MIG_DEVICES: u32 = 7;
+
 /// NVML's `NVML_NVLINK_MAX_LINKS`.
 const MAX_NVLINKS: u32 = 18;
 
@@ -140,6 +143,21 @@ impl Scenario {
                     );
                 }
                 _ => {}
+            }
+            match (g.mig_enabled, g.mig_devices) {
+                (_, Some(n)) if n > MAX_MIG_DEVICES => {
+                    return bad(
+                        format!("gpu[{i}].mig_devices"),
+                        format!("at most {MAX_MIG_DEVICES} on one board, got {n}"),
+                    );
+                }
+                (Some(true), _) | (_, None) => {}
+                (_, Some(_)) => {
+                    return bad(
+                        format!("gpu[{i}].mig_devices"),
+                        "MIG devices need mig_enabled = true".into(),
+                    );
+                }
             }
             if let Some(nv) = &g.health.nvlink {
                 if nv.links > MAX_NVLINKS {
