@@ -195,14 +195,32 @@ pub fn run_corpus(dir: &Path) -> Result<Vec<Outcome>, EvalError> {
 
 /// Runs every timeline through these rule settings.
 pub fn run_corpus_with(dir: &Path, rules: &RulesConfig) -> Result<Vec<Outcome>, EvalError> {
-    Ok(load_corpus(dir)?
-        .into_iter()
-        .map(|(group, s)| {
-            let mut o = run_with(s, rules);
-            if let Some(g) = group {
-                o.name = format!("{g}/{}", o.name);
-            }
-            o
-        })
-        .collect())
+    let timelines = load_corpus(dir)?;
+    // Each timeline is its own session: they run side by side, one thread per core, and come
+    // back in the corpus's order.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = timelines.len().div_ceil(threads).max(1);
+    let run_one = |(group, s): (Option<String>, Scenario)| {
+        let mut o = run_with(s, rules);
+        if let Some(g) = group {
+            o.name = format!("{g}/{}", o.name);
+        }
+        o
+    };
+    let mut chunks: Vec<Vec<(Option<String>, Scenario)>> = Vec::new();
+    let mut rest = timelines.into_iter().peekable();
+    while rest.peek().is_some() {
+        chunks.push(rest.by_ref().take(chunk).collect());
+    }
+    let outcomes = std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|c| scope.spawn(move || c.into_iter().map(run_one).collect::<Vec<Outcome>>()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect::<Vec<_>>()
+    });
+    Ok(outcomes.into_iter().flatten().collect())
 }

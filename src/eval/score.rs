@@ -49,24 +49,66 @@ impl Fired {
             rule: a.kind.name().to_string(),
             id: a.id.clone(),
             verdict: ev(&|k| k == "verdict"),
-            // A starved verdict names its GPUs in its evidence; an alert about one GPU has it.
-            gpus: ev(&|k| k.starts_with("GPU activity"))
-                .and_then(|v| {
-                    let (_, after) = v.rsplit_once(" on ")?;
-                    Some(
-                        after
-                            .trim_start_matches("GPUs ")
-                            .trim_start_matches("GPU ")
-                            .to_string(),
-                    )
-                })
-                .or_else(|| a.gpu.map(|g| g.to_string())),
+            gpus: named_gpus(a),
             job: ev(&|k| k == "job"),
             title: a.title.clone(),
             detail: a.detail.clone(),
             evidence: a.evidence.clone(),
         }
     }
+}
+
+/// The GPUs an alert names, as `gpu_ranges` writes them (`0–2, 4–7`): a starved verdict's
+/// activity evidence ("… on GPUs 4–7"), the `GPUs` / `GPU` / `its GPUs` evidence (hung, lost,
+/// throttle, xid, job finished), every GPU for the machine-wide idle alert (`GPUs idle` n/n),
+/// the title's "GPUs 0–7 …" leading or after " on " (checkpoint, forgotten), else the one GPU
+/// it is about.
+fn named_gpus(a: &Alert) -> Option<String> {
+    let ev = |pred: &dyn Fn(&str) -> bool| {
+        a.evidence
+            .iter()
+            .find(|(k, _)| pred(k))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let strip = |v: &str| {
+        v.trim_start_matches("GPUs ")
+            .trim_start_matches("GPU ")
+            .to_string()
+    };
+    if let Some(v) = ev(&|k| k.starts_with("GPU activity")) {
+        return v.rsplit_once(" on ").map(|(_, after)| strip(after));
+    }
+    if let Some(v) = ev(&|k| matches!(k, "GPUs" | "GPU" | "its GPUs")) {
+        return Some(v);
+    }
+    if let Some(v) = ev(&|k| k == "GPUs idle") {
+        let (idle, of) = v.split_once('/')?;
+        let (idle, of) = (
+            idle.trim().parse::<u32>().ok()?,
+            of.trim().parse::<u32>().ok()?,
+        );
+        return (idle == of && of > 0).then(|| gpu_ranges(&(0..of).collect::<Vec<_>>()));
+    }
+    let title = a.title.as_str();
+    let after_on = title
+        .split_once(" on GPUs ")
+        .or(title.split_once(" on GPU "))
+        .map(|(_, rest)| rest);
+    if let Some(rest) = title
+        .strip_prefix("GPUs ")
+        .or(title.strip_prefix("GPU "))
+        .or(after_on)
+    {
+        let list: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || matches!(c, '–' | ',' | ' '))
+            .collect();
+        let list = list.trim_end_matches([' ', ',']).to_string();
+        if list.starts_with(|c: char| c.is_ascii_digit()) {
+            return Some(list);
+        }
+    }
+    a.gpu.map(|g| g.to_string())
 }
 
 impl Fired {

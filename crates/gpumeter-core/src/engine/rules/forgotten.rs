@@ -1,6 +1,8 @@
 //! Forgotten allocation: a process holds at least 1 GiB of VRAM on a GPU and runs no kernels
 //! there (~0 % SM) for 15 minutes since the last kernel it ran — typically a notebook kernel
-//! left open, or the ranks of a run that hung on exit. One alert per job (a launcher's ranks
+//! left open, or the ranks of a run that hung on exit. A process that came back to work after a
+//! quiet stretch has a rhythm (a notebook used every 20 minutes): it is forgotten only once
+//! quiet for twice the longest stretch it came back from. One alert per job (a launcher's ranks
 //! together, [`super::job`]; else per process), naming it (pids, user, container, command), the
 //! VRAM held and the GPU-hours it has blocked since it went quiet, with their cost at the
 //! per-GPU share of the rate.
@@ -48,6 +50,9 @@ struct Track {
     /// When the process last ran kernels on the GPU: "no kernels for 15 minutes" counts from
     /// there, so a server's rare burst (that the window's hysteresis rides over) restarts it.
     last_busy: Option<i64>,
+    /// The longest quiet stretch it came back from to run kernels again: its rhythm (a
+    /// notebook used every 20 minutes). It is forgotten only once quiet for twice that.
+    longest_return_ms: i64,
     /// The tick that last saw this use (tracks not seen this tick are dropped).
     seen: u64,
 }
@@ -109,6 +114,7 @@ impl ForgottenRule {
                 let track = self.tracks.entry(key).or_insert_with(|| Track {
                     window: Window::new(span, fire, clear),
                     last_busy: None,
+                    longest_return_ms: 0,
                     seen: 0,
                 });
                 if track.seen != tick {
@@ -116,6 +122,9 @@ impl ForgottenRule {
                     seen += 1;
                 }
                 if busy {
+                    if let Some(before) = track.last_busy {
+                        track.longest_return_ms = track.longest_return_ms.max(now - before);
+                    }
                     track.last_busy = Some(now);
                 }
                 track.window.push(now, value);
@@ -131,18 +140,19 @@ impl ForgottenRule {
         }
         // The GPUs each process has held quietly for long enough, with the earliest start.
         let mut by_pid: BTreeMap<u32, (i64, Vec<u32>)> = BTreeMap::new();
-        let mut quiet: Vec<(Key, i64)> = self
+        let mut quiet: Vec<(Key, i64, i64)> = self
             .tracks
             .iter()
             .filter_map(|(&key, t)| {
                 let w = &t.window;
                 let since = w.active_since().filter(|_| w.is_active())?;
-                Some((key, t.last_busy.map_or(since, |b| since.max(b))))
+                let after = self.cfg.after_ms.max(t.longest_return_ms.saturating_mul(2));
+                Some((key, t.last_busy.map_or(since, |b| since.max(b)), after))
             })
             .collect();
-        quiet.sort_unstable_by_key(|&(key, _)| key);
-        for ((pid, _, gpu), since) in quiet {
-            if now - since >= self.cfg.after_ms {
+        quiet.sort_unstable_by_key(|&(key, _, _)| key);
+        for ((pid, _, gpu), since, after) in quiet {
+            if now - since >= after {
                 let entry = by_pid.entry(pid).or_insert((since, Vec::new()));
                 entry.0 = entry.0.min(since);
                 entry.1.push(gpu);

@@ -7,7 +7,8 @@
 //! an unsupported memory-util or PCIe reading is no evidence against idle, an unsupported util
 //! is no evidence at all. A GPU that is lost or failing is not idle (something is wrong, and
 //! the machine is not safely idle). Probes (short bursts on a GPU holding only a context) are
-//! no work, and the waits of a loop that runs in bursts are not idle ([`super::work`]). Idle
+//! no work, and the waits of a loop that runs in bursts are not idle ([`super::work`]); 15 s of
+//! unbroken work ends a stretch at once ([`SUSTAINED_WORK_MS`]), a shorter burst does not. Idle
 //! time and cost count probes and lost cards as unproductive. Arming: no alert before the first real GPU activity seen or
 //! until the host has been up `arm_after_boot` (default 15 min): a fresh box is being set up.
 
@@ -21,6 +22,10 @@ use super::window::{DEFAULT_MAX_GAP_MS, Edge, Window};
 use super::work::GpuWork;
 use super::{Ctx, RuleOutput};
 use crate::money::Money;
+
+/// Work that lasts this long without a break ends an idle stretch at once (a single request
+/// of a few seconds does not: the window's hysteresis rides over it).
+pub const SUSTAINED_WORK_MS: i64 = 15_000;
 
 /// Whether one GPU's sample is idle; `None` when it cannot say (util unsupported).
 pub fn gpu_idle(g: &GpuReading, cfg: &IdleConfig) -> Option<bool> {
@@ -181,6 +186,16 @@ impl IdleRule {
             .no_work(false)
             .map(|none| none && !work.loop_running(self.cfg.window_ms));
 
+        // Sustained work (a batch served for half a minute, not one request) ends a stretch not
+        // yet announced, however little of the window it filled: "idle 10 min" must be true
+        // when it is said. An announced one ends by the window as before (a notebook cell of a
+        // minute does not announce the next gap anew: one notice, then the reminders).
+        if work.working_for_ms() >= SUSTAINED_WORK_MS
+            && self.episode.as_ref().is_none_or(|e| !e.fired)
+        {
+            self.window.reset();
+            self.episode = None;
+        }
         match self.window.push(now, all_idle) {
             Edge::Rose => {
                 let since = self.window.active_since().unwrap_or(now);

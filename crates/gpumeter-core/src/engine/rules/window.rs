@@ -126,6 +126,13 @@ impl Window {
         })
     }
 
+    /// Forgets every sample and the verdict: what came before is no evidence any more.
+    pub fn reset(&mut self) {
+        self.segments.clear();
+        self.active = false;
+        self.since_ms = None;
+    }
+
     /// Whether the verdict stands.
     pub fn is_active(&self) -> bool {
         self.active

@@ -9,6 +9,8 @@
 //! window — is a loop running (a training loop waiting on its input, a busy inference server):
 //! the waits between its bursts are *starvation* or serving, not idle, and the idle rule does not
 //! count them (a single burst in the window, a request every few minutes, still leaves idle).
+//! How long the current burst has lasted is kept too: a burst of sustained work (a batch of
+//! requests served for half a minute) ends an idle stretch, where a single request does not.
 //!
 //! Pure: fed one snapshot per tick by [`super::Rules`]; touches the model and the idle settings.
 
@@ -53,6 +55,8 @@ pub struct WorkTracker {
     /// Whether some GPU did work on the previous tick (to find where work bursts start).
     was_working: bool,
     starts: VecDeque<i64>,
+    /// Since when some GPU has worked without a break (`None`: none works now).
+    working_since: Option<i64>,
     /// The machine-wide probe in progress (pids so far), and the probes that ended.
     probing: Option<BTreeSet<u32>>,
     probes: VecDeque<Probe>,
@@ -84,6 +88,11 @@ impl WorkTracker {
             }
         }
         self.was_working = working;
+        self.working_since = if working {
+            Some(self.working_since.unwrap_or(now_ms))
+        } else {
+            None
+        };
         match (probing_now, working) {
             (Some(pids), false) => self.probing.get_or_insert_with(BTreeSet::new).extend(pids),
             // A probe that turned into work was never a probe; one that ended is logged.
@@ -161,6 +170,11 @@ impl WorkTracker {
             }
         }
         all
+    }
+
+    /// How long some GPU has now worked without a break (0 when none works this tick).
+    pub fn working_for_ms(&self) -> i64 {
+        self.working_since.map_or(0, |since| self.now_ms - since)
     }
 
     /// Whether work has come in at least two separate bursts within the last `window_ms`:

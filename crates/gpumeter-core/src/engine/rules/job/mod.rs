@@ -223,10 +223,16 @@ pub fn jobs(snap: &Snapshot) -> Vec<Job> {
 }
 
 /// What ranks of one job under init share: parent, user, container and the command with its
-/// digit runs blanked (`--local_rank=3`); `None` when the command is not visible.
+/// digit runs blanked (`--local_rank=3`); `None` when the command is not visible (the processes
+/// this container cannot see at all share one shape).
 type RankShape = (Option<u32>, Option<Arc<str>>, Option<Arc<str>>, String);
 
 fn rank_shape(p: &ProcessReading) -> Option<RankShape> {
+    // GPU processes this container cannot see are taken as one job: the ranks of the run
+    // outside it, most often (one alert for them, not one per GPU).
+    if !p.visible {
+        return Some((None, None, None, String::from("\0unseen")));
+    }
     if p.ppid.is_some_and(|pp| pp > 1) {
         return None;
     }

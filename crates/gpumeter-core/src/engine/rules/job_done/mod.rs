@@ -9,12 +9,15 @@
 //! for [`FAMILY_MS`] after its processes exit, so the next trial or an elastic restart is the
 //! same job coming back and its time counts together. An exit is an end once the family has
 //! been gone longer than 1.5 × the longest absence it came back from (at once — `confirm` —
-//! when it never came back before); a live job's GPUs idle are an end after `went_idle`
+//! when it never came back before; a single process under a launcher — a sweep agent's trial,
+//! not a run from a shell — gets [`LAUNCHER_WAIT_MS`] for its next trial to start); a live job's GPUs idle are an end after `went_idle`
 //! (default 5 min) and twice its longest pause so far (checkpoints, evaluations, a sweep's
 //! set-up between trials). The
 //! exit status is not ours to read (gpumeter is not the job's parent); what is known is said —
 //! a cgroup OOM kill at the time, an XID on its GPUs. The notice stands until its GPUs work
 //! again or `stands` (default 1 h) has passed; the idle rule's reminders follow as usual.
+//! A job whose GPU processes are all stopped (state `T`, Ctrl-Z or SIGSTOP; `t`, held by a
+//! debugger) is paused, not finished: its idle GPUs are no end while it stays stopped.
 //! A job that ends while one of its GPUs is lost gets no notice: it lost its card rather than
 //! finished, and the lost rule's alert is the one that says so.
 
@@ -46,8 +49,14 @@ struct Seen {
     /// Since when all its GPUs are idle (it lives on).
     idle_since: Option<i64>,
     reported_idle: bool,
+    /// Its GPU processes are all stopped (`T`: Ctrl-Z, SIGSTOP; `t`: a debugger): paused by
+    /// someone, not finished, however long its GPUs idle.
+    stopped: bool,
     /// The longest absence (its processes gone) or idle pause it came back from: its rhythm.
     longest_gap_ms: i64,
+    /// A single process started by a launcher (its parent: not init, not a shell seen here):
+    /// the shape of a sweep agent's trials, whose next one may follow.
+    launched: bool,
     /// Its exit was reported (it stays remembered for [`FAMILY_MS`]).
     reported_exit: bool,
     oom_kills: Option<u64>,
@@ -79,6 +88,56 @@ pub struct JobDoneRule {
     last_t: Option<i64>,
     seen: BTreeMap<JobKey, Seen>,
     ended: BTreeMap<JobKey, Ended>,
+}
+
+/// How long a family whose launcher still runs may be gone before its exit is an end, when
+/// it has no rhythm yet: a sweep agent starts the next trial within a minute or two.
+pub const LAUNCHER_WAIT_MS: i64 = 180_000;
+
+/// Shells and terminal multiplexers: a run started by hand ends while they live on.
+const SHELLS: [&str; 9] = [
+    "bash", "sh", "zsh", "fish", "dash", "tmux", "screen", "sshd", "login",
+];
+
+fn is_shell(p: &gpumeter_model::ProcessReading) -> bool {
+    p.name
+        .as_deref()
+        .is_some_and(|n| SHELLS.contains(&n.trim_start_matches('-')))
+}
+
+/// The wait [`LAUNCHER_WAIT_MS`] for a launched single process with no rhythm yet, else none.
+fn launcher_wait(s: &Seen) -> i64 {
+    if s.launched && s.longest_gap_ms == 0 {
+        LAUNCHER_WAIT_MS
+    } else {
+        0
+    }
+}
+
+/// The family each job belongs to, in `jobs` order: a job of one process whose parent is a
+/// launcher (not init) and the only one of that parent now is its parent's family — a sweep
+/// agent's trials, run one at a time, come back as one job with a rhythm. Jobs that share a
+/// parent at once (two runs from one shell) stay apart.
+fn families(snap: &Snapshot, jobs: &[super::job::Job]) -> Vec<JobKey> {
+    let parent = |job: &super::job::Job| match job.key {
+        JobKey::Process(pid) => snap
+            .processes
+            .iter()
+            .find(|p| p.pid == pid)
+            .and_then(|p| p.ppid)
+            .filter(|&pp| pp > 1),
+        _ => None,
+    };
+    let parents: Vec<Option<u32>> = jobs.iter().map(parent).collect();
+    jobs.iter()
+        .zip(&parents)
+        .map(|(job, pp)| match pp {
+            Some(pp) if parents.iter().filter(|q| **q == Some(*pp)).count() == 1 => {
+                JobKey::Parent(*pp)
+            }
+            _ => job.key,
+        })
+        .collect()
 }
 
 fn xid_total(snap: &Snapshot, gpus: &[u32]) -> u64 {
@@ -121,12 +180,13 @@ impl JobDoneRule {
         };
         let lost_gpu = |g: u32| snap.gpu(g).is_some_and(|r| r.state == GpuState::Lost);
 
-        for job in ctx.jobs() {
+        let families = families(snap, ctx.jobs());
+        for (job, family) in ctx.jobs().iter().zip(families) {
             let main = snap.processes.iter().find(|p| p.pid == job.main);
             let start = main
                 .and_then(|p| p.start_time_unix_s)
                 .map(|s| s.saturating_mul(1000));
-            let s = self.seen.entry(job.key).or_insert_with(|| Seen {
+            let s = self.seen.entry(family).or_insert_with(|| Seen {
                 label: main.map_or_else(|| format!("pid {}", job.main), process_label),
                 gpus: job.gpus.clone(),
                 start_ms: start.unwrap_or(now).min(now),
@@ -135,6 +195,8 @@ impl JobDoneRule {
                 last_seen_ms: now,
                 idle_since: None,
                 reported_idle: false,
+                stopped: false,
+                launched: false,
                 longest_gap_ms: 0,
                 reported_exit: false,
                 oom_kills: oom_now,
@@ -148,7 +210,7 @@ impl JobDoneRule {
             }
             if s.reported_exit {
                 s.reported_exit = false;
-                self.ended.remove(&job.key);
+                self.ended.remove(&family);
             }
             s.last_seen_ms = now;
             s.gpus = job.gpus.clone();
@@ -156,6 +218,21 @@ impl JobDoneRule {
                 s.label = process_label(m);
             }
             s.observed_ms += dt;
+            let states: Vec<char> = job
+                .roots
+                .iter()
+                .filter_map(|pid| snap.processes.iter().find(|p| p.pid == *pid))
+                .filter_map(|p| p.state)
+                .collect();
+            // The launcher itself is not sampled (only GPU processes and their descendants
+            // are): a parent seen here as a shell is a run started by hand.
+            s.launched = match (job.key, family) {
+                (JobKey::Process(_), JobKey::Parent(pp)) => {
+                    !snap.processes.iter().any(|p| p.pid == pp && is_shell(p))
+                }
+                _ => false,
+            };
+            s.stopped = !states.is_empty() && states.iter().all(|c| matches!(c, 'T' | 't'));
             let busy = job.gpus.iter().any(|&g| busy_gpu(g));
             if busy {
                 if let Some(since) = s.idle_since {
@@ -164,7 +241,7 @@ impl JobDoneRule {
                 s.busy_ms += dt;
                 s.idle_since = None;
                 s.reported_idle = false;
-                self.ended.remove(&job.key);
+                self.ended.remove(&family);
             } else if s.idle_since.is_none() {
                 s.idle_since = Some(now);
             }
@@ -178,10 +255,13 @@ impl JobDoneRule {
             let rhythm = s.longest_gap_ms.saturating_mul(3) / 2;
             if away >= FAMILY_MS.max(rhythm) {
                 forgotten.push(*key);
-            } else if !s.reported_exit && away >= self.cfg.confirm_ms.max(rhythm) {
+            } else if !s.reported_exit
+                && away >= self.cfg.confirm_ms.max(rhythm).max(launcher_wait(s))
+            {
                 finished.push((*key, End::Exited, s.last_seen_ms));
             } else if let Some(since) = s.idle_since.filter(|_| !s.reported_idle)
                 && s.last_seen_ms == now
+                && !s.stopped
                 && now - since
                     >= self
                         .cfg

@@ -250,7 +250,12 @@ impl StarvedRule {
             while st.rises.front().is_some_and(|&t| t < now - span) {
                 st.rises.pop_front();
             }
-            let starving = |m: f64| m > self.idle_util_pct && m < st.below;
+            // A GPU whose video encoders are at their limit does the work it was given there
+            // (a transcode): its SMs' low share is no starvation.
+            let encoding = g
+                .encoder_util_pct
+                .is_some_and(|e| f64::from(e) >= state::ENCODER_BUSY_PCT);
+            let starving = |m: f64| m > self.idle_util_pct && m < st.below && !encoding;
             // Between the bursts of a loop (two or more rises in the window) the short span
             // reads idle; the loop's own mean over the window says it is starving.
             let bursting = st.rises_since(now - span) >= LOOP_RISES - 1;
@@ -343,10 +348,16 @@ impl StarvedRule {
         });
         // Autotuning benchmarks come in bursts that look like a loop; while the job's compile
         // workers are busy it is compiling, however its GPUs blink.
-        let compiling = compiling(snap, j);
+        let young_age = age_ms.is_some_and(|a| (0..self.cfg.warmup_ms).contains(&a));
+        // Compiling in-process may outlast the warm-up (max-autotune): twice it at most.
+        let compile_age = age_ms.is_some_and(|a| (0..2 * self.cfg.warmup_ms).contains(&a));
+        let compiling = compiling(snap, j)
+            || (compile_age
+                && first_steps_unfed(snap, j, sample.thread_pct, self.cfg.main_core_pct));
         js.loop_seen |= !compiling && (rising || js.active_run_ms >= span);
-        let young = !js.loop_seen && age_ms.is_some_and(|a| (0..self.cfg.warmup_ms).contains(&a));
-        if young {
+        let young = !js.loop_seen && young_age;
+        // What its GPUs did while it warmed up or compiled is no evidence later.
+        if young || compiling {
             self.young.extend(&j.gpus);
         }
         let first_seen = *js.first_seen_ms.get_or_insert(now);
@@ -451,6 +462,26 @@ impl StarvedRule {
         }
         Some(alert)
     }
+}
+
+/// A data worker at or below this share of one core is idle (waiting to be asked for batches).
+const WORKER_IDLE_PCT: f64 = 10.0;
+
+/// Whether a young job's loop has not started feeding on its data: its main thread is pegged
+/// (compiling in-process — torch.compile without a worker pool, CUDA graph capture) while
+/// every data worker it has sits idle. Held within twice `warmup` of its start only: later the
+/// same picture is a loop held up by its main thread (the workers' queues full).
+fn first_steps_unfed(snap: &Snapshot, job: &Job, thread_pct: Option<f64>, pegged: f64) -> bool {
+    if thread_pct.is_none_or(|t| t < pegged) {
+        return false;
+    }
+    let workers: Vec<f64> = snap
+        .processes
+        .iter()
+        .filter(|p| p.gpu.is_empty() && job.tree.contains(&p.pid))
+        .filter_map(|p| p.cpu_pct)
+        .collect();
+    !workers.is_empty() && workers.iter().all(|&c| c <= WORKER_IDLE_PCT)
 }
 
 /// A compile worker at this share of one core or more is working (idle ones sleep at ~0 %).

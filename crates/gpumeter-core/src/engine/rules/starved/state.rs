@@ -26,6 +26,8 @@ pub(super) const SWAP_IN_BYTES_PER_S: f64 = 20e6;
 pub(super) const NIC_SATURATED_PCT: f64 = 85.0;
 /// Decoder-bound when the GPU's video decoders (NVDEC) are busy at least this share (percent).
 pub(super) const DECODER_SATURATED_PCT: f64 = 90.0;
+/// A GPU whose encoders (NVENC) are this busy works at their limit: not starved (percent).
+pub(super) const ENCODER_BUSY_PCT: f64 = 90.0;
 /// Optimizer offload: the GPU processes themselves compute on the CPU (≥ this share of one
 /// core, so several threads: a CPU optimizer step, not a loader) …
 pub(super) const OFFLOAD_RANK_PCT: f64 = 300.0;

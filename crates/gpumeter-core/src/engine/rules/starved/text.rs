@@ -45,14 +45,16 @@ fn cores_to_spare(snap: &Snapshot, cfg: &StarvedConfig, js: &JobState) -> bool {
     }
 }
 
-/// Commands of the long-lived servers that answer requests (their GPUs wait on clients).
+/// Commands of the long-lived servers that answer requests (their GPUs wait on clients), in
+/// lower case with `_` for `-`: TGI's shard runs as `text-generation-server` (its console
+/// script) or `text_generation_server` (the module), and both must match.
 const SERVERS: [&str; 8] = [
     "tritonserver",
     "vllm",
-    "text-generation-launcher",
+    "text_generation_launcher",
     "text_generation_server",
     "sglang",
-    "ray::ServeReplica",
+    "ray::servereplica",
     "torchserve",
     "lmdeploy",
 ];
@@ -64,7 +66,9 @@ pub(super) fn inference_server(snap: &Snapshot, main: u32) -> Option<String> {
         "{} {}",
         p.name.as_deref().unwrap_or(""),
         p.command.as_deref().unwrap_or("")
-    );
+    )
+    .to_lowercase()
+    .replace('-', "_");
     SERVERS
         .iter()
         .any(|s| text.contains(s))
