@@ -53,6 +53,8 @@ struct Track {
     /// The longest quiet stretch it came back from to run kernels again: its rhythm (a
     /// notebook used every 20 minutes). It is forgotten only once quiet for twice that.
     longest_return_ms: i64,
+    /// When it was first seen (a quiet stretch from there that ends in work counts too).
+    first_seen: i64,
     /// The tick that last saw this use (tracks not seen this tick are dropped).
     seen: u64,
 }
@@ -115,6 +117,7 @@ impl ForgottenRule {
                     window: Window::new(span, fire, clear),
                     last_busy: None,
                     longest_return_ms: 0,
+                    first_seen: now,
                     seen: 0,
                 });
                 if track.seen != tick {
@@ -122,9 +125,8 @@ impl ForgottenRule {
                     seen += 1;
                 }
                 if busy {
-                    if let Some(before) = track.last_busy {
-                        track.longest_return_ms = track.longest_return_ms.max(now - before);
-                    }
+                    let before = track.last_busy.unwrap_or(track.first_seen);
+                    track.longest_return_ms = track.longest_return_ms.max(now - before);
                     track.last_busy = Some(now);
                 }
                 track.window.push(now, value);

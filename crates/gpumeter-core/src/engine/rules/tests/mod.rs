@@ -2,6 +2,7 @@
 //! when it should, does not flap on a sawtooth, and clears when the cause goes away. The alert
 //! lifecycle (acknowledge, snooze, budget alerts, history) is in `lifecycle.rs` beside this.
 
+mod blind;
 mod container;
 mod lifecycle;
 mod live;

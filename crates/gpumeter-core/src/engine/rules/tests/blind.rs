@@ -1,0 +1,165 @@
+//! The rule changes the blind corpus's first run asked for (docs/accuracy.md, "How the corpus
+//! was made"), each pinned on a small machine: a stopped job is paused, a notebook has a
+//! rhythm, served batches end an idle stretch not yet announced, a transcode is work, TGI is a
+//! server, a sweep's one-process trials are one family.
+
+use super::*;
+
+fn fired(ts: &[Transition], prefix: &str) -> usize {
+    names(ts)
+        .iter()
+        .filter(|(what, id)| *what == "fired" && id.starts_with(prefix))
+        .count()
+}
+
+/// A trainer (pid 100) busy on GPU 0 for `busy_s`, then its GPUs idle with the process in
+/// `state` for the rest.
+fn trainer_then_quiet(t: i64, s: i64, busy_s: i64, state: char) -> Snapshot {
+    let busy = s < busy_s;
+    let mut m = machine(t, [if busy { 95 } else { 0 }, 0]);
+    let mut p = process(
+        100,
+        50,
+        90.0,
+        Some((0, 30 * GIB, if busy { 95 } else { 0 })),
+    );
+    if !busy {
+        p.state = Some(state);
+    }
+    p.start_time_unix_s = Some(T0 / 1000 - 3600);
+    m.processes.push(p);
+    m
+}
+
+#[test]
+fn a_job_stopped_with_ctrl_z_is_paused_not_finished() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 40 * 60, None, |s, t| {
+        trainer_then_quiet(t, s, 20 * 60, 'T')
+    });
+    assert_eq!(fired(&ts, "job_done"), 0, "{:?}", names(&ts));
+    // The same quiet with the process asleep (S): it went idle while it lives on — an end.
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 40 * 60, None, |s, t| {
+        trainer_then_quiet(t, s, 20 * 60, 'S')
+    });
+    assert_eq!(fired(&ts, "job_done"), 1, "{:?}", names(&ts));
+}
+
+#[test]
+fn a_notebook_used_every_twenty_minutes_is_forgotten_once_not_after_every_gap() {
+    // 30 GiB held; a 60 s cell at 90 % every 20 minutes, nothing between.
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 2 * 3600, None, |s, t| {
+        let busy = s % 1200 >= 1140;
+        let mut m = machine(t, [if busy { 90 } else { 0 }, 0]);
+        m.processes.push(process(
+            4242,
+            1,
+            1.0,
+            Some((0, 30 * GIB, if busy { 90 } else { 0 })),
+        ));
+        m
+    });
+    assert_eq!(fired(&ts, "forgotten"), 1, "{:?}", names(&ts));
+}
+
+#[test]
+fn served_batches_end_an_idle_stretch_that_single_requests_do_not() {
+    // A model resident; every 5 minutes a burst of `burst_s` at 95 %.
+    let run = |burst_s: i64| {
+        let clock = FakeClock::new(T0);
+        let mut r = Rules::default();
+        drive(&mut r, &clock, 3600, None, |s, t| {
+            let busy = s % 300 >= 300 - burst_s;
+            let mut m = machine(t, [if busy { 95 } else { 0 }; 2]);
+            m.gpus[0].memory_used_bytes = Some(20 * GIB);
+            m.gpus[1].memory_used_bytes = Some(20 * GIB);
+            m
+        })
+    };
+    assert_eq!(
+        fired(&run(30), "idle"),
+        0,
+        "30 s batches: the GPUs were never idle 10 min"
+    );
+    assert_eq!(
+        fired(&run(3), "idle"),
+        1,
+        "3 s requests: the box is idle between them"
+    );
+}
+
+/// A job on GPU 0 at util 20 % for five minutes, its main process `command`, encoder at `enc`.
+fn low_use(command: &str, enc: u32) -> impl Fn(i64, i64) -> Snapshot {
+    let command = command.to_string();
+    move |_, t| {
+        let mut m = with_job(machine(t, [20, 0]), 5.0, 2);
+        m.processes[0].command = Some(command.as_str().into());
+        m.gpus[0].encoder_util_pct = Some(enc);
+        m
+    }
+}
+
+#[test]
+fn a_transcode_at_the_encoders_limit_is_work_and_a_quiet_encoder_is_not() {
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(
+        &mut r,
+        &clock,
+        5 * 60,
+        None,
+        low_use("ffmpeg -c:v h264_nvenc", 100),
+    );
+    assert_eq!(fired(&ts, "starved"), 0, "{:?}", names(&ts));
+    let mut r = Rules::default();
+    let ts = drive(
+        &mut r,
+        &clock,
+        5 * 60,
+        None,
+        low_use("ffmpeg -c:v h264_nvenc", 10),
+    );
+    assert_eq!(fired(&ts, "starved"), 1, "{:?}", names(&ts));
+}
+
+#[test]
+fn tgi_is_an_inference_server_by_its_console_script_name_too() {
+    let clock = FakeClock::new(T0);
+    for command in [
+        "/opt/conda/bin/text-generation-server serve mistralai/Mistral-7B",
+        "python -m text_generation_server.cli serve mistralai/Mistral-7B",
+    ] {
+        let mut r = Rules::default();
+        let ts = drive(&mut r, &clock, 5 * 60, None, low_use(command, 0));
+        assert_eq!(fired(&ts, "starved"), 0, "{command}: {:?}", names(&ts));
+    }
+}
+
+#[test]
+fn a_sweep_agents_one_process_trials_are_one_family_with_a_rhythm() {
+    // Trials under agent pid 50: 19 min of work, 40 s between trials, a new pid each time.
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 2 * 3600, None, |s, t| {
+        let k = s / 1200;
+        let busy = s % 1200 < 1160;
+        let mut m = machine(t, [if busy { 95 } else { 0 }, 0]);
+        if busy {
+            let mut p = process(
+                u32::try_from(1000 + k).unwrap(),
+                50,
+                90.0,
+                Some((0, 30 * GIB, 95)),
+            );
+            p.start_time_unix_s = Some((t - (s % 1200) * 1000) / 1000);
+            m.processes.push(p);
+        }
+        m
+    });
+    assert_eq!(fired(&ts, "job_done"), 0, "{:?}", names(&ts));
+}
