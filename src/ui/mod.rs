@@ -8,6 +8,7 @@
 
 pub mod alert_view;
 pub mod app;
+pub mod chart_grid;
 pub mod chart_window;
 mod event_loop;
 pub mod fallback;
@@ -47,7 +48,7 @@ pub use rows::{INVISIBLE_LABEL, ProcRow, build_rows};
 use widgets::alerts::detail::AlertDetail;
 use widgets::alerts::panel::AlertPanel;
 use widgets::alerts::strip::{AlertStrip, HistoryOverlay};
-use widgets::charts::Chart;
+use widgets::charts::ChartGrid;
 use widgets::confirm::Confirm;
 use widgets::gpu_line::GpuLine;
 use widgets::gpu_panel::GpuPanel;
@@ -147,14 +148,7 @@ pub fn screen_for(area: Rect, engine: &Engine, now_unix_ms: i64) -> Screen {
         let cols = usize::from(area.width.saturating_sub(2));
         alerts::panel::all_lines(&visible, cols, now_unix_ms, &theme::Theme::monochrome()).len()
     };
-    let charts = widgets::charts::metrics(engine).len();
-    layout::compute_for(
-        area,
-        gpus,
-        engine.billing().is_some(),
-        alert_rows,
-        charts.min(layout::MAX_CHARTS_WITH_GPM),
-    )
+    layout::compute_with_alerts(area, gpus, engine.billing().is_some(), alert_rows)
 }
 
 /// VRAM on `gpu` that no process visible here holds, when enough to mention (the shared-card
@@ -193,6 +187,16 @@ pub fn sync_rows<'a>(
     };
     let pids = rows.iter().map(|r| r.proc.pid).collect();
     app.sync(pids, gpus, screen.page_rows());
+    // The zoom offers no window shorter than one reading per plot column of these charts.
+    let floor = match &screen {
+        Screen::Dashboard(l) => l.charts.map_or(0, |r| {
+            let charted = charts::charted_gpus(app, engine);
+            chart_grid::window_floor_ms(r, &charted, app.interval_ms)
+        }),
+        Screen::TooSmall(_) => 0,
+    };
+    app.window.set_floor(floor);
+    app.chart_gpm = charts::has_gpm(engine);
     let visible = engine.rules().visible(now_unix_ms);
     let history: Vec<(i64, String)> = engine
         .rules()
@@ -331,14 +335,13 @@ fn draw_widgets(
         Paragraph::new(fmt::styled(text, style)).render(r, buf);
     }
 
-    for (r, metric) in layout.charts.iter().zip(charts::metrics(engine)) {
-        Chart {
-            metric,
+    if let Some(r) = layout.charts {
+        ChartGrid {
             app,
             engine,
             now_ms: now_unix_ms,
         }
-        .render(*r, buf);
+        .render(r, buf);
     }
     if let (Some(spend), Some(view)) = (layout.spend, engine.billing()) {
         match spend {

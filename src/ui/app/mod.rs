@@ -17,6 +17,7 @@ use super::layout::{GpuMode, Screen};
 use super::process_action::{Acting, Ask, Pending};
 use super::sort::SortColumn;
 use super::theme::Theme;
+use super::widgets::charts::Metric;
 use crate::act::Signal;
 
 /// Longest filter text kept.
@@ -68,8 +69,12 @@ pub struct App {
     pub(crate) full_command: bool,
     /// The alert selection, the detail view and the history overlay.
     pub(crate) alerts: AlertView,
-    /// How far back the charts look (`+` `-`).
+    /// How far back the charts look (the zoom keys).
     pub(crate) window: ChartWindow,
+    /// The series the per-GPU charts show (the chart-series key cycles it).
+    pub(crate) chart_metric: Metric,
+    /// Whether a card has SM activity (GPM) history, so the cycle offers it (set at sync).
+    pub(crate) chart_gpm: bool,
     /// The keys.
     pub(crate) keymap: KeyMap,
     /// Where the replay stands, while a recording plays (the replay keys work only then).
@@ -118,6 +123,8 @@ impl App {
             full_command: false,
             alerts: AlertView::default(),
             window: ChartWindow::default(),
+            chart_metric: Metric::default(),
+            chart_gpm: false,
             keymap: options.keys.clone(),
             replay: None,
             gpu_filter: None,
@@ -304,6 +311,10 @@ impl App {
             KeyAction::Renice => Action::Act(Ask::Renice),
             KeyAction::WiderWindow => self.window.wider(),
             KeyAction::NarrowerWindow => self.window.narrower(),
+            KeyAction::ChartSeries => {
+                self.chart_metric = self.chart_metric.next(self.chart_gpm);
+                Action::Redraw
+            }
             KeyAction::Help => {
                 self.help = true;
                 Action::Redraw
