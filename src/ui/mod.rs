@@ -19,6 +19,7 @@ pub mod keys;
 pub mod layout;
 mod loop_alerts;
 pub mod process_action;
+pub mod process_view;
 pub mod replay;
 mod rows;
 pub mod screen_writer;
@@ -211,6 +212,12 @@ pub fn sync_rows<'a>(
     };
     app.alerts
         .sync(visible.iter().map(|a| a.id.clone()).collect(), history);
+    if let Some(pid) = app.process_detail.map(|d| d.pid) {
+        let max = widgets::process_detail::max_scroll(area, app, engine, pid, now_unix_ms);
+        if let Some(d) = app.process_detail.as_mut() {
+            d.set_scroll_max(max);
+        }
+    }
     rows
 }
 
@@ -408,6 +415,15 @@ fn draw_widgets(
             detail,
             engine,
             now_unix_ms,
+            app,
+        }
+        .render(area, buf);
+    }
+    if let Some(detail) = &app.process_detail {
+        widgets::process_detail::ProcessDetailView {
+            detail,
+            engine,
+            now_ms: now_unix_ms,
             app,
         }
         .render(area, buf);

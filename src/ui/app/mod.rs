@@ -15,6 +15,7 @@ use super::chart_window::ChartWindow;
 use super::keys::{KeyAction, KeyMap};
 use super::layout::{GpuMode, Screen};
 use super::process_action::{Acting, Ask, Pending};
+use super::process_view::{Focus, ProcessDetail};
 use super::sort::SortColumn;
 use super::theme::Theme;
 use super::widgets::charts::Metric;
@@ -69,6 +70,10 @@ pub struct App {
     pub(crate) full_command: bool,
     /// The alert selection, the detail view and the history overlay.
     pub(crate) alerts: AlertView,
+    /// What Enter opens: the alert or the process selected last.
+    pub(crate) enter_focus: Focus,
+    /// The open process detail view, if any.
+    pub(crate) process_detail: Option<ProcessDetail>,
     /// How far back the charts look (the zoom keys).
     pub(crate) window: ChartWindow,
     /// The series the per-GPU charts show (the chart-series key cycles it).
@@ -122,6 +127,8 @@ impl App {
             help: false,
             full_command: false,
             alerts: AlertView::default(),
+            enter_focus: Focus::default(),
+            process_detail: None,
             window: ChartWindow::default(),
             chart_metric: Metric::default(),
             chart_gpm: false,
@@ -197,6 +204,13 @@ impl App {
         self.gpu_filter
     }
 
+    /// Whether Enter opens the selected process (the table was selected last, or no alert
+    /// stands) rather than the selected alert.
+    pub fn enter_opens_process(&self) -> bool {
+        self.selected_pid.is_some()
+            && (self.enter_focus == Focus::Table || self.alerts.selected_id().is_none())
+    }
+
     /// The filter text.
     pub fn filter(&self) -> &str {
         &self.filter
@@ -241,6 +255,12 @@ impl App {
         } else if self.alerts.overlay_open() {
             let act = self.keymap.action(&key);
             self.alerts.overlay_key(act, self.replay.is_some())
+        } else if let Some(d) = self.process_detail.as_mut() {
+            let act = self.keymap.action(&key);
+            d.key(act, self.replay.is_some()).unwrap_or_else(|| {
+                self.process_detail = None;
+                Action::Redraw
+            })
         } else if self.filter_active {
             self.filter_key(key)
         } else {
@@ -299,9 +319,23 @@ impl App {
                 self.full_command = !self.full_command;
                 Action::Redraw
             }
-            KeyAction::NextAlert => self.alerts.select_by(1),
-            KeyAction::PrevAlert => self.alerts.select_by(-1),
-            KeyAction::AlertDetail => self.alerts.open_detail(),
+            KeyAction::NextAlert => {
+                self.enter_focus = Focus::Alerts;
+                self.alerts.select_by(1)
+            }
+            KeyAction::PrevAlert => {
+                self.enter_focus = Focus::Alerts;
+                self.alerts.select_by(-1)
+            }
+            KeyAction::AlertDetail => {
+                match self.selected_pid.filter(|_| self.enter_opens_process()) {
+                    Some(pid) => {
+                        self.process_detail = Some(ProcessDetail::new(pid));
+                        Action::Redraw
+                    }
+                    None => self.alerts.open_detail(),
+                }
+            }
             KeyAction::Acknowledge => Action::Acknowledge,
             KeyAction::Snooze => Action::Snooze,
             KeyAction::History => self.alerts.open_history(),
@@ -385,9 +419,10 @@ impl App {
                     self.status = Some(cancelled_text(&p));
                     return Action::Redraw;
                 }
-                if self.help || self.alerts.overlay_open() {
+                if self.help || self.alerts.overlay_open() || self.process_detail.is_some() {
                     self.help = false;
                     self.alerts.close();
+                    self.process_detail = None;
                     return Action::Redraw;
                 }
                 // The column header: sort by that column (again: the other way).
@@ -408,6 +443,7 @@ impl App {
                 }
                 let body = layout.table_body();
                 if body.contains(pos) {
+                    self.enter_focus = Focus::Table;
                     let index = self.scroll + usize::from(pos.y - body.y);
                     if index < self.row_pids.len() && index != self.selected {
                         return self.move_by(index as isize - self.selected as isize);
@@ -453,6 +489,7 @@ impl App {
 
     fn move_by(&mut self, delta: isize) -> Action {
         self.touched = true;
+        self.enter_focus = Focus::Table;
         let Some(last) = self.row_pids.len().checked_sub(1) else {
             return Action::None;
         };
@@ -471,6 +508,7 @@ impl App {
     /// Moves the view; the selection stays on screen.
     fn scroll_by(&mut self, delta: isize) -> Action {
         self.touched = true;
+        self.enter_focus = Focus::Table;
         let page = self.page_rows.max(1);
         let max_scroll = self.row_pids.len().saturating_sub(page);
         let target = (self.scroll as isize)

@@ -128,7 +128,7 @@ pub const BINDINGS: &[Binding] = &[
     b(A::Renice, "renice", &["r"], "renice the selected process (+ - pick the value)", None, Processes),
     b(A::NextAlert, "next_alert", &["n"], "select the next alert", None, Alerts),
     b(A::PrevAlert, "prev_alert", &["p"], "select the alert before", None, Alerts),
-    b(A::AlertDetail, "alert_detail", &["Enter"], "the selected alert's details: evidence, cost, next step", Some("alert details"), Alerts),
+    b(A::AlertDetail, "alert_detail", &["Enter"], "details of what was selected last: the alert (n p) or the process (↑ ↓)", Some("alert details"), Alerts),
     b(A::Acknowledge, "acknowledge", &["a"], "acknowledge the selected alert (it stays in the history)", None, Alerts),
     b(A::Snooze, "snooze", &["z"], "snooze the selected alert for 1 h", None, Alerts),
     b(A::History, "history", &["H"], "alert history (Enter: an entry's details)", Some("alert history"), Alerts),

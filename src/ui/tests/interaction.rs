@@ -157,6 +157,8 @@ fn selection_alert_detail_and_table_survive_a_resize() {
         key(&mut a, KeyCode::Down);
     }
     let pid = a.selected_pid();
+    // The table was selected last: `n` gives Enter back to the alerts.
+    key(&mut a, KeyCode::Char('n'));
     key(&mut a, KeyCode::Enter);
     let open = a.alerts.detail.clone();
     assert!(open.is_some(), "cpu-starved stands an alert after 5 min");

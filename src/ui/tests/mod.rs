@@ -11,6 +11,7 @@ pub(crate) mod fixtures;
 mod frames;
 mod interaction;
 mod no_colour;
+mod process_detail;
 mod render;
 mod scenarios;
 mod screenshots;

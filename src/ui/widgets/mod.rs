@@ -15,6 +15,7 @@ pub mod gpu_line;
 pub mod gpu_panel;
 pub mod header;
 pub mod help;
+pub mod process_detail;
 pub mod process_table;
 pub mod spend_line;
 pub mod spend_panel;
