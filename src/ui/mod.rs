@@ -26,6 +26,7 @@ pub mod screen_writer;
 pub mod sort;
 pub mod terminal;
 pub mod theme;
+pub mod user_filter;
 pub mod widgets;
 
 #[cfg(test)]
@@ -180,6 +181,12 @@ pub fn sync_rows<'a>(
     let screen = screen_for(area, engine, now_unix_ms);
     let (rows, gpus) = match engine.latest() {
         Some(s) => {
+            app.users.sync(
+                s.processes
+                    .iter()
+                    .filter_map(|p| p.user.as_deref().map(str::to_string))
+                    .collect(),
+            );
             let rows = build_rows(s, app, now_unix_ms);
             app.table_containers = process_table::any_container(&rows);
             (rows, s.gpus.iter().map(|g| g.index).collect())
@@ -427,6 +434,9 @@ fn draw_widgets(
             app,
         }
         .render(area, buf);
+    }
+    if app.users.picking.is_some() {
+        widgets::user_picker::UserPicker { app }.render(area, buf);
     }
     if app.help {
         Help { app }.render(area, buf);

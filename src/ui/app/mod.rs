@@ -18,6 +18,7 @@ use super::process_action::{Acting, Ask, Pending};
 use super::process_view::{Focus, ProcessDetail};
 use super::sort::SortColumn;
 use super::theme::Theme;
+use super::user_filter::UserFilter;
 use super::widgets::charts::Metric;
 use crate::act::Signal;
 
@@ -74,6 +75,8 @@ pub struct App {
     pub(crate) enter_focus: Focus,
     /// The open process detail view, if any.
     pub(crate) process_detail: Option<ProcessDetail>,
+    /// One user's processes only (`u`), and its picker.
+    pub(crate) users: UserFilter,
     /// How far back the charts look (the zoom keys).
     pub(crate) window: ChartWindow,
     /// The series the per-GPU charts show (the chart-series key cycles it).
@@ -129,6 +132,7 @@ impl App {
             alerts: AlertView::default(),
             enter_focus: Focus::default(),
             process_detail: None,
+            users: UserFilter::default(),
             window: ChartWindow::default(),
             chart_metric: Metric::default(),
             chart_gpm: false,
@@ -261,6 +265,8 @@ impl App {
                 self.process_detail = None;
                 Action::Redraw
             })
+        } else if self.users.picking.is_some() {
+            self.users.key(key)
         } else if self.filter_active {
             self.filter_key(key)
         } else {
@@ -298,6 +304,7 @@ impl App {
                 self.filter_active = true;
                 Action::Redraw
             }
+            KeyAction::UserFilter => self.users.open(),
             KeyAction::Sort => {
                 self.sort = self.sort.next();
                 self.sort_desc = self.sort.descending_by_default();
@@ -419,10 +426,15 @@ impl App {
                     self.status = Some(cancelled_text(&p));
                     return Action::Redraw;
                 }
-                if self.help || self.alerts.overlay_open() || self.process_detail.is_some() {
+                if self.help
+                    || self.alerts.overlay_open()
+                    || self.process_detail.is_some()
+                    || self.users.picking.is_some()
+                {
                     self.help = false;
                     self.alerts.close();
                     self.process_detail = None;
+                    self.users.picking = None;
                     return Action::Redraw;
                 }
                 // The column header: sort by that column (again: the other way).

@@ -1,6 +1,6 @@
 //! The process table's rows, built from a snapshot and the view state: the GPU filter (a process
-//! on that GPU, or feeding one that is), the text filter, the sort, and the tree (children under
-//! their parent by `ppid`, with tree glyphs). Pure: no drawing, so the order is unit-tested.
+//! on that GPU, or feeding one that is), the user filter (`u`), the text filter, the sort, and
+//! the tree (children under their parent by `ppid`, with tree glyphs). Pure: no drawing, so the order is unit-tested.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -126,7 +126,11 @@ pub fn build_rows<'a>(snap: &'a Snapshot, app: &App, now_unix_ms: i64) -> Vec<Pr
             let on_gpu = app
                 .gpu_filter
                 .is_none_or(|g| lineage(i, &parent).any(|a| uses_gpu(&procs[a], g)));
-            on_gpu && (needle.is_empty() || matches_text(p, &needle))
+            let of_user = app
+                .users
+                .user()
+                .is_none_or(|u| p.user.as_deref() == Some(u));
+            on_gpu && of_user && (needle.is_empty() || matches_text(p, &needle))
         })
         .collect();
     if app.tree {

@@ -18,3 +18,4 @@ mod screenshots;
 mod svg;
 mod terminals;
 mod themes;
+mod user_filter;

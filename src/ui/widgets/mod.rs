@@ -21,3 +21,4 @@ pub mod spend_line;
 pub mod spend_panel;
 pub mod status_line;
 mod text;
+pub mod user_picker;
