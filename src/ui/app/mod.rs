@@ -66,6 +66,8 @@ pub struct App {
     pub(crate) filter: String,
     pub(crate) filter_active: bool,
     pub(crate) tree: bool,
+    /// Pids whose subtree the tree view folds (`-`; `+` unfolds).
+    pub(crate) folded: std::collections::BTreeSet<u32>,
     pub(crate) help: bool,
     /// Full command lines in the table (`e`) instead of the name.
     pub(crate) full_command: bool,
@@ -127,6 +129,7 @@ impl App {
             filter_active: false,
             // Dataloader workers under their trainer is what a GPU renter wants to see first.
             tree: true,
+            folded: Default::default(),
             help: false,
             full_command: false,
             alerts: AlertView::default(),
@@ -322,6 +325,8 @@ impl App {
                 self.tree = !self.tree;
                 Action::Redraw
             }
+            KeyAction::Expand => self.fold(false),
+            KeyAction::Collapse => self.fold(true),
             KeyAction::FullCommand => {
                 self.full_command = !self.full_command;
                 Action::Redraw
@@ -375,6 +380,23 @@ impl App {
                     Action::None
                 }
             }
+        }
+    }
+
+    /// Folds (or unfolds) the selected process's subtree, in the tree view only.
+    fn fold(&mut self, fold: bool) -> Action {
+        let Some(pid) = self.selected_pid.filter(|_| self.tree) else {
+            return Action::None;
+        };
+        let changed = if fold {
+            self.folded.insert(pid)
+        } else {
+            self.folded.remove(&pid)
+        };
+        if changed {
+            Action::Redraw
+        } else {
+            Action::None
         }
     }
 

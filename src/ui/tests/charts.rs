@@ -159,13 +159,13 @@ fn zoom_never_offers_a_window_with_fewer_readings_than_columns() {
     render(&mut a, &engine, 200, 60);
     key(&mut a, KeyCode::Tab);
     render(&mut a, &engine, 200, 60);
-    key(&mut a, KeyCode::Char('-'));
+    key(&mut a, KeyCode::Char('('));
     let s = buffer_to_string(&render(&mut a, &engine, 200, 60));
     assert!(titles(&s, "util")[0].contains("· 5m "), "{s}");
     // Four charts of 50 columns: 1 m holds a reading per column.
     let mut a = app();
     render(&mut a, &engine, 200, 60);
-    key(&mut a, KeyCode::Char('-'));
+    key(&mut a, KeyCode::Char('('));
     let s = buffer_to_string(&render(&mut a, &engine, 200, 60));
     assert!(titles(&s, "util")[0].contains("· 1m "), "{s}");
     // A slow interval (20 s) raises the floor past the default 5 m: the shortest window

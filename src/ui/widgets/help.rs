@@ -45,6 +45,10 @@ const GROUPS: &[(&[KeyAction], &str)] = &[
         "TERM / INT / KILL / renice the process (asks)",
     ),
     (
+        &[KeyAction::Expand, KeyAction::Collapse],
+        "tree: unfold / fold the selected subtree",
+    ),
+    (
         &[KeyAction::NextAlert, KeyAction::PrevAlert],
         "select the next / previous alert",
     ),
