@@ -219,6 +219,8 @@ pub fn sync_rows<'a>(
     };
     app.alerts
         .sync(visible.iter().map(|a| a.id.clone()).collect(), history);
+    app.help_scroll_max = widgets::help::max_scroll(app, area);
+    app.help_scroll = app.help_scroll.min(app.help_scroll_max);
     if let Some(pid) = app.process_detail.map(|d| d.pid) {
         let max = widgets::process_detail::max_scroll(area, app, engine, pid, now_unix_ms);
         if let Some(d) = app.process_detail.as_mut() {

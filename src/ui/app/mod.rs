@@ -69,6 +69,9 @@ pub struct App {
     /// Pids whose subtree the tree view folds (`-`; `+` unfolds).
     pub(crate) folded: std::collections::BTreeSet<u32>,
     pub(crate) help: bool,
+    /// Rows the help is scrolled down, and how far it can go (set at sync).
+    pub(crate) help_scroll: usize,
+    pub(crate) help_scroll_max: usize,
     /// Full command lines in the table (`e`) instead of the name.
     pub(crate) full_command: bool,
     /// The alert selection, the detail view and the history overlay.
@@ -131,6 +134,8 @@ impl App {
             tree: true,
             folded: Default::default(),
             help: false,
+            help_scroll: 0,
+            help_scroll_max: 0,
             full_command: false,
             alerts: AlertView::default(),
             enter_focus: Focus::default(),
@@ -256,9 +261,7 @@ impl App {
                 }
             }
         } else if self.help {
-            // Any key closes the help.
-            self.help = false;
-            Action::Redraw
+            self.help_key(key)
         } else if self.alerts.overlay_open() {
             let act = self.keymap.action(&key);
             self.alerts.overlay_key(act, self.replay.is_some())
@@ -398,6 +401,27 @@ impl App {
         } else {
             Action::None
         }
+    }
+
+    /// Keys while the help is open: the arrows and pages scroll it, any other key closes it.
+    fn help_key(&mut self, key: KeyEvent) -> Action {
+        let max = self.help_scroll_max;
+        let to = match self.keymap.action(&key) {
+            Some(KeyAction::Up) => self.help_scroll.saturating_sub(1),
+            Some(KeyAction::Down) => (self.help_scroll + 1).min(max),
+            Some(KeyAction::PageUp) => self.help_scroll.saturating_sub(10),
+            Some(KeyAction::PageDown) => (self.help_scroll + 10).min(max),
+            _ => {
+                self.help = false;
+                self.help_scroll = 0;
+                return Action::Redraw;
+            }
+        };
+        if to == self.help_scroll {
+            return Action::None;
+        }
+        self.help_scroll = to;
+        Action::Redraw
     }
 
     /// Opens the confirmation dialog (the loop built it from the readings).

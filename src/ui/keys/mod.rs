@@ -107,7 +107,7 @@ use KeyAction as A;
 #[rustfmt::skip]
 pub const BINDINGS: &[Binding] = &[
     b(A::Quit, "quit", &["q", "F10"], "quit (Ctrl-C always quits)", Some("quit"), General),
-    b(A::Help, "help", &["?", "F1"], "this help (any key closes)", Some("help"), General),
+    b(A::Help, "help", &["?", "F1"], "this help (↑ ↓ scroll it, any other key closes)", Some("help"), General),
     b(A::Up, "up", &["Up", "k"], "move the process selection up", None, Processes),
     b(A::Down, "down", &["Down", "j"], "move the process selection down", Some("select"), Processes),
     b(A::PageUp, "page_up", &["PgUp"], "a page up", None, Processes),
@@ -134,7 +134,7 @@ pub const BINDINGS: &[Binding] = &[
     b(A::Renice, "renice", &["r"], "renice the selected process (+ - pick the value)", None, Processes),
     b(A::NextAlert, "next_alert", &["n"], "select the next alert", None, Alerts),
     b(A::PrevAlert, "prev_alert", &["p"], "select the alert before", None, Alerts),
-    b(A::AlertDetail, "alert_detail", &["Enter"], "details of what was selected last: the alert (n p) or the process (↑ ↓)", Some("alert details"), Alerts),
+    b(A::AlertDetail, "alert_detail", &["Enter"], "details: the alert (after n p) or the process (after ↑ ↓)", Some("alert details"), Alerts),
     b(A::Acknowledge, "acknowledge", &["a"], "acknowledge the selected alert (it stays in the history)", None, Alerts),
     b(A::Snooze, "snooze", &["z"], "snooze the selected alert for 1 h", None, Alerts),
     b(A::History, "history", &["H"], "alert history (Enter: an entry's details)", Some("alert history"), Alerts),

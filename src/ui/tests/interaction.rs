@@ -214,3 +214,37 @@ fn minus_folds_the_selected_subtree_and_plus_unfolds_it() {
         Action::None
     );
 }
+
+#[test]
+fn at_80x24_the_help_scrolls_through_every_key() {
+    let engine = fixtures::engine(8);
+    let mut a = app();
+    render(&mut a, &engine, 80, 24);
+    key(&mut a, KeyCode::Char('?'));
+    let mut seen = String::new();
+    for _ in 0..40 {
+        seen.push_str(&buffer_to_string(&render(&mut a, &engine, 80, 24)));
+        key(&mut a, KeyCode::Down);
+    }
+    assert!(seen.contains("↑ ↓ more: 1–"), "{seen}");
+    // Every action outside the replay (whose keys show only while one plays) is listed.
+    for b in crate::ui::keys::BINDINGS {
+        if b.group == crate::ui::keys::Group::Replay {
+            continue;
+        }
+        let label = a.keymap.label(b.action);
+        assert!(seen.contains(&format!(" {label}")), "{} ({label})", b.name);
+    }
+    for words in [
+        "tree: unfold / fold",
+        "one user's processes",
+        "charts: next series",
+    ] {
+        assert!(seen.contains(words), "{words}");
+    }
+    assert!(seen.contains("does not apply"), "the last line");
+    // Scrolled, any other key still closes it.
+    assert!(a.help);
+    key(&mut a, KeyCode::Char('x'));
+    assert!(!a.help);
+}
