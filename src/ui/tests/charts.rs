@@ -178,3 +178,49 @@ fn zoom_never_offers_a_window_with_fewer_readings_than_columns() {
     let title = titles(&s, "util")[0];
     assert!(title.contains("of 15m"), "{title}");
 }
+
+#[test]
+fn the_healthy_training_demo_shows_no_alert_colour_in_any_size() {
+    let engine = crate::ui::tests::demo::played("training");
+    let theme = crate::ui::theme::Theme::default();
+    // The alert styles as a cell carries them: their colour with their emphasis (a busy
+    // GPU's percentage may be red or yellow, never bold red or yellow).
+    let alarm = [theme.alert_high, theme.alert_moderate];
+    let is_alarm = |c: &ratatui::buffer::Cell| {
+        alarm
+            .iter()
+            .any(|s| s.fg.is_some_and(|fg| fg == c.fg) && c.modifier.contains(s.add_modifier))
+    };
+    // The check sees an alert where one stands: gpu-lost's HIGH strip.
+    let lost = crate::ui::tests::demo::played("gpu-lost");
+    let now = crate::ui::tests::demo::NOW;
+    let buf = crate::ui::tests::fixtures::render_at(&mut app(), &lost, 80, 24, now);
+    assert!(
+        buf.content().iter().any(is_alarm),
+        "{}",
+        buffer_to_string(&buf)
+    );
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        for series in 0..4 {
+            let mut a = app();
+            render(&mut a, &engine, w, h);
+            for _ in 0..series {
+                key(&mut a, KeyCode::Char('c'));
+            }
+            let buf = crate::ui::tests::fixtures::render_at(
+                &mut a,
+                &engine,
+                w,
+                h,
+                crate::ui::tests::demo::NOW,
+            );
+            for cell in buf.content() {
+                assert!(
+                    !is_alarm(cell),
+                    "{w}x{h} series {series}: {cell:?}\n{}",
+                    buffer_to_string(&buf)
+                );
+            }
+        }
+    }
+}
