@@ -8,6 +8,7 @@
 
 pub mod alert_view;
 pub mod app;
+pub mod chart_grid;
 pub mod chart_window;
 mod event_loop;
 pub mod fallback;
@@ -18,12 +19,14 @@ pub mod keys;
 pub mod layout;
 mod loop_alerts;
 pub mod process_action;
+pub mod process_view;
 pub mod replay;
 mod rows;
 pub mod screen_writer;
 pub mod sort;
 pub mod terminal;
 pub mod theme;
+pub mod user_filter;
 pub mod widgets;
 
 #[cfg(test)]
@@ -47,7 +50,7 @@ pub use rows::{INVISIBLE_LABEL, ProcRow, build_rows};
 use widgets::alerts::detail::AlertDetail;
 use widgets::alerts::panel::AlertPanel;
 use widgets::alerts::strip::{AlertStrip, HistoryOverlay};
-use widgets::charts::Chart;
+use widgets::charts::ChartGrid;
 use widgets::confirm::Confirm;
 use widgets::gpu_line::GpuLine;
 use widgets::gpu_panel::GpuPanel;
@@ -147,14 +150,7 @@ pub fn screen_for(area: Rect, engine: &Engine, now_unix_ms: i64) -> Screen {
         let cols = usize::from(area.width.saturating_sub(2));
         alerts::panel::all_lines(&visible, cols, now_unix_ms, &theme::Theme::monochrome()).len()
     };
-    let charts = widgets::charts::metrics(engine).len();
-    layout::compute_for(
-        area,
-        gpus,
-        engine.billing().is_some(),
-        alert_rows,
-        charts.min(layout::MAX_CHARTS_WITH_GPM),
-    )
+    layout::compute_with_alerts(area, gpus, engine.billing().is_some(), alert_rows)
 }
 
 /// VRAM on `gpu` that no process visible here holds, when enough to mention (the shared-card
@@ -185,6 +181,12 @@ pub fn sync_rows<'a>(
     let screen = screen_for(area, engine, now_unix_ms);
     let (rows, gpus) = match engine.latest() {
         Some(s) => {
+            app.users.sync(
+                s.processes
+                    .iter()
+                    .filter_map(|p| p.user.as_deref().map(str::to_string))
+                    .collect(),
+            );
             let rows = build_rows(s, app, now_unix_ms);
             app.table_containers = process_table::any_container(&rows);
             (rows, s.gpus.iter().map(|g| g.index).collect())
@@ -193,6 +195,16 @@ pub fn sync_rows<'a>(
     };
     let pids = rows.iter().map(|r| r.proc.pid).collect();
     app.sync(pids, gpus, screen.page_rows());
+    // The zoom offers no window shorter than one reading per plot column of these charts.
+    let floor = match &screen {
+        Screen::Dashboard(l) => l.charts.map_or(0, |r| {
+            let charted = charts::charted_gpus(app, engine);
+            chart_grid::window_floor_ms(r, &charted, app.interval_ms)
+        }),
+        Screen::TooSmall(_) => 0,
+    };
+    app.window.set_floor(floor);
+    app.chart_gpm = charts::has_gpm(engine);
     let visible = engine.rules().visible(now_unix_ms);
     let history: Vec<(i64, String)> = engine
         .rules()
@@ -207,6 +219,14 @@ pub fn sync_rows<'a>(
     };
     app.alerts
         .sync(visible.iter().map(|a| a.id.clone()).collect(), history);
+    app.help_scroll_max = widgets::help::max_scroll(app, area);
+    app.help_scroll = app.help_scroll.min(app.help_scroll_max);
+    if let Some(pid) = app.process_detail.map(|d| d.pid) {
+        let max = widgets::process_detail::max_scroll(area, app, engine, pid, now_unix_ms);
+        if let Some(d) = app.process_detail.as_mut() {
+            d.set_scroll_max(max);
+        }
+    }
     rows
 }
 
@@ -331,14 +351,13 @@ fn draw_widgets(
         Paragraph::new(fmt::styled(text, style)).render(r, buf);
     }
 
-    for (r, metric) in layout.charts.iter().zip(charts::metrics(engine)) {
-        Chart {
-            metric,
+    if let Some(r) = layout.charts {
+        ChartGrid {
             app,
             engine,
             now_ms: now_unix_ms,
         }
-        .render(*r, buf);
+        .render(r, buf);
     }
     if let (Some(spend), Some(view)) = (layout.spend, engine.billing()) {
         match spend {
@@ -408,6 +427,18 @@ fn draw_widgets(
             app,
         }
         .render(area, buf);
+    }
+    if let Some(detail) = &app.process_detail {
+        widgets::process_detail::ProcessDetailView {
+            detail,
+            engine,
+            now_ms: now_unix_ms,
+            app,
+        }
+        .render(area, buf);
+    }
+    if app.users.picking.is_some() {
+        widgets::user_picker::UserPicker { app }.render(area, buf);
     }
     if app.help {
         Help { app }.render(area, buf);

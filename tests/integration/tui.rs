@@ -86,14 +86,14 @@ fn a_resized_terminal_is_redrawn_at_its_new_size() {
     // Three minutes in, every rule has its window: the line holds only key hints.
     let t = demo_with("training", "--start 3m", 120, 40);
     let wide = t.wait_for("the key line at row 40", WAIT, |s| {
-        last_row(s, 40).starts_with("q quit") && last_row(s, 40).contains("Enter alert details")
+        last_row(s, 40).starts_with("q quit") && last_row(s, 40).contains("Enter process details")
     });
     assert!(wide.lines().all(|l| l.chars().count() <= 120), "{wide}");
     t.resize(90, 28);
     let narrow = t.wait_for("the key line at row 28, cut to 90 columns", WAIT, |s| {
         s.lines().count() == 28
             && last_row(s, 28).starts_with("q quit")
-            && !last_row(s, 28).contains("Enter alert details")
+            && !last_row(s, 28).contains("Enter process details")
     });
     assert!(narrow.lines().all(|l| l.chars().count() <= 90), "{narrow}");
     assert!(narrow.contains("GPU") && narrow.contains("PID"), "{narrow}");

@@ -1,6 +1,8 @@
 //! [`App`]: the dashboard's view state (selection, scroll, sort, filter, tree, help, GPU filter,
 //! the alert selection and detail view ([`AlertView`]), the charts' window, a status message)
-//! and the pure transitions keys and mouse make on it, keys looked up in the one [`KeyMap`].
+//! and the pure transitions keys and mouse make on it, keys looked up in the one [`KeyMap`]
+//! (what each key does in the main view is `normal.rs`, the mouse `mouse.rs`; the process
+//! detail, user filter and focus rooms hold their own state).
 //! It holds no readings: those stay in the engine. The event loop tells it what the screen
 //! currently lists through [`App::sync`], so moves can be clamped and the selection can follow
 //! a process when rows reorder.
@@ -15,8 +17,11 @@ use super::chart_window::ChartWindow;
 use super::keys::{KeyAction, KeyMap};
 use super::layout::{GpuMode, Screen};
 use super::process_action::{Acting, Ask, Pending};
+use super::process_view::{Focus, ProcessDetail};
 use super::sort::SortColumn;
 use super::theme::Theme;
+use super::user_filter::UserFilter;
+use super::widgets::charts::Metric;
 use crate::act::Signal;
 
 /// Longest filter text kept.
@@ -63,13 +68,28 @@ pub struct App {
     pub(crate) filter: String,
     pub(crate) filter_active: bool,
     pub(crate) tree: bool,
+    /// Pids whose subtree the tree view folds (`-`; `+` unfolds).
+    pub(crate) folded: std::collections::BTreeSet<u32>,
     pub(crate) help: bool,
+    /// Rows the help is scrolled down, and how far it can go (set at sync).
+    pub(crate) help_scroll: usize,
+    pub(crate) help_scroll_max: usize,
     /// Full command lines in the table (`e`) instead of the name.
     pub(crate) full_command: bool,
     /// The alert selection, the detail view and the history overlay.
     pub(crate) alerts: AlertView,
-    /// How far back the charts look (`+` `-`).
+    /// What Enter opens: the alert or the process selected last.
+    pub(crate) enter_focus: Focus,
+    /// The open process detail view, if any.
+    pub(crate) process_detail: Option<ProcessDetail>,
+    /// One user's processes only (`u`), and its picker.
+    pub(crate) users: UserFilter,
+    /// How far back the charts look (the zoom keys).
     pub(crate) window: ChartWindow,
+    /// The series the per-GPU charts show (the chart-series key cycles it).
+    pub(crate) chart_metric: Metric,
+    /// Whether a card has SM activity (GPM) history, so the cycle offers it (set at sync).
+    pub(crate) chart_gpm: bool,
     /// The keys.
     pub(crate) keymap: KeyMap,
     /// Where the replay stands, while a recording plays (the replay keys work only then).
@@ -114,10 +134,18 @@ impl App {
             filter_active: false,
             // Dataloader workers under their trainer is what a GPU renter wants to see first.
             tree: true,
+            folded: Default::default(),
             help: false,
+            help_scroll: 0,
+            help_scroll_max: 0,
             full_command: false,
             alerts: AlertView::default(),
+            enter_focus: Focus::default(),
+            process_detail: None,
+            users: UserFilter::default(),
             window: ChartWindow::default(),
+            chart_metric: Metric::default(),
+            chart_gpm: false,
             keymap: options.keys.clone(),
             replay: None,
             gpu_filter: None,
@@ -190,6 +218,13 @@ impl App {
         self.gpu_filter
     }
 
+    /// Whether Enter opens the selected process (the table was selected last, or no alert
+    /// stands) rather than the selected alert.
+    pub fn enter_opens_process(&self) -> bool {
+        self.selected_pid.is_some()
+            && (self.enter_focus == Focus::Table || self.alerts.selected_id().is_none())
+    }
+
     /// The filter text.
     pub fn filter(&self) -> &str {
         &self.filter
@@ -228,12 +263,18 @@ impl App {
                 }
             }
         } else if self.help {
-            // Any key closes the help.
-            self.help = false;
-            Action::Redraw
+            self.help_key(key)
         } else if self.alerts.overlay_open() {
             let act = self.keymap.action(&key);
             self.alerts.overlay_key(act, self.replay.is_some())
+        } else if let Some(d) = self.process_detail.as_mut() {
+            let act = self.keymap.action(&key);
+            d.key(act, self.replay.is_some()).unwrap_or_else(|| {
+                self.process_detail = None;
+                Action::Redraw
+            })
+        } else if self.users.picking.is_some() {
+            self.users.key(key)
         } else if self.filter_active {
             self.filter_key(key)
         } else {
@@ -246,186 +287,9 @@ impl App {
         }
     }
 
-    fn normal_key(&mut self, key: KeyEvent) -> Action {
-        let page = self.page_rows.max(1) as isize;
-        let Some(act) = self.keymap.action(&key) else {
-            return match key.code {
-                KeyCode::Esc if !self.filter.is_empty() => {
-                    self.filter.clear();
-                    Action::Redraw
-                }
-                _ => Action::None,
-            };
-        };
-        match act {
-            KeyAction::Quit => Action::Quit,
-            KeyAction::Up => self.move_by(-1),
-            KeyAction::Down => self.move_by(1),
-            KeyAction::PageUp => self.move_by(-page),
-            KeyAction::PageDown => self.move_by(page),
-            KeyAction::First => self.move_by(isize::MIN / 2),
-            KeyAction::Last => self.move_by(isize::MAX / 2),
-            KeyAction::NextGpu => self.cycle_gpu(1),
-            KeyAction::PrevGpu => self.cycle_gpu(-1),
-            KeyAction::Filter => {
-                self.filter_active = true;
-                Action::Redraw
-            }
-            KeyAction::Sort => {
-                self.sort = self.sort.next();
-                self.sort_desc = self.sort.descending_by_default();
-                Action::Redraw
-            }
-            KeyAction::SortCpu => self.sort_by(SortColumn::Cpu),
-            KeyAction::SortMemory => self.sort_by(SortColumn::Vram),
-            KeyAction::SortTime => self.sort_by(SortColumn::Runtime),
-            KeyAction::SortPid => self.sort_by(SortColumn::Pid),
-            KeyAction::Reverse => {
-                self.sort_desc = !self.sort_desc;
-                Action::Redraw
-            }
-            KeyAction::Tree => {
-                self.tree = !self.tree;
-                Action::Redraw
-            }
-            KeyAction::FullCommand => {
-                self.full_command = !self.full_command;
-                Action::Redraw
-            }
-            KeyAction::NextAlert => self.alerts.select_by(1),
-            KeyAction::PrevAlert => self.alerts.select_by(-1),
-            KeyAction::AlertDetail => self.alerts.open_detail(),
-            KeyAction::Acknowledge => Action::Acknowledge,
-            KeyAction::Snooze => Action::Snooze,
-            KeyAction::History => self.alerts.open_history(),
-            KeyAction::SignalTerm => Action::Act(Ask::Signal(Signal::Term)),
-            KeyAction::SignalInt => Action::Act(Ask::Signal(Signal::Int)),
-            KeyAction::SignalKill => Action::Act(Ask::Signal(Signal::Kill)),
-            KeyAction::Renice => Action::Act(Ask::Renice),
-            KeyAction::WiderWindow => self.window.wider(),
-            KeyAction::NarrowerWindow => self.window.narrower(),
-            KeyAction::Help => {
-                self.help = true;
-                Action::Redraw
-            }
-            KeyAction::Pause
-            | KeyAction::Faster
-            | KeyAction::Slower
-            | KeyAction::StepForward
-            | KeyAction::StepBack
-            | KeyAction::SeekBack
-            | KeyAction::SeekForward
-            | KeyAction::ReplayStart
-            | KeyAction::ReplayEnd => {
-                if self.replay.is_some() {
-                    Action::Replay(act)
-                } else {
-                    Action::None
-                }
-            }
-        }
-    }
-
     /// Opens the confirmation dialog (the loop built it from the readings).
     pub fn open_confirm(&mut self, pending: Pending) {
         self.confirm = Some(pending);
-    }
-
-    /// Keys while the filter input is open: typing edits, Enter keeps, Esc clears.
-    fn filter_key(&mut self, key: KeyEvent) -> Action {
-        match key.code {
-            KeyCode::Enter => {
-                self.filter_active = false;
-                Action::Redraw
-            }
-            KeyCode::Esc => {
-                self.filter_active = false;
-                self.filter.clear();
-                Action::Redraw
-            }
-            KeyCode::Backspace => {
-                self.filter.pop();
-                Action::Redraw
-            }
-            KeyCode::Up => self.move_by(-1),
-            KeyCode::Down => self.move_by(1),
-            KeyCode::Char(c)
-                if !c.is_control()
-                    && !key.modifiers.contains(KeyModifiers::CONTROL)
-                    && self.filter.chars().count() < MAX_FILTER_CHARS =>
-            {
-                self.filter.push(c);
-                Action::Redraw
-            }
-            _ => Action::None,
-        }
-    }
-
-    /// One mouse event; `screen` is the layout the last frame was drawn with.
-    pub fn handle_mouse(&mut self, ev: MouseEvent, screen: &Screen) -> Action {
-        let Screen::Dashboard(layout) = screen else {
-            return Action::None;
-        };
-        let pos = Position::new(ev.column, ev.row);
-        match ev.kind {
-            MouseEventKind::Down(MouseButton::Left) => {
-                // A click away from the confirmation cancels it; it never confirms.
-                if let Some(p) = self.confirm.take() {
-                    self.status = Some(cancelled_text(&p));
-                    return Action::Redraw;
-                }
-                if self.help || self.alerts.overlay_open() {
-                    self.help = false;
-                    self.alerts.close();
-                    return Action::Redraw;
-                }
-                // The column header: sort by that column (again: the other way).
-                let header_row = layout.table.y + 1;
-                if layout.table.height >= 2
-                    && pos.y == header_row
-                    && pos.x >= layout.table.x
-                    && pos.x < layout.table.right()
-                {
-                    let x = usize::from(pos.x - layout.table.x);
-                    let width = usize::from(layout.table.width);
-                    let Some(col) =
-                        super::widgets::process_table::column_at(width, self.table_containers, x)
-                    else {
-                        return Action::None;
-                    };
-                    return self.sort_by(col);
-                }
-                let body = layout.table_body();
-                if body.contains(pos) {
-                    let index = self.scroll + usize::from(pos.y - body.y);
-                    if index < self.row_pids.len() && index != self.selected {
-                        return self.move_by(index as isize - self.selected as isize);
-                    }
-                    return Action::None;
-                }
-                if layout.gpu_mode == GpuMode::Message {
-                    return Action::None;
-                }
-                let Some(gpu) = layout
-                    .gpu_cells
-                    .iter()
-                    .position(|r| r.contains(pos))
-                    .and_then(|i| self.gpu_indices.get(i).copied())
-                else {
-                    return Action::None;
-                };
-                // Clicking the GPU already shown alone goes back to all.
-                self.gpu_filter = if self.gpu_filter == Some(gpu) {
-                    None
-                } else {
-                    Some(gpu)
-                };
-                Action::Redraw
-            }
-            MouseEventKind::ScrollDown => self.scroll_by(WHEEL_ROWS),
-            MouseEventKind::ScrollUp => self.scroll_by(-WHEEL_ROWS),
-            _ => Action::None,
-        }
     }
 
     /// Sorts by `col` in its natural direction; asked again, the other way (a header click, or
@@ -442,6 +306,7 @@ impl App {
 
     fn move_by(&mut self, delta: isize) -> Action {
         self.touched = true;
+        self.enter_focus = Focus::Table;
         let Some(last) = self.row_pids.len().checked_sub(1) else {
             return Action::None;
         };
@@ -460,6 +325,7 @@ impl App {
     /// Moves the view; the selection stays on screen.
     fn scroll_by(&mut self, delta: isize) -> Action {
         self.touched = true;
+        self.enter_focus = Focus::Table;
         let page = self.page_rows.max(1);
         let max_scroll = self.row_pids.len().saturating_sub(page);
         let target = (self.scroll as isize)
@@ -541,5 +407,7 @@ fn cancelled_text(pending: &Pending) -> String {
     format!("cancelled: {what} to PID {}", pending.one.target.pid)
 }
 
+mod mouse;
+mod normal;
 #[cfg(test)]
 mod tests;

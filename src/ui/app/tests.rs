@@ -94,15 +94,19 @@ fn keys_follow_the_key_map() {
 }
 
 #[test]
-fn e_toggles_full_command_lines_and_plus_minus_the_chart_window() {
+fn e_toggles_full_command_lines_and_parentheses_the_chart_window() {
     let mut app = app_with_rows(3, 10);
     assert!(!app.full_command);
     ch(&mut app, 'e');
     assert!(app.full_command);
     assert_eq!(app.window.span_ms(), 300_000);
-    ch(&mut app, '+');
+    ch(&mut app, ')');
     assert_eq!(app.window.span_ms(), 900_000);
-    ch(&mut app, '-');
+    ch(&mut app, '(');
+    ch(&mut app, '(');
+    assert_eq!(app.window.span_ms(), 60_000);
+    // `+` and `-` are the tree's now: the window stays.
+    ch(&mut app, '+');
     ch(&mut app, '-');
     assert_eq!(app.window.span_ms(), 60_000);
 }

@@ -21,12 +21,9 @@ const TABLE_MIN_SMALL: u16 = 3;
 const CHART_MIN_HEIGHT: u16 = 7;
 const CHART_MAX_HEIGHT: u16 = 14;
 const TABLE_MIN_WITH_CHARTS: u16 = 8;
-/// Charts need this much width; each chart at least [`CHART_MIN_WIDTH`].
+/// The charts row needs this much width (it holds one small chart per GPU, see
+/// [`chart_grid`](super::chart_grid)).
 const CHARTS_MIN_TOTAL_WIDTH: u16 = 60;
-const CHART_MIN_WIDTH: u16 = 36;
-/// At most this many charts (util, VRAM, power; SM activity too where a card has GPM).
-pub const MAX_CHARTS: usize = 3;
-pub const MAX_CHARTS_WITH_GPM: usize = 4;
 /// The full spend panel needs this terminal width (and a charts row to sit in).
 pub const SPEND_PANEL_MIN_SCREEN_WIDTH: u16 = 120;
 /// Width of the full spend panel: its longest line plus borders.
@@ -89,8 +86,8 @@ pub struct ScreenLayout {
     pub gpu_cells: Vec<Rect>,
     /// A line saying how many GPUs did not fit, and that count.
     pub gpu_overflow: Option<(Rect, usize)>,
-    /// Side-by-side chart areas (util, VRAM, power — as many as fit).
-    pub charts: Vec<Rect>,
+    /// The charts row (one small chart per GPU inside it); `None` when there is no room.
+    pub charts: Option<Rect>,
     /// The spend panel or line; `None` without pricing or when there is no room.
     pub spend: Option<Spend>,
     /// The process table, title line and column header included.
@@ -145,18 +142,6 @@ pub fn compute_with_alerts(
     billing: bool,
     alert_rows: usize,
 ) -> Screen {
-    compute_for(area, gpu_count, billing, alert_rows, MAX_CHARTS)
-}
-
-/// [`compute_with_alerts`] with at most `max_charts` charts (the dashboard has one more to
-/// show, SM activity, when a card has GPM).
-pub fn compute_for(
-    area: Rect,
-    gpu_count: usize,
-    billing: bool,
-    alert_rows: usize,
-    max_charts: usize,
-) -> Screen {
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         return Screen::TooSmall(area);
     }
@@ -176,12 +161,12 @@ pub fn compute_for(
     let panel_rows = if panel { alert_rows } else { 0 };
 
     let wide = billing && w >= SPEND_PANEL_MIN_SCREEN_WIDTH;
-    let mut l = body_layout(body, gpu_count, wide, panel_rows, max_charts);
+    let mut l = body_layout(body, gpu_count, wide, panel_rows);
     if billing && l.spend.is_none() && area.height >= SPEND_LINE_MIN_HEIGHT {
         // No room beside the charts: one summary line under the header instead.
         let line = Rect::new(body.x, body.y, w, 1);
         let rest = Rect::new(body.x, body.y + 1, w, body.height - 1);
-        l = body_layout(rest, gpu_count, false, panel_rows, max_charts);
+        l = body_layout(rest, gpu_count, false, panel_rows);
         l.spend = Some(Spend::Line(line));
     }
     if strip.is_some() {
@@ -194,13 +179,7 @@ pub fn compute_for(
 
 /// GPUs, the alerts panel (`alert_rows` > 0), charts (with the spend panel when `spend_panel`
 /// and they fit) and the table in `body`.
-fn body_layout(
-    body: Rect,
-    gpu_count: usize,
-    spend_panel: bool,
-    alert_rows: usize,
-    max_charts: usize,
-) -> ScreenLayout {
+fn body_layout(body: Rect, gpu_count: usize, spend_panel: bool, alert_rows: usize) -> ScreenLayout {
     let w = body.width;
     let gpus = place_gpus(body, gpu_count);
     let mut rest_top = body.y + gpus.height;
@@ -240,12 +219,7 @@ fn body_layout(
             charts_h,
         )));
     }
-    let charts = if charts_h > 0 {
-        let n = usize::from(charts_w / CHART_MIN_WIDTH).clamp(1, max_charts.max(1));
-        split_columns(Rect::new(body.x, rest_top, charts_w, charts_h), n)
-    } else {
-        Vec::new()
-    };
+    let charts = (charts_h > 0).then(|| Rect::new(body.x, rest_top, charts_w, charts_h));
     let table = Rect::new(body.x, rest_top + charts_h, w, rest_h - charts_h);
 
     ScreenLayout {

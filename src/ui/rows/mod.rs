@@ -1,6 +1,7 @@
 //! The process table's rows, built from a snapshot and the view state: the GPU filter (a process
-//! on that GPU, or feeding one that is), the text filter, the sort, and the tree (children under
-//! their parent by `ppid`, with tree glyphs). Pure: no drawing, so the order is unit-tested.
+//! on that GPU, or feeding one that is), the user filter (`u`), the text filter, the sort, and
+//! the tree (children under their parent by `ppid`, with tree glyphs; a folded subtree, `-`,
+//! shows only its top row). Pure: no drawing, so the order is unit-tested.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -24,6 +25,8 @@ pub struct ProcRow<'a> {
     pub in_container: bool,
     /// In tree view, for a root with descendants: its whole job summed.
     pub job: Option<Totals>,
+    /// In tree view, the descendants folded under this row (`-`); 0 when none are.
+    pub folded: usize,
 }
 
 /// CPU, RSS and threads summed over a process and its descendants shown.
@@ -85,11 +88,14 @@ impl ProcRow<'_> {
                 )
             }
         });
-        if host.is_none() && job.is_none() {
+        // A folded subtree says how much it hides (`+` unfolds it).
+        let folded = (self.folded > 0).then(|| format!("[+{}] ", self.folded));
+        if host.is_none() && job.is_none() && folded.is_none() {
             return Cow::Borrowed(cmd);
         }
         Cow::Owned(format!(
-            "{}{}{cmd}",
+            "{}{}{}{cmd}",
+            folded.unwrap_or_default(),
             job.unwrap_or_default(),
             host.unwrap_or_default()
         ))
@@ -126,7 +132,11 @@ pub fn build_rows<'a>(snap: &'a Snapshot, app: &App, now_unix_ms: i64) -> Vec<Pr
             let on_gpu = app
                 .gpu_filter
                 .is_none_or(|g| lineage(i, &parent).any(|a| uses_gpu(&procs[a], g)));
-            on_gpu && (needle.is_empty() || matches_text(p, &needle))
+            let of_user = app
+                .users
+                .user()
+                .is_none_or(|u| p.user.as_deref() == Some(u));
+            on_gpu && of_user && (needle.is_empty() || matches_text(p, &needle))
         })
         .collect();
     if app.tree {
@@ -153,6 +163,7 @@ pub fn build_rows<'a>(snap: &'a Snapshot, app: &App, now_unix_ms: i64) -> Vec<Pr
                 tree_prefix: String::new(),
                 in_container,
                 job: None,
+                folded: 0,
             })
             .collect();
     }
@@ -212,12 +223,17 @@ pub fn build_rows<'a>(snap: &'a Snapshot, app: &App, now_unix_ms: i64) -> Vec<Pr
             format!("{lead}{}", if last { "└─ " } else { "├─ " })
         };
         let job = if root { totals.get(&i).copied() } else { None };
+        let fold = app.folded.contains(&procs[i].pid) && children.contains_key(&i);
         out.push(ProcRow {
             proc: &procs[i],
             tree_prefix,
             in_container,
             job,
+            folded: if fold { descendants(i, &children) } else { 0 },
         });
+        if fold {
+            continue;
+        }
         if let Some(kids) = children.get(&i) {
             let child_lead = if root {
                 String::new()
@@ -230,6 +246,23 @@ pub fn build_rows<'a>(snap: &'a Snapshot, app: &App, now_unix_ms: i64) -> Vec<Pr
         }
     }
     out
+}
+
+/// How many processes are under `i` in the tree.
+fn descendants(i: usize, children: &BTreeMap<usize, Vec<usize>>) -> usize {
+    let mut stack = vec![i];
+    let mut n = 0usize;
+    while let Some(j) = stack.pop() {
+        if let Some(kids) = children.get(&j) {
+            n += kids.len();
+            stack.extend(kids);
+        }
+        // A malformed tree cannot make this loop forever: each process is one list's child.
+        if n > children.len() * 64 {
+            break;
+        }
+    }
+    n
 }
 
 /// `i`, its parent, its grandparent … stopping at a repeat (bad data can hold a ppid cycle).

@@ -53,17 +53,17 @@ fn right_after_start_the_charts_span_what_was_recorded_and_grow_to_the_window() 
 }
 
 #[test]
-fn plus_and_minus_change_the_window_and_its_axis() {
+fn parentheses_change_the_window_and_its_axis() {
     let engine = fresh(400);
     let mut a = app();
-    key(&mut a, KeyCode::Char('-'));
+    key(&mut a, KeyCode::Char('('));
     let s = buffer_to_string(&render(&mut a, &engine, 120, 40));
     assert!(util_title(&s).contains("· 1m "), "{}", util_title(&s));
     let from =
         gpumeter_core::clock::utc_text(NOW - 60_000, gpumeter_core::clock::UtcStyle::ClockSeconds);
     assert!(s.contains(&from), "{s}");
     for _ in 0..3 {
-        key(&mut a, KeyCode::Char('+'));
+        key(&mut a, KeyCode::Char(')'));
     }
     let s = buffer_to_string(&render(&mut a, &engine, 120, 40));
     // An hour's window over 400 s of data: it spans the data, minutes on the axis.
@@ -157,6 +157,8 @@ fn selection_alert_detail_and_table_survive_a_resize() {
         key(&mut a, KeyCode::Down);
     }
     let pid = a.selected_pid();
+    // The table was selected last: `n` gives Enter back to the alerts.
+    key(&mut a, KeyCode::Char('n'));
     key(&mut a, KeyCode::Enter);
     let open = a.alerts.detail.clone();
     assert!(open.is_some(), "cpu-starved stands an alert after 5 min");
@@ -177,4 +179,72 @@ fn selection_alert_detail_and_table_survive_a_resize() {
     let l = layout::compute(Rect::new(0, 0, 80, 24), 8, true);
     assert!(a.scroll <= a.selected && a.selected < a.scroll + l.page_rows().max(1));
     let _ = (small, T0);
+}
+
+#[test]
+fn minus_folds_the_selected_subtree_and_plus_unfolds_it() {
+    let engine = fixtures::engine(1);
+    let mut a = app();
+    let s = buffer_to_string(&render(&mut a, &engine, 80, 24));
+    assert!(s.contains("├─ python -c"), "{s}");
+    // The first row is GPU 0's trainer with its two workers.
+    assert_eq!(a.selected_pid(), Some(1000));
+    key(&mut a, KeyCode::Char('-'));
+    let s = buffer_to_string(&render(&mut a, &engine, 80, 24));
+    assert!(
+        !s.contains("├─ python -c") && !s.contains("└─ python -c"),
+        "{s}"
+    );
+    let row = s
+        .lines()
+        .find(|l| l.contains("   1000 alice"))
+        .unwrap_or("");
+    assert!(row.contains("[+2] [job 3"), "{row}");
+    // The table lists the rows it shows; the fold says what it hides.
+    assert!(s.contains("Processes 4 "), "{s}");
+    // The chart window did not move.
+    assert_eq!(a.window.span_ms(), 300_000);
+    key(&mut a, KeyCode::Char('+'));
+    let s = buffer_to_string(&render(&mut a, &engine, 120, 40));
+    assert!(s.contains("├─ python -c") && !s.contains("[+2]"), "{s}");
+    // The flat view has no subtrees: `-` does nothing there.
+    key(&mut a, KeyCode::Char('t'));
+    assert_eq!(
+        a.handle_key(KeyEvent::new(KeyCode::Char('-'), KeyModifiers::NONE)),
+        Action::None
+    );
+}
+
+#[test]
+fn at_80x24_the_help_scrolls_through_every_key() {
+    let engine = fixtures::engine(8);
+    let mut a = app();
+    render(&mut a, &engine, 80, 24);
+    key(&mut a, KeyCode::Char('?'));
+    let mut seen = String::new();
+    for _ in 0..40 {
+        seen.push_str(&buffer_to_string(&render(&mut a, &engine, 80, 24)));
+        key(&mut a, KeyCode::Down);
+    }
+    assert!(seen.contains("↑ ↓ more: 1–"), "{seen}");
+    // Every action outside the replay (whose keys show only while one plays) is listed.
+    for b in crate::ui::keys::BINDINGS {
+        if b.group == crate::ui::keys::Group::Replay {
+            continue;
+        }
+        let label = a.keymap.label(b.action);
+        assert!(seen.contains(&format!(" {label}")), "{} ({label})", b.name);
+    }
+    for words in [
+        "tree: unfold / fold",
+        "one user's processes",
+        "charts: next series",
+    ] {
+        assert!(seen.contains(words), "{words}");
+    }
+    assert!(seen.contains("does not apply"), "the last line");
+    // Scrolled, any other key still closes it.
+    assert!(a.help);
+    key(&mut a, KeyCode::Char('x'));
+    assert!(!a.help);
 }

@@ -176,16 +176,24 @@ fn idle_money_moves() {
 
 #[test]
 fn gpm_cards_show_sm_activity_and_its_source_others_util_only() {
-    // training (H100, GPM): the SM gauge, the source in the panel title, the SM chart.
-    let text = screen(&played("training"), 200, 60);
+    // training (H100, GPM): the SM gauge, the source in the panel title, the SM chart one
+    // press of the chart-series key away.
+    let training = played("training");
+    let text = screen(&training, 200, 60);
     assert!(text.contains("· activity: GPM"), "{text}");
     assert!(text.contains(" SM █"), "{text}");
-    assert!(text.contains("SM activity (GPM)"), "{text}");
+    assert!(!text.contains(" SM act GPU"), "{text}");
+    let mut app = App::new(&fixtures::options());
+    render_at(&mut app, &training, 200, 60, NOW);
+    app.handle_key(crossterm::event::KeyEvent::from(
+        crossterm::event::KeyCode::Char('c'),
+    ));
+    let text = buffer_to_string(&render_at(&mut app, &training, 200, 60, NOW));
+    assert!(text.contains(" SM act GPU0 "), "{text}");
     // container (A100, no GPM): none of it, and no N/A gauge in its place (its starved alert
     // may say "no GPM on this card": the source of the figure it judged).
     let text = screen(&played("container"), 200, 60);
     assert!(!text.contains("activity: GPM"), "{text}");
-    assert!(!text.contains("SM activity (GPM)"), "{text}");
     assert!(!text.contains("(GPM)"), "{text}");
     assert!(!text.contains(" SM N/A"), "{text}");
 }

@@ -1,5 +1,6 @@
 //! The help overlay: every key (as the key map binds it) and mouse action, and how to read
-//! `N/A` and `-`. The replay's keys are listed only while a recording plays.
+//! `N/A` and `-`. The replay's keys are listed only while a recording plays. Taller than the
+//! terminal (80×24 is), it scrolls: the arrows and pages move it, any other key closes it.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -43,6 +44,10 @@ const GROUPS: &[(&[KeyAction], &str)] = &[
             KeyAction::Renice,
         ],
         "TERM / INT / KILL / renice the process (asks)",
+    ),
+    (
+        &[KeyAction::Expand, KeyAction::Collapse],
+        "tree: unfold / fold the selected subtree",
     ),
     (
         &[KeyAction::NextAlert, KeyAction::PrevAlert],
@@ -104,33 +109,58 @@ pub struct Help<'a> {
     pub app: &'a App,
 }
 
+/// Every line of the help, and the box it takes in a screen of `area`.
+fn layout(app: &App, area: Rect) -> (Vec<Line<'static>>, Rect) {
+    let theme = &app.theme;
+    let row = |k: &str, d: &str| {
+        Line::from(vec![
+            styled(format!(" {}", pad_right(k, KEY_W)), theme.key),
+            styled(d.to_string(), theme.text),
+        ])
+    };
+    let mut lines: Vec<Line<'static>> = rows(app).iter().map(|(k, d)| row(k, d)).collect();
+    lines.extend(MORE.iter().map(|(k, d)| row(k, d)));
+    lines.push(Line::from(styled(
+        " N/A  the driver cannot tell · -  does not apply (a worker holds no VRAM)",
+        theme.dim,
+    )));
+    let width = lines.iter().map(Line::width).max().unwrap_or(0) as u16 + 3;
+    let height = lines.len() as u16 + 2;
+    (lines, centered(area, width, height))
+}
+
+/// How far the help scrolls in a screen of `area` (0: it all fits). The last row of a
+/// scrolled help says where it is, so one row fewer shows the keys.
+pub fn max_scroll(app: &App, area: Rect) -> usize {
+    let (lines, rect) = layout(app, area);
+    let inner_rows = usize::from(rect.height.saturating_sub(2));
+    if lines.len() <= inner_rows {
+        return 0;
+    }
+    lines.len() - inner_rows.saturating_sub(1).max(1)
+}
+
 impl Widget for Help<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
         let theme = &app.theme;
-        let row = |k: &str, d: &str| {
-            Line::from(vec![
-                styled(format!(" {}", pad_right(k, KEY_W)), theme.key),
-                styled(d.to_string(), theme.text),
-            ])
-        };
-        let mut lines: Vec<Line<'static>> = rows(app).iter().map(|(k, d)| row(k, d)).collect();
-        lines.extend(MORE.iter().map(|(k, d)| row(k, d)));
-        lines.push(Line::from(styled(
-            " N/A  the driver cannot tell · -  does not apply (a worker holds no VRAM)",
-            theme.dim,
-        )));
-        let width = lines.iter().map(Line::width).max().unwrap_or(0) as u16 + 3;
-        let height = lines.len() as u16 + 2;
-        let rect = centered(area, width, height);
+        let (mut lines, rect) = layout(app, area);
         if rect.width < 3 || rect.height < 3 {
             return;
         }
         let inner_rows = usize::from(rect.height - 2);
-        if lines.len() > inner_rows && inner_rows > 0 {
-            lines.truncate(inner_rows - 1);
+        if lines.len() > inner_rows && inner_rows > 1 {
+            // Too tall for the terminal: a window on it, the arrows move it.
+            let total = lines.len();
+            let shown = inner_rows - 1;
+            let from = app.help_scroll.min(total - shown);
+            lines = lines.into_iter().skip(from).take(shown).collect();
             lines.push(Line::from(styled(
-                " … more in a taller terminal (README: Keys)",
+                format!(
+                    " ↑ ↓ more: {}–{} of {total} · any other key closes",
+                    from + 1,
+                    from + shown
+                ),
                 theme.dim,
             )));
         }

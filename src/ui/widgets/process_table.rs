@@ -212,6 +212,8 @@ impl Widget for ProcessTable<'_> {
                     "no process matches \"{}\" (Esc clears the filter)",
                     app.filter
                 )
+            } else if let Some(u) = app.users.user() {
+                format!("no process of user {u} (u: pick another; Esc in the list shows all)")
             } else if let Some(g) = app.gpu_filter {
                 format!("no processes on GPU{g} (Tab shows the next GPU)")
             } else {
@@ -274,6 +276,9 @@ fn title(count: usize, app: &App) -> Line<'static> {
     if let Some(g) = app.gpu_filter {
         spans.push(styled(format!(" GPU{g} only "), theme.sort_column));
         spans.push(styled(" ", theme.dim));
+    }
+    if let Some(u) = app.users.user() {
+        spans.push(styled(format!("· user {u} "), theme.input));
     }
     if !app.filter.is_empty() {
         spans.push(styled(format!("· filter \"{}\" ", app.filter), theme.input));

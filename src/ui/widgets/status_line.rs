@@ -93,6 +93,12 @@ fn hints(app: &App) -> Vec<(String, &'static str)> {
             .find(|b| b.action == *a)
             .and_then(|b| b.hint)
         {
+            // Enter opens what was selected last: say which.
+            let h = if *a == KeyAction::AlertDetail && app.enter_opens_process() {
+                "process details"
+            } else {
+                h
+            };
             out.push((label(*a), h));
         }
     }

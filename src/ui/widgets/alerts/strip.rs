@@ -64,8 +64,13 @@ impl Widget for AlertStrip<'_> {
                 Span::styled(format!(" {what}"), theme.dim),
             ]
         };
-        let mut hints = vec![k(KeyAction::AlertDetail, "details")];
-        if visible.len() > 1 {
+        // Enter is the process's while the table was selected last: `n` gives it back.
+        let mut hints = if app.enter_opens_process() {
+            vec![k(KeyAction::NextAlert, "select")]
+        } else {
+            vec![k(KeyAction::AlertDetail, "details")]
+        };
+        if visible.len() > 1 && !app.enter_opens_process() {
             hints.push(k(KeyAction::NextAlert, "next"));
         }
         hints.extend([

@@ -37,8 +37,9 @@ fn find(of: &DetailOf, engine: &Engine) -> Option<(Alert, Option<HistoryEntry>)>
     }
 }
 
-/// The overlay's place in a screen of `area`: all of it but a margin where there is room.
-fn overlay(area: Rect) -> Rect {
+/// The overlay's place in a screen of `area`: all of it but a margin where there is room
+/// (the process detail view takes the same place).
+pub(crate) fn overlay(area: Rect) -> Rect {
     let margin_x = if area.width >= 60 { 2 } else { 0 };
     let margin_y = u16::from(area.height >= 20);
     let w = area.width.saturating_sub(2 * margin_x).min(120);

@@ -1,0 +1,94 @@
+//! The process detail view's state (nvitop's Enter on a process): which PID it shows and how
+//! far it is scrolled, and the keys while it is open (the arrows and pages scroll, replay keys
+//! pass through, anything else closes). Which of Enter's two targets is meant, the selected
+//! alert or the selected process, follows [`Focus`]: what the user selected last. Pure view
+//! state; the widget is `widgets/process_detail`.
+
+use super::alert_view::is_replay;
+use super::app::Action;
+use super::keys::KeyAction;
+
+/// What the user selected last, so Enter opens its details.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Focus {
+    /// The alerts (the start, and after `n` / `p`): Enter opens the selected alert.
+    #[default]
+    Alerts,
+    /// The process table (after moving its selection): Enter opens the selected process.
+    Table,
+}
+
+/// An open process detail view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessDetail {
+    pub pid: u32,
+    /// Rows scrolled down.
+    pub scroll: usize,
+    /// How far it can scroll (set by the sync from its text).
+    pub scroll_max: usize,
+}
+
+impl ProcessDetail {
+    pub fn new(pid: u32) -> Self {
+        Self {
+            pid,
+            scroll: 0,
+            scroll_max: 0,
+        }
+    }
+
+    /// A key while the view is open; `None`: the key closes it.
+    pub fn key(&mut self, act: Option<KeyAction>, replay: bool) -> Option<Action> {
+        use KeyAction as K;
+        let to = match act {
+            Some(K::Up) => self.scroll.saturating_sub(1),
+            Some(K::Down) => self.scroll + 1,
+            Some(K::PageUp) => self.scroll.saturating_sub(10),
+            Some(K::PageDown) => self.scroll + 10,
+            Some(K::First) => 0,
+            Some(K::Last) => self.scroll_max,
+            Some(a) if replay && is_replay(a) => return Some(Action::Replay(a)),
+            _ => return None,
+        };
+        let to = to.min(self.scroll_max);
+        if to == self.scroll {
+            return Some(Action::None);
+        }
+        self.scroll = to;
+        Some(Action::Redraw)
+    }
+
+    /// The sync's new scroll limit; the scroll stays inside it.
+    pub fn set_scroll_max(&mut self, max: usize) {
+        self.scroll_max = max;
+        self.scroll = self.scroll.min(max);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrows_scroll_within_the_text_and_other_keys_close() {
+        let mut d = ProcessDetail::new(42);
+        d.set_scroll_max(3);
+        assert_eq!(d.key(Some(KeyAction::Up), false), Some(Action::None));
+        assert_eq!(d.key(Some(KeyAction::Down), false), Some(Action::Redraw));
+        assert_eq!(
+            d.key(Some(KeyAction::PageDown), false),
+            Some(Action::Redraw)
+        );
+        assert_eq!(d.scroll, 3);
+        assert_eq!(d.key(Some(KeyAction::Last), false), Some(Action::None));
+        d.set_scroll_max(1);
+        assert_eq!(d.scroll, 1);
+        assert_eq!(d.key(Some(KeyAction::Pause), false), None);
+        assert_eq!(
+            d.key(Some(KeyAction::Pause), true),
+            Some(Action::Replay(KeyAction::Pause))
+        );
+        assert_eq!(d.key(None, false), None);
+        assert_eq!(d.key(Some(KeyAction::Quit), false), None);
+    }
+}

@@ -1,0 +1,358 @@
+//! The process detail view (Enter on a selected process, as in nvitop): its PID, user, state
+//! and start, the whole command line (sanitized at the source, as everywhere), each GPU it
+//! holds with its VRAM and SM share, what the charts' window holds of that history, its job
+//! (the trainer and its workers) and the standing alerts that name it — wrapped to the
+//! overlay's width and scrolled, at any terminal size, in the alert detail view's place.
+//! Reads the engine through `&`; never mutates.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+
+use gpumeter_core::clock::{UtcStyle, utc_text};
+use gpumeter_core::engine::Engine;
+use gpumeter_core::engine::series::Series;
+use gpumeter_core::units::{self, DurationStyle};
+use gpumeter_model::{ProcessReading, Snapshot};
+
+use crate::ui::app::App;
+use crate::ui::keys::KeyAction;
+use crate::ui::process_view::ProcessDetail;
+use crate::ui::theme::Theme;
+use crate::ui::widgets::alerts::detail::overlay;
+use crate::ui::widgets::alerts::panel::wrapped;
+use crate::ui::widgets::fmt::styled;
+
+/// Columns a history sparkline takes at most.
+const SPARK_MAX: usize = 48;
+const SPARK: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// The trainer of `pid`'s job (its topmost ancestor among the readings) and every process
+/// under it, the trainer first.
+pub fn job_of(snap: &Snapshot, pid: u32) -> Vec<&ProcessReading> {
+    let by_pid = |p: u32| snap.processes.iter().find(|r| r.pid == p);
+    let mut root = pid;
+    // Bounded: a ppid loop in hostile or broken readings ends after as many steps as there
+    // are processes.
+    for _ in 0..snap.processes.len() {
+        match by_pid(root).and_then(|r| r.ppid).and_then(by_pid) {
+            Some(parent) => root = parent.pid,
+            None => break,
+        }
+    }
+    let mut out: Vec<&ProcessReading> = by_pid(root).into_iter().collect();
+    let mut i = 0;
+    while let Some(p) = out.get(i).map(|r| r.pid) {
+        out.extend(
+            snap.processes
+                .iter()
+                .filter(|r| r.ppid == Some(p) && r.pid != root),
+        );
+        i += 1;
+        if out.len() > snap.processes.len() {
+            break;
+        }
+    }
+    out
+}
+
+/// Whether `alert` names one of `pids` (in its id, `forgotten:22817`, or as a word of its text).
+fn names_any(alert: &gpumeter_core::engine::rules::Alert, pids: &[u32]) -> bool {
+    let words = |t: &str| {
+        t.split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse::<u32>().ok())
+            .collect::<Vec<_>>()
+    };
+    let mut found = words(&alert.id);
+    found.extend(words(&alert.title));
+    found.extend(words(&alert.detail));
+    for (_, v) in &alert.evidence {
+        found.extend(words(v));
+    }
+    found.iter().any(|n| pids.contains(n))
+}
+
+/// A sparkline of `series` over the last `window_ms` before `now_ms`, `cols` wide, scaled to
+/// `top`; `None` when the window holds nothing.
+fn sparkline(
+    series: &Series,
+    now_ms: i64,
+    window_ms: i64,
+    cols: usize,
+    top: f64,
+) -> Option<String> {
+    let cols = cols.clamp(1, SPARK_MAX);
+    let mut sums = vec![(0.0_f64, 0u32); cols];
+    let start = now_ms - window_ms;
+    for p in series.window_iter(now_ms, window_ms) {
+        if p.t_ms < start {
+            continue;
+        }
+        let at = ((p.t_ms - start) as f64 / window_ms.max(1) as f64 * cols as f64) as usize;
+        if let Some(s) = sums.get_mut(at.min(cols - 1)) {
+            s.0 += p.mean;
+            s.1 += 1;
+        }
+    }
+    if sums.iter().all(|s| s.1 == 0) {
+        return None;
+    }
+    Some(
+        sums.iter()
+            .map(|&(sum, n)| {
+                if n == 0 {
+                    return ' ';
+                }
+                let v = (sum / f64::from(n) / top.max(1e-9)).clamp(0.0, 1.0);
+                SPARK[((v * 7.0).round() as usize).min(7)]
+            })
+            .collect(),
+    )
+}
+
+/// Every line of the view of `pid` at `cols` wide.
+pub fn lines(app: &App, engine: &Engine, pid: u32, cols: usize, now_ms: i64) -> Vec<Line<'static>> {
+    let theme = &app.theme;
+    let Some(snap) = engine.latest() else {
+        return vec![Line::from(styled("no reading yet", theme.dim))];
+    };
+    let Some(p) = snap.processes.iter().find(|r| r.pid == pid) else {
+        return vec![Line::from(styled(
+            format!("PID {pid} is gone: it exited, or the last reading no longer lists it."),
+            theme.dim,
+        ))];
+    };
+    let label = |k: &str| Span::styled(format!("{k}: "), theme.label);
+    let na = || "N/A".to_string();
+    let mut out = Vec::new();
+    let user = p.user.as_deref().map_or_else(na, str::to_string);
+    let state = p.state.map_or_else(na, |c| c.to_string());
+    let threads = p.threads.map_or_else(na, |t| t.to_string());
+    let head = format!("user {user} · state {state} · {threads} threads");
+    out.extend(wrapped(label(&format!("PID {pid}")), &head, cols));
+    let started = match p.start_time_unix_s {
+        Some(s) => format!(
+            "{} ({} ago)",
+            utc_text(s * 1000, UtcStyle::DayClock),
+            units::duration(now_ms - s * 1000, DurationStyle::Words)
+        ),
+        None => na(),
+    };
+    out.extend(wrapped(label("Started"), &started, cols));
+    let cpu = p.cpu_pct.map_or_else(na, |c| format!("{c:.1}%"));
+    let rss = p.rss_bytes.map_or_else(na, units::bytes);
+    out.extend(wrapped(label("CPU"), &format!("{cpu} · RSS {rss}"), cols));
+    let command = match (&p.command, p.visible) {
+        (Some(c), _) => c.to_string(),
+        (None, false) => crate::ui::INVISIBLE_LABEL.to_string(),
+        (None, true) => p.name.as_deref().map_or_else(na, str::to_string),
+    };
+    out.extend(wrapped(label("Command"), &command, cols));
+    out.push(Line::default());
+    gpu_lines(&mut out, app, engine, p, cols, now_ms);
+    out.push(Line::default());
+    let job = job_of(snap, pid);
+    let pids: Vec<u32> = job.iter().map(|r| r.pid).collect();
+    job_lines(&mut out, &job, pid, cols, theme);
+    let alerts: Vec<_> = engine
+        .rules()
+        .visible(now_ms)
+        .into_iter()
+        .filter(|a| names_any(a, &pids))
+        .collect();
+    out.push(Line::default());
+    if alerts.is_empty() {
+        out.push(Line::from(styled(
+            "No standing alert names it or its job.",
+            theme.dim,
+        )));
+    } else {
+        out.push(Line::from(styled(
+            "Alerts naming it or its job",
+            theme.title,
+        )));
+        for a in alerts {
+            out.extend(wrapped(
+                Span::styled(
+                    format!("  {} ", a.severity.name().to_uppercase()),
+                    theme.severity(a.severity),
+                ),
+                &a.title,
+                cols,
+            ));
+        }
+    }
+    out
+}
+
+/// Its GPUs: VRAM and SM share now, and what the charts' window holds of their history.
+fn gpu_lines(
+    out: &mut Vec<Line<'static>>,
+    app: &App,
+    engine: &Engine,
+    p: &ProcessReading,
+    cols: usize,
+    now_ms: i64,
+) {
+    let theme = &app.theme;
+    if p.gpu.is_empty() {
+        out.push(Line::from(styled(
+            "GPUs: none of its own (it feeds its job's GPU process)",
+            theme.dim,
+        )));
+        return;
+    }
+    out.push(Line::from(styled("GPUs", theme.title)));
+    let window_ms = app.window.span_ms();
+    let window = app.window.label();
+    for u in &p.gpu {
+        let g = u.gpu_index;
+        let vram = u.memory_bytes.map_or_else(|| "N/A".into(), units::bytes);
+        let sm = u
+            .sm_util_pct
+            .map_or_else(|| "N/A".into(), |v| format!("{v}%"));
+        out.extend(wrapped(
+            Span::styled(format!("  GPU{g} "), theme.series_style(g)),
+            &format!("VRAM {vram} · SM {sm}"),
+            cols,
+        ));
+        // The history is kept per GPU, not per process: the card's, said to be the card's.
+        let Some(h) = engine.history().gpu(g) else {
+            continue;
+        };
+        let room = cols.saturating_sub(24);
+        let sm_series = if h.sm_active_pct.last().is_some() {
+            ("SM activity", &h.sm_active_pct)
+        } else {
+            ("util", &h.util_pct)
+        };
+        for (name, series) in [("VRAM", &h.vram_used_pct), sm_series] {
+            let text =
+                sparkline(series, now_ms, window_ms, room, 100.0).unwrap_or_else(|| "N/A".into());
+            out.push(Line::from(vec![
+                styled(format!("    {name:<11} {window:>4} "), theme.dim),
+                styled(text, theme.series_style(g)),
+            ]));
+        }
+    }
+    out.extend(wrapped(
+        Span::styled("    ", theme.dim),
+        "(history is the whole card's: gpumeter keeps no per-process history, so this \
+         process's own share over time is N/A)",
+        cols,
+    ));
+}
+
+/// Its job: the trainer and its workers, with their CPU summed.
+fn job_lines(
+    out: &mut Vec<Line<'static>>,
+    job: &[&ProcessReading],
+    pid: u32,
+    cols: usize,
+    theme: &Theme,
+) {
+    let Some(root) = job.first() else {
+        return;
+    };
+    let label = |k: &str| Span::styled(format!("{k}: "), theme.label);
+    if job.len() == 1 {
+        out.extend(wrapped(
+            label("Job"),
+            "no workers: a process of its own",
+            cols,
+        ));
+        return;
+    }
+    let cpu: f64 = job.iter().filter_map(|r| r.cpu_pct).sum();
+    let name = |r: &ProcessReading| r.name.as_deref().unwrap_or("?").to_string();
+    let me = if root.pid == pid { " (this one)" } else { "" };
+    out.extend(wrapped(
+        label("Job"),
+        &format!(
+            "trainer {} {}{me} + {} workers · CPU {cpu:.0}% in all",
+            root.pid,
+            name(root),
+            job.len() - 1
+        ),
+        cols,
+    ));
+    let workers: Vec<String> = job[1..]
+        .iter()
+        .map(|r| {
+            let mark = if r.pid == pid { "*" } else { "" };
+            format!("{}{mark}", r.pid)
+        })
+        .collect();
+    out.extend(wrapped(
+        Span::styled("  workers: ", theme.dim),
+        &workers.join(" "),
+        cols,
+    ));
+}
+
+/// The inside of the overlay in a screen of `area`: (rows, cols).
+fn inner(area: Rect) -> (usize, usize) {
+    let r = overlay(area);
+    (
+        usize::from(r.height.saturating_sub(2)),
+        usize::from(r.width.saturating_sub(2)),
+    )
+}
+
+/// How far the view of `pid` can scroll on a screen of `area`.
+pub fn max_scroll(area: Rect, app: &App, engine: &Engine, pid: u32, now_ms: i64) -> usize {
+    let (rows, cols) = inner(area);
+    lines(app, engine, pid, cols, now_ms)
+        .len()
+        .saturating_sub(rows)
+}
+
+/// The view of `detail`, drawn over its area.
+pub struct ProcessDetailView<'a> {
+    pub detail: &'a ProcessDetail,
+    pub engine: &'a Engine,
+    pub now_ms: i64,
+    pub app: &'a App,
+}
+
+impl Widget for ProcessDetailView<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let Self {
+            detail,
+            engine,
+            now_ms,
+            app,
+        } = self;
+        let theme = &app.theme;
+        let rect = overlay(area);
+        if rect.width < 8 || rect.height < 3 {
+            return;
+        }
+        let (rows, cols) = inner(area);
+        let body = lines(app, engine, detail.pid, cols, now_ms);
+        let total = body.len();
+        let scroll = detail.scroll.min(total.saturating_sub(rows));
+        let shown: Vec<Line<'static>> = body.into_iter().skip(scroll).take(rows).collect();
+        let position = if total > rows {
+            format!(" {}–{} of {total} ", scroll + 1, (scroll + rows).min(total))
+        } else {
+            String::new()
+        };
+        let k = |a: KeyAction| app.keymap.first_label(a);
+        let footer = format!(
+            " {} {} scroll · Esc close ",
+            k(KeyAction::Up),
+            k(KeyAction::Down)
+        );
+        let block = Block::bordered()
+            .border_style(theme.border_selected)
+            .title(Line::from(vec![
+                styled(format!(" Process {} ", detail.pid), theme.title),
+                styled(position, theme.dim),
+            ]))
+            .title_bottom(Line::from(styled(footer, theme.key)));
+        Clear.render(rect, buf);
+        Paragraph::new(shown).block(block).render(rect, buf);
+    }
+}
