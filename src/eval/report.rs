@@ -11,6 +11,11 @@ fn ratio(a: u32, b: u32) -> Option<f64> {
     (a + b > 0).then(|| f64::from(a) * 100.0 / f64::from(a + b))
 }
 
+/// A share as a table cell: `75 %`, or `–` when nothing was counted.
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_string(), |v| format!("{v:.0} %"))
+}
+
 /// Median and maximum time to detect, in seconds.
 fn detect(s: &RuleStats) -> Option<(f64, f64)> {
     let mut d = s.detect_s.clone();
@@ -24,7 +29,6 @@ pub fn rules_markdown(totals: &Totals) -> String {
         "| rule | true pos. | false pos. | false neg. | true neg. | precision | recall | \
          time to detect (median, max) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
-    let pct = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| format!("{v:.0} %"));
     for (rule, s) in &totals.rules {
         let ttd = detect(s).map_or_else(|| "–".into(), |(m, x)| format!("{m:.0} s, {x:.0} s"));
         out.push_str(&format!(
@@ -47,7 +51,6 @@ pub fn verdicts_markdown(totals: &Totals) -> String {
         "| verdict | labelled | true pos. | false pos. | false neg. | precision | recall |\n\
          | --- | --- | --- | --- | --- | --- | --- |\n",
     );
-    let pct = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| format!("{v:.0} %"));
     for (verdict, s) in &totals.verdicts {
         out.push_str(&format!(
             "| {verdict} | {} | {} | {} | {} | {} | {} |\n",
