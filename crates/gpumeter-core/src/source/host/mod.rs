@@ -51,6 +51,7 @@ mod limits;
 mod memory;
 mod nic;
 mod nspid;
+mod per_device;
 mod pid_match;
 mod place;
 mod proc_dir;
