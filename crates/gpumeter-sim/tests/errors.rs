@@ -78,3 +78,30 @@ fn zero_affinity_and_non_positive_quota_are_rejected() {
     let e = err("[host]\ncpu_quota_cores = 0\n");
     assert!(e.contains("host.cpu_quota_cores"), "{e}");
 }
+
+#[test]
+fn a_bad_process_state_or_link_speed_is_named_with_its_field() {
+    let proc = |state: &str| err(&format!("[[process]]\npid = 7\nstate = {state}\n"));
+    let e = proc("\"Q\"");
+    assert!(e.contains("process[0].state"), "{e}");
+    assert!(e.contains("`Q` is not a process state"), "{e}");
+    let e = proc("{ steps = [[10, \"R\"], [5, \"D\"]] }");
+    assert!(e.contains("steps must be in increasing time order"), "{e}");
+    let e = proc("{ steps = [] }");
+    assert!(e.contains("steps must not be empty"), "{e}");
+    let e = err("[[process]]\npid = 7\nworkers = { count = 1, state = \"x\" }\n");
+    assert!(e.contains("process[0].workers.state"), "{e}");
+    let e = err("[host]\nnic_speed_gbit = 0\n");
+    assert!(e.contains("host.nic_speed_gbit"), "{e}");
+    assert!(e.contains("must be > 0"), "{e}");
+    // A state that steps in order is accepted.
+    assert!(
+        Scenario::from_toml(
+            "ok.toml",
+            &format!(
+                "{HEAD}[[process]]\npid = 7\nstate = {{ steps = [[0, \"R\"], [60, \"D\"]] }}\n"
+            )
+        )
+        .is_ok()
+    );
+}
