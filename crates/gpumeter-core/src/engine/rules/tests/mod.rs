@@ -20,7 +20,7 @@ use crate::clock::{Clock, FakeClock};
 pub(super) const T0: i64 = 1_750_000_000_000;
 const GIB: u64 = 1 << 30;
 
-fn gpu(index: u32, util: u32) -> GpuReading {
+pub(super) fn gpu(index: u32, util: u32) -> GpuReading {
     GpuReading {
         index,
         util_gpu_pct: Some(util),

@@ -8,7 +8,7 @@
 //! the card within `horizon` (default a day; beyond that it is not an alert) raises one alert
 //! per job, its GPUs named together: "GPUs 4–7 at 57.2/80.0 GiB, +0.4 GiB/min → full in ~58 min
 //! (python train_b.py (pid 7100))", headline and evidence giving the same "full in" (the GPU
-//! that fills first). A GPU at ≥ 95 % for most of 5 min gets a notice. A flat allocation,
+//! that fills first). A GPU at ≥ 95 % for most of 5 min gets a notice, again one per job. A flat allocation,
 //! however high, is no growth: PyTorch's caching allocator holds memory on purpose, so the
 //! high-water notice is informational. The cost named is what the job has been paid for so far
 //! — what an OOM crash without a checkpoint throws away.
@@ -187,35 +187,19 @@ impl VramRule {
                     .is_some_and(|t| t.growing.is_active() && t.last.is_some())
             })
             .collect();
-        // One alert per job, its leaking GPUs together; a GPU no job holds alone.
-        let mut grouped: Vec<u32> = Vec::new();
-        for j in ctx.jobs() {
-            let gpus: Vec<u32> = j
-                .gpus
-                .iter()
-                .copied()
-                .filter(|g| leaking.contains(g) && !grouped.contains(g))
-                .collect();
-            if !gpus.is_empty() {
-                grouped.extend(&gpus);
-                out.alerts.extend(self.growth_alert(
-                    ctx,
-                    &format!("vram:grow:{}", j.key.id()),
-                    &gpus,
-                ));
-            }
-        }
-        for g in leaking.iter().filter(|g| !grouped.contains(g)) {
+        for (key, gpus) in by_job(ctx, &leaking) {
             out.alerts
-                .extend(self.growth_alert(ctx, &format!("vram:grow:{g}"), &[*g]));
+                .extend(self.growth_alert(ctx, &format!("vram:grow:{key}"), &gpus));
         }
-        for gpu in judged.iter().filter(|g| !leaking.contains(g)) {
-            let (Some(t), Some(g)) = (self.tracks.get(gpu), snap.gpu(*gpu)) else {
-                continue;
-            };
-            if t.high.is_active() {
-                out.alerts.push(self.high_alert(ctx, g, t));
-            }
+        let high: Vec<u32> = judged
+            .iter()
+            .copied()
+            .filter(|g| !leaking.contains(g))
+            .filter(|g| self.tracks.get(g).is_some_and(|t| t.high.is_active()))
+            .collect();
+        for (key, gpus) in by_job(ctx, &high) {
+            out.alerts
+                .extend(self.high_alert(ctx, &format!("vram:high:{key}"), &gpus));
         }
         out
     }
@@ -348,52 +332,85 @@ impl VramRule {
         })
     }
 
-    fn high_alert(&self, ctx: &Ctx<'_>, g: &GpuReading, t: &Track) -> Alert {
+    /// The high-water notice for `gpus` (one job's, or one GPU), led by the fullest.
+    fn high_alert(&self, ctx: &Ctx<'_>, id: &str, gpus: &[u32]) -> Option<Alert> {
+        let pct_of = |g: &GpuReading| g.memory_used_pct().unwrap_or(0.0);
+        let mut rows: Vec<(&GpuReading, &Track)> = gpus
+            .iter()
+            .filter_map(|i| Some((ctx.snap.gpu(*i)?, self.tracks.get(i)?)))
+            .collect();
+        rows.sort_by(|(a, _), (b, _)| pct_of(b).total_cmp(&pct_of(a)).then(a.index.cmp(&b.index)));
+        let &(lead, track) = rows.first()?;
+        let gib = |b: u64| b as f64 / GIB;
         let (used, total) = (
-            g.memory_used_bytes.unwrap_or(0),
-            g.memory_total_bytes.unwrap_or(0),
+            lead.memory_used_bytes.unwrap_or(0),
+            lead.memory_total_bytes.unwrap_or(0),
         );
-        let since = t.high.active_since().unwrap_or(ctx.now_ms);
-        let pct = g.memory_used_pct().unwrap_or(0.0);
-        let trend = t
+        let since = rows
+            .iter()
+            .filter_map(|(_, t)| t.high.active_since())
+            .min()
+            .unwrap_or(ctx.now_ms);
+        let pct = pct_of(lead);
+        let trend = track
             .samples
             .trend()
             .map(|tr| format!("{:+.2} GiB/min", tr.bytes_per_min / GIB))
             .unwrap_or_else(|| crate::units::NA.into());
         let lasted = crate::units::duration(ctx.now_ms - since, crate::units::DurationStyle::Words);
-        let (used_gib, total_gib) = (used as f64 / GIB, total as f64 / GIB);
+        let (used_gib, total_gib) = (gib(used), gib(total));
+        let mut indices: Vec<u32> = rows.iter().map(|(g, _)| g.index).collect();
+        indices.sort_unstable();
+        let (on, up_to) = match indices.as_slice() {
+            [one] => (format!("GPU {one}"), ""),
+            many => (format!("GPUs {}", super::job::gpu_ranges(many)), "up to "),
+        };
         // The window holds the verdict through a dip; the title then says where it is now,
-        // the figure the evidence gives too.
+        // the figure the evidence gives too (the fullest GPU's).
         let title = if pct >= self.cfg.high_pct {
             format!(
-                "GPU {} VRAM above {:.0} % for {lasted} ({used_gib:.1}/{total_gib:.1} GiB)",
-                g.index, self.cfg.high_pct
+                "{on} VRAM above {:.0} % for {lasted} ({up_to}{used_gib:.1}/{total_gib:.1} GiB)",
+                self.cfg.high_pct
             )
         } else {
             format!(
-                "GPU {} VRAM at {pct:.1} % ({used_gib:.1}/{total_gib:.1} GiB), above {:.0} % for \
-                 most of the last {lasted}",
-                g.index, self.cfg.high_pct
+                "{on} VRAM at {up_to}{pct:.1} % ({used_gib:.1}/{total_gib:.1} GiB), above {:.0} % \
+                 for most of the last {lasted}",
+                self.cfg.high_pct
             )
         };
-        Alert {
-            id: format!("vram:high:{}", g.index),
+        let mut evidence = vec![
+            ("VRAM used".into(), format!("{pct:.1} %")),
+            (
+                "free".into(),
+                format!("{:.1} GiB", gib(total.saturating_sub(used))),
+            ),
+            ("trend".into(), trend),
+        ];
+        if rows.len() > 1 {
+            for (g, _) in &rows {
+                evidence.push((
+                    format!("GPU {}", g.index),
+                    format!(
+                        "{:.1}/{:.1} GiB ({:.1} %)",
+                        gib(g.memory_used_bytes.unwrap_or(0)),
+                        gib(g.memory_total_bytes.unwrap_or(0)),
+                        pct_of(g)
+                    ),
+                ));
+            }
+        }
+        Some(Alert {
+            id: id.to_string(),
             kind: AlertKind::Vram,
             severity: Severity::Info,
-            gpu: Some(g.index),
+            gpu: (rows.len() == 1).then_some(lead.index),
             title,
             detail: "A stable, high allocation is normal (PyTorch's caching allocator keeps \
                      memory), but there is little headroom: a longer sequence, a bigger eval \
                      batch or fragmentation runs out of memory."
                 .into(),
-            evidence: vec![
-                ("VRAM used".into(), format!("{pct:.1} %")),
-                (
-                    "free".into(),
-                    format!("{:.1} GiB", total.saturating_sub(used) as f64 / GIB),
-                ),
-                ("trend".into(), trend),
-            ],
+            evidence,
             cost_micros: None,
             next_step: Some(
                 "Nothing to do if it is steady; for headroom, lower the batch size or set \
@@ -402,7 +419,7 @@ impl VramRule {
             ),
             since_unix_ms: since,
             currency: ctx.currency,
-        }
+        })
     }
 
     /// What the job of `pid` has been paid for since it started, on the GPUs it holds.
@@ -435,6 +452,31 @@ impl VramRule {
             )),
         )
     }
+}
+
+/// `gpus` grouped by the job that holds them (one alert per job, its GPUs named together),
+/// keyed by the job's id; a GPU no job holds stands alone, keyed by its index.
+fn by_job(ctx: &Ctx<'_>, gpus: &[u32]) -> Vec<(String, Vec<u32>)> {
+    let mut grouped: Vec<u32> = Vec::new();
+    let mut out = Vec::new();
+    for j in ctx.jobs() {
+        let mine: Vec<u32> = j
+            .gpus
+            .iter()
+            .copied()
+            .filter(|g| gpus.contains(g) && !grouped.contains(g))
+            .collect();
+        if !mine.is_empty() {
+            grouped.extend(&mine);
+            out.push((j.key.id(), mine));
+        }
+    }
+    out.extend(
+        gpus.iter()
+            .filter(|g| !grouped.contains(g))
+            .map(|g| (g.to_string(), vec![*g])),
+    );
+    out
 }
 
 /// Memory each process holds on `gpu` now.
