@@ -130,11 +130,38 @@ fn others_on(snap: &Snapshot, gpu: u32, me: Option<&str>) -> Vec<String> {
         .collect()
 }
 
+/// The names of other users with a process on `gpu`, sorted, each once.
+fn users_on(snap: &Snapshot, gpu: u32, me: Option<&str>) -> Vec<String> {
+    let names: BTreeSet<&str> = snap
+        .processes
+        .iter()
+        .filter(|p| p.gpu.iter().any(|u| u.gpu_index == gpu))
+        .filter_map(|p| p.user.as_deref())
+        .filter(|u| Some(*u) != me)
+        .collect();
+    names.into_iter().map(str::to_string).collect()
+}
+
+/// "bob", "bob and carol", "bob, carol and 2 more".
+fn names_text(names: &BTreeSet<&str>) -> String {
+    let v: Vec<&str> = names.iter().copied().collect();
+    match v.as_slice() {
+        [] => "other users".into(),
+        [one] => (*one).into(),
+        [a, b] => format!("{a} and {b}"),
+        [a, b, rest @ ..] => format!("{a}, {b} and {} more", rest.len()),
+    }
+}
+
 /// What is foreign on one GPU this tick.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Foreign {
     hidden: Option<u64>,
     others: Vec<String>,
+    /// The other users on the GPU, by name, sorted.
+    other_users: Vec<String>,
+    /// Whether the user renting runs on the GPU too (shared), or only others do.
+    mine_too: bool,
     mig: bool,
 }
 
@@ -182,6 +209,12 @@ impl SharedRule {
         Foreign {
             hidden: hidden_bytes(snap, gpu).filter(|b| *b >= self.cfg.min_hidden_bytes),
             others: others_on(snap, gpu, me),
+            other_users: users_on(snap, gpu, me),
+            mine_too: me.is_some_and(|me| {
+                snap.processes.iter().any(|p| {
+                    p.user.as_deref() == Some(me) && p.gpu.iter().any(|u| u.gpu_index == gpu)
+                })
+            }),
             mig: snap.gpu(gpu).and_then(|g| g.mig_enabled) == Some(true),
         }
     }
@@ -274,7 +307,23 @@ fn alert(ctx: &Ctx<'_>, standing: &BTreeMap<u32, Foreign>, since: i64) -> Alert 
         }
     }
     if !other_gpus.is_empty() {
-        parts.push(format!("{} shared with other users", subject(&other_gpus)));
+        // A GPU the renting user runs on too is shared; one only others run on is theirs.
+        for (mine_too, how) in [(true, "shared with"), (false, "used only by")] {
+            let gpus: Vec<u32> = other_gpus
+                .iter()
+                .copied()
+                .filter(|g| standing.get(g).is_some_and(|f| f.mine_too == mine_too))
+                .collect();
+            if gpus.is_empty() {
+                continue;
+            }
+            let names: BTreeSet<&str> = gpus
+                .iter()
+                .filter_map(|g| standing.get(g))
+                .flat_map(|f| f.other_users.iter().map(String::as_str))
+                .collect();
+            parts.push(format!("{} {how} {}", subject(&gpus), names_text(&names)));
+        }
         for g in &other_gpus {
             if let Some(f) = standing.get(g) {
                 evidence.push((format!("GPU {g}, other users"), f.others.join(", ")));

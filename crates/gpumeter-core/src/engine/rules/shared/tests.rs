@@ -97,11 +97,36 @@ fn other_users_invisible_pids_and_mig_are_named() {
     let a = f[0].alert();
     assert_eq!(
         a.title,
-        "GPU 1: 5.0 GiB held by processes this container can't see; GPU 0 shared with other \
-         users; GPU 1 in MIG mode"
+        "GPU 1: 5.0 GiB held by processes this container can't see; GPU 0 shared with bob; \
+         GPU 1 in MIG mode"
     );
     let ev = |k: &str| a.evidence.iter().find(|(l, _)| l == k).unwrap().1.clone();
     assert_eq!(ev("GPU 0, other users"), "bob (pid 200, 3.0 GiB)");
+}
+
+#[test]
+fn gpus_only_another_user_runs_on_are_theirs_not_shared() {
+    // alice trains on GPUs 0–1; bob and carol hold GPUs 2–3 alone and dave joins alice on 1.
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 90, None, |_, t| {
+        let mut s = at(t, 0);
+        s.gpus.push(super::super::tests::gpu(2, 90));
+        s.gpus.push(super::super::tests::gpu(3, 90));
+        s.processes.push(proc_on(200, "bob", 2, 10, true));
+        s.processes.push(proc_on(201, "carol", 3, 10, true));
+        s.processes.push(proc_on(202, "dave", 1, 2, true));
+        s.gpus[1].memory_used_bytes = Some(32 * GIB);
+        s.gpus[2].memory_used_bytes = Some(10 * GIB);
+        s.gpus[3].memory_used_bytes = Some(10 * GIB);
+        s
+    });
+    let f = shared(&ts);
+    assert_eq!(f.len(), 1, "{ts:#?}");
+    assert_eq!(
+        f[0].alert().title,
+        "GPU 1 shared with dave; GPUs 2, 3 used only by bob and carol"
+    );
 }
 
 #[test]

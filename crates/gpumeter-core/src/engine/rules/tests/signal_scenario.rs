@@ -109,7 +109,7 @@ fn shared_names_the_other_tenant_and_user_without_cost() {
     assert_eq!(
         a.title,
         "GPUs 1, 3: 24.0 GiB held by processes this container can't see; GPU 2 shared with \
-         other users"
+         maria"
     );
     assert_eq!(
         evidence(a, "GPU 2, other users"),
