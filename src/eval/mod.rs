@@ -26,7 +26,7 @@ use std::path::Path;
 
 use gpumeter_sim::{RateUnit, Scenario, Simulator};
 
-use gpumeter_core::billing::{Pricing, Rate, RateUnit as BillingUnit};
+use gpumeter_core::billing::{Budget, BudgetPeriod, Pricing, Rate, RateUnit as BillingUnit};
 use gpumeter_core::config::AlertSettings;
 use gpumeter_core::engine::autostop::AutostopConfig;
 use gpumeter_core::engine::rules::RulesConfig;
@@ -177,7 +177,8 @@ pub fn run_with(scenario: Scenario, rules: &RulesConfig) -> Outcome {
     o
 }
 
-/// The scenario's price as the meter takes it.
+/// The scenario's price as the meter takes it, with its budget (the whole run's, as the demo
+/// takes it), so a label on the budget's crossings is scored like any other.
 fn pricing_of(scenario: &Scenario) -> Option<Pricing> {
     let p = scenario.pricing.as_ref()?;
     let amount = Money::from_micros(i64::try_from(p.rate_micros).unwrap_or(i64::MAX));
@@ -185,7 +186,12 @@ fn pricing_of(scenario: &Scenario) -> Option<Pricing> {
         RateUnit::InstanceHour => BillingUnit::InstanceHour,
         RateUnit::GpuHour => BillingUnit::GpuHour,
     };
-    Some(Pricing::simple(Rate { amount, unit }))
+    let mut pricing = Pricing::simple(Rate { amount, unit });
+    pricing.budget = p.budget_micros.map(|micros| Budget {
+        amount: Money::from_micros(i64::try_from(micros).unwrap_or(i64::MAX)),
+        period: BudgetPeriod::Run,
+    });
+    Some(pricing)
 }
 
 /// Runs every timeline through the default rules.

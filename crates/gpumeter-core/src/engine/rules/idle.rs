@@ -1,4 +1,5 @@
-//! Idle paid time: every GPU idle while the meter runs. Tallies idle time and idle cost per GPU
+//! Idle paid time: every GPU idle while the meter runs (cards left idle beside busy ones are
+//! [`super::left_idle`]'s, fed from here). Tallies idle time and idle cost per GPU
 //! and for the machine on every tick, and raises one alert once the machine has been idle for
 //! `remind_after` (default 10 min), reminding every `remind_every` (default 30 min) after that.
 //!
@@ -18,6 +19,7 @@ use gpumeter_model::{GpuReading, GpuState, Snapshot, StuckThresholds};
 
 use super::alert::{Alert, AlertKind, Severity};
 use super::config::IdleConfig;
+use super::left_idle::LeftIdle;
 use super::window::{DEFAULT_MAX_GAP_MS, Edge, Window};
 use super::work::GpuWork;
 use super::{Ctx, RuleOutput};
@@ -76,6 +78,11 @@ impl IdleTally {
         }
     }
 
+    /// The exact running sum (rate × ms), for a stretch's cost as the tally's growth.
+    pub(super) fn acc(&self) -> i128 {
+        self.cost_acc
+    }
+
     /// Idle cost so far in micro-units.
     pub fn cost_micros(&self) -> i64 {
         i64::try_from(self.cost_acc / 3_600_000).unwrap_or(i64::MAX)
@@ -112,6 +119,8 @@ pub struct IdleRule {
     /// (tick time, machine `cost_acc` before that tick's add) over the last window: where a
     /// stretch that the window dates back began in the tally.
     acc_history: std::collections::VecDeque<(i64, i128)>,
+    /// GPUs left idle while others work ([`super::left_idle`]).
+    left: LeftIdle,
 }
 
 impl IdleRule {
@@ -124,6 +133,7 @@ impl IdleRule {
             totals: IdleTotals::default(),
             episode: None,
             acc_history: std::collections::VecDeque::new(),
+            left: LeftIdle::default(),
         }
     }
 
@@ -217,6 +227,23 @@ impl IdleRule {
             Edge::Steady => {}
         }
 
+        let mut out = self.machine_alert(ctx);
+        let machine_alerted = self.episode.as_ref().is_some_and(|e| e.fired);
+        let part = self.left.evaluate(
+            ctx,
+            &self.cfg,
+            &self.totals.gpus,
+            self.armed,
+            machine_alerted,
+        );
+        out.alerts.extend(part.alerts);
+        out.remind.extend(part.remind);
+        out
+    }
+
+    /// The machine's idle alert (every GPU idle), with its reminders.
+    fn machine_alert(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
+        let now = ctx.now_ms;
         let mut out = RuleOutput::default();
         if !self.cfg.enabled || !self.armed {
             return out;

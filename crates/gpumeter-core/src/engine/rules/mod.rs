@@ -24,6 +24,7 @@ mod job_cache;
 pub mod job_done;
 pub mod judging;
 pub mod label;
+pub mod left_idle;
 mod line_fit;
 pub mod lost;
 mod pods;

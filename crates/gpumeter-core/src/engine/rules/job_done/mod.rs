@@ -17,7 +17,8 @@
 //! a cgroup OOM kill at the time, an XID on its GPUs. The notice stands until its GPUs work
 //! again or `stands` (default 1 h) has passed; the idle rule's reminders follow as usual.
 //! A job whose GPU processes are all stopped (state `T`, Ctrl-Z or SIGSTOP; `t`, held by a
-//! debugger) is paused, not finished: its idle GPUs are no end while it stays stopped.
+//! debugger) is paused, not finished: its idle GPUs are no end while it stays stopped; nor are
+//! they while its processes work on the host (an evaluation on the CPU: [`HOST_BUSY_PCT`]).
 //! A job that ends while one of its GPUs is lost gets no notice: it lost its card rather than
 //! finished, and the lost rule's alert is the one that says so.
 
@@ -52,6 +53,9 @@ struct Seen {
     /// Its GPU processes are all stopped (`T`: Ctrl-Z, SIGSTOP; `t`: a debugger): paused by
     /// someone, not finished, however long its GPUs idle.
     stopped: bool,
+    /// Its processes burn CPU ([`HOST_BUSY_PCT`] or more of a core): working on the host (an
+    /// evaluation on the CPU, preprocessing), not finished, while its GPUs idle.
+    host_busy: bool,
     /// The longest absence (its processes gone) or idle pause it came back from: its rhythm.
     longest_gap_ms: i64,
     /// A single process started by a launcher (its parent: not init, not a shell seen here):
@@ -93,6 +97,10 @@ pub struct JobDoneRule {
 /// How long a family whose launcher still runs may be gone before its exit is an end, when
 /// it has no rhythm yet: a sweep agent starts the next trial within a minute or two.
 pub const LAUNCHER_WAIT_MS: i64 = 180_000;
+
+/// A job whose processes use this much of a core (in all) works on the host while its GPUs
+/// idle: a Python loop waiting for nothing sits near 0 %, an evaluation on the CPU near 100 %.
+pub const HOST_BUSY_PCT: f64 = 50.0;
 
 /// Shells and terminal multiplexers: a run started by hand ends while they live on.
 const SHELLS: [&str; 9] = [
@@ -196,6 +204,7 @@ impl JobDoneRule {
                 idle_since: None,
                 reported_idle: false,
                 stopped: false,
+                host_busy: false,
                 launched: false,
                 longest_gap_ms: 0,
                 reported_exit: false,
@@ -233,6 +242,13 @@ impl JobDoneRule {
                 _ => false,
             };
             s.stopped = !states.is_empty() && states.iter().all(|c| matches!(c, 'T' | 't'));
+            let cpu: f64 = job
+                .tree
+                .iter()
+                .filter_map(|pid| snap.processes.iter().find(|p| p.pid == *pid))
+                .filter_map(|p| p.cpu_pct)
+                .sum();
+            s.host_busy = cpu >= HOST_BUSY_PCT;
             let busy = job.gpus.iter().any(|&g| busy_gpu(g));
             if busy {
                 if let Some(since) = s.idle_since {
@@ -262,6 +278,7 @@ impl JobDoneRule {
             } else if let Some(since) = s.idle_since.filter(|_| !s.reported_idle)
                 && s.last_seen_ms == now
                 && !s.stopped
+                && !s.host_busy
                 && now - since
                     >= self
                         .cfg

@@ -146,6 +146,32 @@ fn gpus_going_idle_under_a_live_job_give_the_notice_after_its_rhythm() {
 }
 
 #[test]
+fn a_job_working_on_the_cpu_while_its_gpus_idle_has_not_finished() {
+    // 20 minutes of evaluation on the CPU (the main process at ~100 % of a core, its GPUs
+    // idle): no end. When the process then sits idle itself, the notice comes after its
+    // rhythm (the 20-minute pause is part of it, so twice that).
+    let on_cpu = |t: i64, pct: f64| {
+        let mut s = at(t, 0, true, SIX_H);
+        s.processes[0].cpu_pct = Some(pct);
+        s
+    };
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    drive(&mut r, &clock, 3600, None, |_, t| at(t, 95, true, SIX_H));
+    let ts = drive(&mut r, &clock, 20 * 60, None, |_, t| on_cpu(t, 99.0));
+    assert!(done(&ts).is_empty(), "{ts:#?}");
+    // Back on the GPUs, then a deadlock: the process asleep, nothing on the CPU.
+    drive(&mut r, &clock, 1800, None, |_, t| at(t, 95, true, SIX_H));
+    let ts = drive(&mut r, &clock, 39 * 60, None, |_, t| on_cpu(t, 0.5));
+    assert!(
+        done(&ts).is_empty(),
+        "within twice its 20-minute pause: {ts:#?}"
+    );
+    let ts = drive(&mut r, &clock, 2 * 60, None, |_, t| on_cpu(t, 0.5));
+    assert_eq!(done(&ts).len(), 1, "{ts:#?}");
+}
+
+#[test]
 fn a_family_that_comes_back_is_one_job_and_its_absences_set_its_rhythm() {
     // A sweep's trials: the same launcher's processes exit and come back 80 s later.
     let clock = FakeClock::new(T0);

@@ -1,6 +1,7 @@
 //! Shared or foreign cards: what on a GPU is not the user's — VRAM that no process this
 //! gpumeter can see accounts for (another container or tenant: the driver cannot name PIDs
-//! across PID namespaces), processes of other users, MIG mode (a slice of the card, whose
+//! across PID namespaces), processes of other users on a card the user renting runs on too (a
+//! card only others use is theirs, not shared), MIG mode (a slice of the card, whose
 //! whole-card readings are not one job's). One notice for the machine, with the figures per GPU,
 //! once it held for most of the window. It is information, never idle-time blame: it carries no
 //! cost and says the time is not counted against the user.
@@ -64,18 +65,20 @@ fn main_user(snap: &Snapshot) -> Option<&str> {
 /// [`SharedRule::foreign`]`(..).any()` says, in one pass over the processes and without the
 /// words: the notice's text is built only for the GPUs it names.
 fn any_foreign(snap: &Snapshot, me: Option<&str>, min_hidden: u64) -> Vec<(u32, bool)> {
-    // Per GPU index: memory our processes account for (None: one of them is unknown) and
-    // whether another user's process is on it.
-    let mut acc: Vec<(u32, Option<u64>, bool)> = Vec::with_capacity(snap.gpus.len());
+    // Per GPU index: memory our processes account for (None: one of them is unknown),
+    // whether another user's process is on it
+    // and whether the user renting runs on it too.
+    let mut acc: Vec<(u32, Option<u64>, bool, bool)> = Vec::with_capacity(snap.gpus.len());
     for g in &snap.gpus {
         if !acc.iter().any(|a| a.0 == g.index) {
-            acc.push((g.index, Some(0), false));
+            acc.push((g.index, Some(0), false, false));
         }
     }
     for p in &snap.processes {
         let mine = ours(p);
         let other = p.user.as_deref().is_some_and(|u| Some(u) != me);
-        if !mine && !other {
+        let renter = me.is_some() && p.user.as_deref() == me;
+        if !mine && !other && !renter {
             continue;
         }
         for u in &p.gpu {
@@ -87,16 +90,17 @@ fn any_foreign(snap: &Snapshot, me: Option<&str>, min_hidden: u64) -> Vec<(u32, 
                     a.1.and_then(|seen| Some(seen.saturating_add(u.memory_bytes?)));
             }
             a.2 |= other;
+            a.3 |= renter;
         }
     }
     snap.gpus
         .iter()
         .map(|g| {
-            let (_, seen, other) = acc
+            let (_, seen, other, renter) = acc
                 .iter()
                 .find(|a| a.0 == g.index)
                 .copied()
-                .unwrap_or((g.index, None, false));
+                .unwrap_or((g.index, None, false, false));
             let first = snap.gpu(g.index);
             let hidden = first
                 .filter(|f| f.state == GpuState::Ok)
@@ -105,7 +109,7 @@ fn any_foreign(snap: &Snapshot, me: Option<&str>, min_hidden: u64) -> Vec<(u32, 
                 .map(|(used, seen)| used.saturating_sub(seen))
                 .filter(|b| *b >= min_hidden);
             let mig = first.and_then(|f| f.mig_enabled) == Some(true);
-            (g.index, hidden.is_some() || other || mig)
+            (g.index, hidden.is_some() || (other && renter) || mig)
         })
         .collect()
 }
@@ -160,8 +164,6 @@ struct Foreign {
     others: Vec<String>,
     /// The other users on the GPU, by name, sorted.
     other_users: Vec<String>,
-    /// Whether the user renting runs on the GPU too (shared), or only others do.
-    mine_too: bool,
     mig: bool,
 }
 
@@ -206,15 +208,22 @@ impl SharedRule {
     }
 
     fn foreign(&self, snap: &Snapshot, gpu: u32, me: Option<&str>) -> Foreign {
+        // Another user's processes make a card shared only when the user renting runs on it
+        // too: a card only others use is theirs (a colleague's on a lab box), not shared.
+        let renter_too = me.is_some_and(|me| {
+            snap.processes
+                .iter()
+                .any(|p| p.user.as_deref() == Some(me) && p.gpu.iter().any(|u| u.gpu_index == gpu))
+        });
+        let (others, other_users) = if renter_too {
+            (others_on(snap, gpu, me), users_on(snap, gpu, me))
+        } else {
+            (Vec::new(), Vec::new())
+        };
         Foreign {
             hidden: hidden_bytes(snap, gpu).filter(|b| *b >= self.cfg.min_hidden_bytes),
-            others: others_on(snap, gpu, me),
-            other_users: users_on(snap, gpu, me),
-            mine_too: me.is_some_and(|me| {
-                snap.processes.iter().any(|p| {
-                    p.user.as_deref() == Some(me) && p.gpu.iter().any(|u| u.gpu_index == gpu)
-                })
-            }),
+            others,
+            other_users,
             mig: snap.gpu(gpu).and_then(|g| g.mig_enabled) == Some(true),
         }
     }
@@ -307,23 +316,16 @@ fn alert(ctx: &Ctx<'_>, standing: &BTreeMap<u32, Foreign>, since: i64) -> Alert 
         }
     }
     if !other_gpus.is_empty() {
-        // A GPU the renting user runs on too is shared; one only others run on is theirs.
-        for (mine_too, how) in [(true, "shared with"), (false, "used only by")] {
-            let gpus: Vec<u32> = other_gpus
-                .iter()
-                .copied()
-                .filter(|g| standing.get(g).is_some_and(|f| f.mine_too == mine_too))
-                .collect();
-            if gpus.is_empty() {
-                continue;
-            }
-            let names: BTreeSet<&str> = gpus
-                .iter()
-                .filter_map(|g| standing.get(g))
-                .flat_map(|f| f.other_users.iter().map(String::as_str))
-                .collect();
-            parts.push(format!("{} {how} {}", subject(&gpus), names_text(&names)));
-        }
+        let names: BTreeSet<&str> = other_gpus
+            .iter()
+            .filter_map(|g| standing.get(g))
+            .flat_map(|f| f.other_users.iter().map(String::as_str))
+            .collect();
+        parts.push(format!(
+            "{} shared with {}",
+            subject(&other_gpus),
+            names_text(&names)
+        ));
         for g in &other_gpus {
             if let Some(f) = standing.get(g) {
                 evidence.push((format!("GPU {g}, other users"), f.others.join(", ")));

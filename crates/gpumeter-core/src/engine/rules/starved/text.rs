@@ -47,16 +47,24 @@ fn cores_to_spare(snap: &Snapshot, cfg: &StarvedConfig, js: &JobState) -> bool {
 
 /// Commands of the long-lived servers that answer requests (their GPUs wait on clients), in
 /// lower case with `_` for `-`: TGI's shard runs as `text-generation-server` (its console
-/// script) or `text_generation_server` (the module), and both must match.
-const SERVERS: [&str; 8] = [
+/// script) or `text_generation_server` (the module), and both must match. The model servers
+/// first, then the Python web servers a hand-written model API runs under (FastAPI under
+/// uvicorn, Flask under gunicorn), whose GPU waits on requests just the same.
+const SERVERS: [&str; 14] = [
     "tritonserver",
     "vllm",
     "text_generation_launcher",
     "text_generation_server",
+    "text_embeddings_router",
     "sglang",
     "ray::servereplica",
     "torchserve",
     "lmdeploy",
+    "bentoml",
+    "mlserver",
+    "uvicorn",
+    "gunicorn",
+    "hypercorn",
 ];
 
 /// "tritonserver (pid 4100)" when the job's main process (`main`) is an inference server.

@@ -24,7 +24,9 @@ fn trainer_then_quiet(t: i64, s: i64, busy_s: i64, state: char) -> Snapshot {
         Some((0, 30 * GIB, if busy { 95 } else { 0 })),
     );
     if !busy {
+        // Asleep or stopped, it burns no CPU either.
         p.state = Some(state);
+        p.cpu_pct = Some(0.3);
     }
     p.start_time_unix_s = Some(T0 / 1000 - 3600);
     m.processes.push(p);
@@ -138,6 +140,24 @@ fn tgi_is_an_inference_server_by_its_console_script_name_too() {
         let ts = drive(&mut r, &clock, 5 * 60, None, low_use(command, 0));
         assert_eq!(fired(&ts, "starved"), 0, "{command}: {:?}", names(&ts));
     }
+}
+
+#[test]
+fn a_model_api_under_a_python_web_server_waits_on_requests_not_input() {
+    // A FastAPI vision model at partial load (blind round 2): its GPU waits on clients. A
+    // training script at the same use, with nothing on the host at a limit, is still named.
+    let clock = FakeClock::new(T0);
+    for command in [
+        "python -m uvicorn app.main:app --host 0.0.0.0 --port 8000",
+        "/usr/bin/gunicorn -k uvicorn.workers.UvicornWorker serve:app",
+    ] {
+        let mut r = Rules::default();
+        let ts = drive(&mut r, &clock, 5 * 60, None, low_use(command, 0));
+        assert_eq!(fired(&ts, "starved"), 0, "{command}: {:?}", names(&ts));
+    }
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 5 * 60, None, low_use("python train.py", 0));
+    assert_eq!(fired(&ts, "starved"), 1, "{:?}", names(&ts));
 }
 
 #[test]

@@ -94,7 +94,13 @@ fn growing(cfg: &VramConfig, t: &Track, g: &GpuReading) -> Option<Growth> {
     let levels = t.samples.part_levels(SLICES)?;
     let (first, last) = (*levels.first()?, *levels.last()?);
     let rise = last.saturating_sub(first).min(total);
-    if rise < cfg.min_rise_bytes {
+    // First to last slice centre: (SLICES - 1) slices apart.
+    let minutes = line.covered_ms as f64 * (SLICES as f64 - 1.0) / SLICES as f64 / 60_000.0;
+    let per_min = rise as f64 / minutes.max(f64::MIN_POSITIVE);
+    // The rise over the whole trend at that pace (the slice medians stand a slice in from
+    // each end, so theirs is 4/5 of it: a leak at 0.075 GiB/min rose 1.1 GiB in 15 min).
+    let over_trend = per_min * line.covered_ms as f64 / 60_000.0;
+    if over_trend < cfg.min_rise_bytes as f64 || per_min < cfg.growth_bytes_per_min {
         return None;
     }
     let each = (rise as f64 * SLICE_SHARE) as u64;
@@ -102,12 +108,6 @@ fn growing(cfg: &VramConfig, t: &Track, g: &GpuReading) -> Option<Growth> {
         .windows(2)
         .all(|w| w[1] > w[0] && w[1] - w[0] >= each)
     {
-        return None;
-    }
-    // First to last slice centre: (SLICES - 1) slices apart.
-    let minutes = line.covered_ms as f64 * (SLICES as f64 - 1.0) / SLICES as f64 / 60_000.0;
-    let per_min = rise as f64 / minutes.max(f64::MIN_POSITIVE);
-    if per_min < cfg.growth_bytes_per_min {
         return None;
     }
     let free = total.saturating_sub(used) as f64;

@@ -256,3 +256,22 @@ fn a_job_whose_gpus_all_sit_near_full_gets_one_notice_naming_them() {
         other.title
     );
 }
+
+#[test]
+fn a_slow_leak_that_fills_the_card_this_afternoon_is_named() {
+    // 80 MB/min from 30 GiB on an 80 GiB card: full in ~10 h, within the day's horizon. Its
+    // rise over the 15-minute trend is 1.1 GiB (the slices' medians, a slice in from each end,
+    // see 0.9 of it).
+    let clock = FakeClock::new(T0);
+    let mut r = Rules::default();
+    let per_s = 80e6 / GIB / 60.0;
+    let ts = drive(&mut r, &clock, 25 * 60, None, |s, t| {
+        at(t, 30.0 + per_s * s as f64)
+    });
+    let f = vram(&ts);
+    assert_eq!(f.len(), 1, "{ts:#?}");
+    let a = f[0].alert();
+    assert!(a.title.contains("+0.1 GiB/min"), "{}", a.title);
+    let fired_s = (a.since_unix_ms - T0) / 1000;
+    assert!((12 * 60..=20 * 60).contains(&fired_s), "{fired_s} s");
+}
