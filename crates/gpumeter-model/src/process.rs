@@ -74,6 +74,11 @@ pub struct ProcessReading {
     /// absent off Kubernetes, in the JSON too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod: Option<PodRef>,
+    /// Its parent's short name (comm, sanitized), read for GPU processes: a shell or a
+    /// terminal multiplexer (a run started by hand) or a launcher (torchrun, a sweep agent).
+    /// Absent when unknown, in the JSON too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_name: Option<SharedStr>,
 }
 
 /// How a driver PID was tied to a process seen from inside a container.
@@ -122,6 +127,7 @@ impl ProcessReading {
             pid_match: None,
             busiest_thread: None,
             pod: None,
+            parent_name: None,
         }
     }
 

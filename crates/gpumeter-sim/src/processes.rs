@@ -30,6 +30,8 @@ pub(crate) struct ProcInstance {
     container: Option<SharedStr>,
     cpus_allowed_list: Option<SharedStr>,
     thread_name: Option<SharedStr>,
+    /// The parent's name (ranks only: a worker's parent is its rank).
+    parent_name: Option<SharedStr>,
     /// Elapsed second it starts at (before it: absent) and exits at (`repeat` shifts both).
     start_s: i64,
     until_s: Option<f64>,
@@ -87,6 +89,7 @@ pub(crate) fn expand(scenario: &Scenario) -> Vec<ProcInstance> {
                 container: container.clone(),
                 cpus_allowed_list: cpus_allowed_list.clone(),
                 thread_name: thread_name.clone(),
+                parent_name: shared(&spec.parent),
                 host_pid: spec
                     .host_pid
                     .map(|h| h.saturating_add(rank.saturating_mul(stride))),
@@ -108,6 +111,7 @@ pub(crate) fn expand(scenario: &Scenario) -> Vec<ProcInstance> {
                         container: container.clone(),
                         cpus_allowed_list: cpus_allowed_list.clone(),
                         thread_name: None,
+                        parent_name: None,
                         start_s,
                         until_s,
                     });
@@ -169,6 +173,7 @@ impl ProcInstance {
                 .map(|_| spec.pid_match.unwrap_or(PidMatch::Device)),
             busiest_thread: self.thread(spec, at),
             pod: None,
+            parent_name: self.parent_name.clone(),
         })
     }
 

@@ -258,6 +258,9 @@ pub struct ProcessSpec {
     #[serde(default = "one")]
     pub gpu_stride: u32,
     pub ppid: Option<u32>,
+    /// The parent's short name as a sampler reads it (`bash` for a run started from a
+    /// shell, `torchrun`, `wandb`); absent: unknown.
+    pub parent: Option<String>,
     /// PID inside its container's namespace.
     pub ns_pid: Option<u32>,
     pub user: Option<String>,

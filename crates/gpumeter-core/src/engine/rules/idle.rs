@@ -127,13 +127,13 @@ impl IdleRule {
     pub fn new(cfg: IdleConfig, fire_share: f64, clear_share: f64) -> Self {
         Self {
             window: Window::new(cfg.window_ms, fire_share, clear_share),
+            left: LeftIdle::new(cfg.window_ms, fire_share, clear_share),
             cfg,
             armed: false,
             last_t: None,
             totals: IdleTotals::default(),
             episode: None,
             acc_history: std::collections::VecDeque::new(),
-            left: LeftIdle::default(),
         }
     }
 

@@ -19,6 +19,7 @@ use super::alert::{Alert, AlertKind, Severity};
 use super::config::IdleConfig;
 use super::idle::IdleTally;
 use super::job::gpu_ranges;
+use super::window::Window;
 use super::work::GpuWork;
 use super::{Ctx, RuleOutput};
 
@@ -33,15 +34,29 @@ struct Stretch {
     base_acc: i128,
 }
 
-/// The rule's state: the stretch of each GPU doing no work, and when the alert is next due.
-#[derive(Debug, Clone, Default)]
+/// The rule's state: the stretch of each GPU doing no work, whether each GPU works (over the
+/// idle window, so a hung rank flickering around the stuck thresholds is not work one tick and
+/// none the next), and when the alert is next due.
+#[derive(Debug, Clone)]
 pub struct LeftIdle {
     stretches: BTreeMap<u32, Stretch>,
+    working: BTreeMap<u32, Window>,
+    window: (i64, f64, f64),
     /// When the standing alert is next said (`None`: none stands).
     next_notice_ms: Option<i64>,
 }
 
 impl LeftIdle {
+    /// `window_ms`, `fire_share`, `clear_share`: the hysteresis deciding that a GPU works.
+    pub fn new(window_ms: i64, fire_share: f64, clear_share: f64) -> Self {
+        Self {
+            stretches: BTreeMap::new(),
+            working: BTreeMap::new(),
+            window: (window_ms, fire_share, clear_share),
+            next_notice_ms: None,
+        }
+    }
+
     /// One tick. `machine_alerted`: the machine's idle alert has fired and covers every card.
     pub fn evaluate(
         &mut self,
@@ -73,7 +88,23 @@ impl LeftIdle {
             .retain(|g, _| work.iter().any(|(index, _)| index == g));
         // Productive work: a GPU busy but stuck (a hung collective's spinning ranks) is the
         // hung rule's, and a card idle beside it is part of that story, not left idle.
-        let someone_works = !productive(ctx).is_empty();
+        let now_productive = productive(ctx);
+        let (span, fire, clear) = self.window;
+        for (index, _) in work {
+            self.working
+                .entry(*index)
+                .or_insert_with(|| Window::new(span, fire, clear))
+                .push(now, Some(now_productive.contains(index)));
+        }
+        self.working
+            .retain(|g, _| work.iter().any(|(index, _)| index == g));
+        let busy: Vec<u32> = self
+            .working
+            .iter()
+            .filter(|(_, w)| w.is_active())
+            .map(|(g, _)| *g)
+            .collect();
+        let someone_works = !busy.is_empty();
         let left: Vec<(u32, Stretch)> = self
             .stretches
             .iter()
@@ -97,7 +128,7 @@ impl LeftIdle {
             }
             Some(_) => {}
         }
-        out.alerts.push(alert(ctx, cfg, tallies, &left));
+        out.alerts.push(alert(ctx, cfg, tallies, &left, &busy));
         out
     }
 }
@@ -123,10 +154,10 @@ fn alert(
     cfg: &IdleConfig,
     tallies: &BTreeMap<u32, IdleTally>,
     left: &[(u32, Stretch)],
+    busy: &[u32],
 ) -> Alert {
     let snap = ctx.snap;
     let gpus: Vec<u32> = left.iter().map(|(g, _)| *g).collect();
-    let busy = productive(ctx);
     let since = left
         .iter()
         .map(|(_, s)| s.since_ms)
@@ -153,7 +184,7 @@ fn alert(
     let head = format!(
         "{} idle {minutes} while {} {verb}",
         subject(&gpus),
-        subject(&busy)
+        subject(busy)
     );
     let title = match idle_rate {
         Some(rate) => format!(
@@ -169,7 +200,7 @@ fn alert(
             "GPUs idle".to_string(),
             format!("{}/{}", gpus.len(), snap.gpus.len()),
         ),
-        ("busy".to_string(), subject(&busy)),
+        ("busy".to_string(), subject(busy)),
     ];
     for (g, s) in left {
         let holds = snap.gpu(*g).and_then(|r| r.memory_used_bytes).map_or_else(

@@ -51,6 +51,7 @@ mod limits;
 mod memory;
 mod nic;
 mod nspid;
+mod parents;
 mod per_device;
 mod pid_match;
 mod place;

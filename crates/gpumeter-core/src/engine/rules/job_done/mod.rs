@@ -10,7 +10,8 @@
 //! same job coming back and its time counts together. An exit is an end once the family has
 //! been gone longer than 1.5 × the longest absence it came back from (at once — `confirm` —
 //! when it never came back before; a single process under a launcher — a sweep agent's trial,
-//! not a run from a shell — gets [`LAUNCHER_WAIT_MS`] for its next trial to start); a live job's GPUs idle are an end after `went_idle`
+//! not a run from a shell (its parent's name says which) — gets [`LAUNCHER_WAIT_MS`] for its
+//! next trial to start); a live job's GPUs idle are an end after `went_idle`
 //! (default 5 min) and twice its longest pause so far (checkpoints, evaluations, a sweep's
 //! set-up between trials). The
 //! exit status is not ours to read (gpumeter is not the job's parent); what is known is said —
@@ -107,10 +108,12 @@ const SHELLS: [&str; 9] = [
     "bash", "sh", "zsh", "fish", "dash", "tmux", "screen", "sshd", "login",
 ];
 
-fn is_shell(p: &gpumeter_model::ProcessReading) -> bool {
-    p.name
-        .as_deref()
-        .is_some_and(|n| SHELLS.contains(&n.trim_start_matches('-')))
+/// Whether `name` (a comm) is a shell or multiplexer (`-bash` is a login shell; tmux's server
+/// is `tmux: server`).
+fn is_shell(name: &str) -> bool {
+    let name = name.trim_start_matches('-');
+    let name = name.split_once(':').map_or(name, |(head, _)| head);
+    SHELLS.contains(&name)
 }
 
 /// The wait [`LAUNCHER_WAIT_MS`] for a launched single process with no rhythm yet, else none.
@@ -233,11 +236,18 @@ impl JobDoneRule {
                 .filter_map(|pid| snap.processes.iter().find(|p| p.pid == *pid))
                 .filter_map(|p| p.state)
                 .collect();
-            // The launcher itself is not sampled (only GPU processes and their descendants
-            // are): a parent seen here as a shell is a run started by hand.
+            // The sampler names a GPU process's parent; a parent that is a shell is a run
+            // started by hand, whose exit is its end. Unnamed (a recording, another source),
+            // only a parent seen among the processes can tell.
             s.launched = match (job.key, family) {
                 (JobKey::Process(_), JobKey::Parent(pp)) => {
-                    !snap.processes.iter().any(|p| p.pid == pp && is_shell(p))
+                    match main.and_then(|m| m.parent_name.as_deref()) {
+                        Some(parent) => !is_shell(parent),
+                        None => !snap
+                            .processes
+                            .iter()
+                            .any(|p| p.pid == pp && p.name.as_deref().is_some_and(is_shell)),
+                    }
                 }
                 _ => false,
             };

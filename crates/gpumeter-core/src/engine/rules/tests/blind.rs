@@ -161,6 +161,37 @@ fn a_model_api_under_a_python_web_server_waits_on_requests_not_input() {
 }
 
 #[test]
+fn a_run_started_from_a_shell_ends_at_its_exit_and_a_launchers_trial_waits_for_the_next() {
+    // One python process (parent pid 50) trains 20 min, then exits; the parent lives on.
+    let run = |parent: &'static str| {
+        move |s: i64, t: i64| {
+            let mut m = machine(t, [if s < 1200 { 95 } else { 0 }, 0]);
+            if s < 1200 {
+                let mut p = process(100, 50, 90.0, Some((0, 30 * GIB, 95)));
+                p.start_time_unix_s = Some(T0 / 1000 - 600);
+                p.parent_name = Some(parent.into());
+                m.processes.push(p);
+            }
+            m
+        }
+    };
+    // Whether the notice has come 15 s after the exit, and 5 minutes after it.
+    let done_by = |parent: &'static str| {
+        let clock = FakeClock::new(T0);
+        let mut r = Rules::default();
+        let soon = fired(&drive(&mut r, &clock, 1215, None, run(parent)), "job_done");
+        let rest = |s: i64, t: i64| run(parent)(s + 1215, t);
+        let later = fired(&drive(&mut r, &clock, 300, None, rest), "job_done");
+        (soon, soon + later)
+    };
+    // From a shell in tmux: its end, said within seconds.
+    assert_eq!(done_by("bash"), (1, 1));
+    assert_eq!(done_by("tmux: server"), (1, 1));
+    // Under a sweep agent: the next trial may follow, so the end waits 3 minutes.
+    assert_eq!(done_by("wandb"), (0, 1));
+}
+
+#[test]
 fn a_sweep_agents_one_process_trials_are_one_family_with_a_rhythm() {
     // Trials under agent pid 50: 19 min of work, 40 s between trials, a new pid each time.
     let clock = FakeClock::new(T0);

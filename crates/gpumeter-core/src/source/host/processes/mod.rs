@@ -17,6 +17,7 @@ use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use gpumeter_model::{GpuUse, PidMatch, ProcessReading};
 
 use super::gpu_fds::{self, DevDir};
+use super::parents::ParentNames;
 use super::pid_match::{self, Candidate, Wanted};
 use super::scan::Scanner;
 use super::stat::ProcStat;
@@ -56,6 +57,8 @@ pub(super) struct ProcessTracker {
     focus: ProcessFocus,
     focus_seen: Option<u64>,
     watched: Watched,
+    /// The GPU processes' parents' names (a shell, or a launcher).
+    parents: ParentNames,
 }
 
 /// What a tick works with, kept between ticks.
@@ -116,6 +119,7 @@ impl ProcessTracker {
             focus: ProcessFocus::new(),
             focus_seen: None,
             watched: Watched::All,
+            parents: ParentNames::new(),
         }
     }
 
@@ -301,6 +305,7 @@ impl ProcessTracker {
                 reading.busiest_thread =
                     self.threads
                         .busiest(&self.proc, dir, stat, now_ms, self.ticks_per_s, fresh);
+                reading.parent_name = self.parents.name(&self.proc, stat.ppid, now_ms);
             }
             reading.host_pid = row.host_pid;
             reading.pid_match = row.how;
@@ -308,6 +313,7 @@ impl ProcessTracker {
             out.push(reading);
         }
         self.threads.end_tick();
+        self.parents.end_tick();
         if !buf.missing.is_empty() {
             warnings.push(format!(
                 "{} GPU process(es) not visible in {} and held by no process here (exited, or \
@@ -530,6 +536,7 @@ impl ProcessTracker {
             pid_match: None,
             busiest_thread: None,
             pod: shown.pod,
+            parent_name: None,
         }
     }
 }
