@@ -32,15 +32,46 @@ const MAX_MIG_DEVICES: u32 = 16;
 
 /// The UUIDs of a MIG-enabled GPU's MIG devices. An empty slot answers NotFound and is
 /// skipped; a driver without the calls gives none (the kubelet's MIG ids then go unmatched
-/// and the pods come from the processes' cgroups).
-fn mig_uuids(dev: &Device<'_>) -> Vec<gpumeter_model::SharedStr> {
-    let count = dev.mig_device_count().unwrap_or(0).min(MAX_MIG_DEVICES);
-    (0..count)
-        .filter_map(|i| dev.mig_device_by_index(i).and_then(|m| m.uuid()).ok())
+/// and the pods come from the processes' cgroups). Any other failure comes back as a warning,
+/// which stands until the next settings read: not silently taken for a board without slices.
+fn mig_uuids(dev: &Device<'_>, index: u32) -> (Vec<gpumeter_model::SharedStr>, Option<String>) {
+    let mut failed: Option<NvmlError> = None;
+    let mut note = |e: NvmlError| {
+        let quiet = matches!(e, NvmlError::NotFound)
+            || super::errors::classify(&e) == super::errors::ErrorKind::Unsupported;
+        if !quiet && failed.is_none() {
+            failed = Some(e);
+        }
+    };
+    let count = match dev.mig_device_count() {
+        Ok(n) => n.min(MAX_MIG_DEVICES),
+        Err(e) => {
+            note(e);
+            0
+        }
+    };
+    let uuids = (0..count)
+        .filter_map(
+            |i| match dev.mig_device_by_index(i).and_then(|m| m.uuid()) {
+                Ok(u) => Some(u),
+                Err(e) => {
+                    note(e);
+                    None
+                }
+            },
+        )
         .map(|u| sanitize(&u, MAX_IDENTITY_CHARS))
         .filter(|u| !u.is_empty())
         .map(Into::into)
-        .collect()
+        .collect();
+    let warning = failed.map(|e| {
+        line(&format!(
+            "GPU {index}: MIG devices not listed ({}): pods on its slices are told by their \
+             processes' cgroups",
+            super::errors::describe(&e)
+        ))
+    });
+    (uuids, warning)
 }
 
 /// NVML's `NVML_DEVICE_MIG_ENABLE`.
@@ -133,13 +164,14 @@ pub(crate) fn read_device(
             && SETTINGS
                 .iter()
                 .all(|&reading| ask.failure(reading).is_none());
-        slot.settings.mig_uuids = if read.mig_enabled == Some(true) {
-            mig_uuids(dev)
+        (slot.settings.mig_uuids, slot.settings.mig_warning) = if read.mig_enabled == Some(true) {
+            mig_uuids(dev, slot.index)
         } else {
-            Vec::new()
+            (Vec::new(), None)
         };
         slot.settings.keep(read, complete, now_ms);
     }
+    warnings.extend(slot.settings.mig_warning.clone());
     let set = slot.settings.last;
 
     let st = &slot.statics;

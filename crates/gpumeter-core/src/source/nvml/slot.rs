@@ -75,6 +75,8 @@ pub(crate) struct SettingsSlot {
     /// With MIG on, its MIG devices' UUIDs (how the kubelet names the slices it gives out),
     /// read with the settings; empty otherwise.
     pub(crate) mig_uuids: Vec<gpumeter_model::SharedStr>,
+    /// Why listing them failed, said with every reading until the next settings read.
+    pub(crate) mig_warning: Option<String>,
 }
 
 impl SettingsSlot {
@@ -93,6 +95,7 @@ impl SettingsSlot {
     fn forget(&mut self) {
         self.last = Settings::default();
         self.mig_uuids.clear();
+        self.mig_warning = None;
         self.due.reset();
     }
 }
@@ -135,6 +138,7 @@ impl DeviceSlot {
                 due: Every::new(timing.settings_interval_ms),
                 last: Settings::default(),
                 mig_uuids: Vec::new(),
+                mig_warning: None,
             },
         }
     }
