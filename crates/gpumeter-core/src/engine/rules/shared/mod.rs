@@ -1,14 +1,14 @@
 //! Shared or foreign cards: what on a GPU is not the user's — VRAM that no process this
 //! gpumeter can see accounts for (another container or tenant: the driver cannot name PIDs
 //! across PID namespaces), processes of other users on a card the user renting runs on too (a
-//! card only others use is theirs, not shared), MIG mode (a slice of the card, whose
+//! card only others use is theirs, not shared; a display server is the machine's), MIG mode (a slice of the card, whose
 //! whole-card readings are not one job's). One notice for the machine, with the figures per GPU,
 //! once it held for most of the window. It is information, never idle-time blame: it carries no
 //! cost and says the time is not counted against the user.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use gpumeter_model::{GpuState, ProcessReading, Snapshot};
+use gpumeter_model::{GpuProcessKind, GpuState, ProcessReading, Snapshot};
 
 use super::alert::{Alert, AlertKind, Severity};
 use super::config::SharedConfig;
@@ -89,7 +89,8 @@ fn any_foreign(snap: &Snapshot, me: Option<&str>, min_hidden: u64) -> Vec<(u32, 
                 a.1 =
                     a.1.and_then(|seen| Some(seen.saturating_add(u.memory_bytes?)));
             }
-            a.2 |= other;
+            // A display server (graphics only) is the machine's, not another tenant's work.
+            a.2 |= other && u.kind != GpuProcessKind::Graphics;
             a.3 |= renter;
         }
     }
@@ -120,7 +121,10 @@ fn others_on(snap: &Snapshot, gpu: u32, me: Option<&str>) -> Vec<String> {
         .iter()
         .filter(|p| p.user.as_deref().is_some_and(|u| Some(u) != me))
         .filter_map(|p| {
-            let u = p.gpu.iter().find(|u| u.gpu_index == gpu)?;
+            let u = p
+                .gpu
+                .iter()
+                .find(|u| u.gpu_index == gpu && u.kind != GpuProcessKind::Graphics)?;
             let mem = u.memory_bytes.map_or_else(
                 || crate::units::NA.to_string(),
                 |b| format!("{:.1} GiB", b as f64 / GIB),
@@ -139,7 +143,11 @@ fn users_on(snap: &Snapshot, gpu: u32, me: Option<&str>) -> Vec<String> {
     let names: BTreeSet<&str> = snap
         .processes
         .iter()
-        .filter(|p| p.gpu.iter().any(|u| u.gpu_index == gpu))
+        .filter(|p| {
+            p.gpu
+                .iter()
+                .any(|u| u.gpu_index == gpu && u.kind != GpuProcessKind::Graphics)
+        })
         .filter_map(|p| p.user.as_deref())
         .filter(|u| Some(*u) != me)
         .collect();

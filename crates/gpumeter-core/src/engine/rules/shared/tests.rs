@@ -117,6 +117,10 @@ fn gpus_only_another_user_runs_on_are_theirs_not_shared() {
         s.processes.push(proc_on(200, "bob", 2, 10, true));
         s.processes.push(proc_on(201, "carol", 3, 10, true));
         s.processes.push(proc_on(202, "dave", 1, 2, true));
+        // root's display server on GPU 0 beside alice: the machine's, not a tenant.
+        let mut xorg = proc_on(203, "root", 0, 0, true);
+        xorg.gpu[0].kind = GpuProcessKind::Graphics;
+        s.processes.push(xorg);
         s.gpus[1].memory_used_bytes = Some(32 * GIB);
         s.gpus[2].memory_used_bytes = Some(10 * GIB);
         s.gpus[3].memory_used_bytes = Some(10 * GIB);
