@@ -15,7 +15,7 @@ const MAX_PENDING: usize = 256;
 
 /// Rules, autostop and what they said since the last drain.
 #[derive(Debug, Clone)]
-pub struct Insights {
+pub(crate) struct Insights {
     rules: Rules,
     autostop: Autostop,
     rate_per_hour: Option<Money>,

@@ -25,7 +25,7 @@ pub(super) struct Share {
 impl Share {
     /// The sums once `given` ms of the tick are counted: each time field grown by its share,
     /// rounded down, so the minutes it lands in keeps the remainder.
-    pub fn after(&self, given: i64) -> Recorded {
+    pub(crate) fn after(&self, given: i64) -> Recorded {
         let part = |d: i64| {
             if self.credited <= 0 {
                 return 0;

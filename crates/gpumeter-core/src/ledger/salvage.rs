@@ -22,7 +22,7 @@ const TABLES: [(&str, &str); 4] = [
 
 /// What was copied.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Salvaged {
+pub(crate) struct Salvaged {
     pub sessions: usize,
     pub minutes: usize,
     /// Whether some scan stopped at damage (rows between the two ends may be lost).
@@ -31,7 +31,7 @@ pub struct Salvaged {
 
 impl Salvaged {
     /// "copied in what was still readable: 121 minute(s) of 2 session(s)", or that nothing was.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         if self.minutes == 0 && self.sessions == 0 {
             return "nothing in it was readable".into();
         }

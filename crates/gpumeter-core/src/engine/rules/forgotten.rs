@@ -7,6 +7,8 @@
 //! VRAM held and the GPU-hours it has blocked since it went quiet, with their cost at the
 //! per-GPU share of the rate.
 //!
+//! A process working on the CPU (at least half a core) is in use, not forgotten.
+//!
 //! The SM reading is the process's own (NVML per-process utilization); when the driver does not
 //! give one, the GPU's util stands in (a GPU at 0 % runs nobody's kernels). Graphics-only
 //! processes (display servers) are left alone. State is kept per (pid, start time, GPU) and
@@ -81,10 +83,15 @@ impl ForgottenRule {
         }
     }
 
-    /// Whether this use of a GPU looks forgotten right now (`None`: cannot say).
-    fn quiet(&self, snap: &Snapshot, u: &GpuUse) -> Option<bool> {
+    /// Whether this use of a GPU looks forgotten right now (`None`: cannot say). A process at
+    /// work on the CPU (an evaluation between training phases, a notebook cell in pandas) is
+    /// in use, whatever its GPU does.
+    fn quiet(&self, snap: &Snapshot, p: &ProcessReading, u: &GpuUse) -> Option<bool> {
         let vram = u.memory_bytes?;
-        if vram < self.cfg.min_vram_bytes {
+        if vram < self.cfg.min_vram_bytes
+            || p.cpu_pct
+                .is_some_and(|c| c >= super::job_done::HOST_BUSY_PCT)
+        {
             return Some(false);
         }
         let sm = match u.sm_util_pct {
@@ -104,7 +111,7 @@ impl ForgottenRule {
         for p in &snap.processes {
             for u in p.gpu.iter().filter(|u| u.kind != GpuProcessKind::Graphics) {
                 let key = (p.pid, p.start_time_unix_s, u.gpu_index);
-                let value = self.quiet(snap, u);
+                let value = self.quiet(snap, p, u);
                 let busy = value == Some(false) && u.memory_bytes >= Some(self.cfg.min_vram_bytes);
                 // A process that ran kernels for even 1 % of the window is in use (an inference
                 // server between bursts), not forgotten.

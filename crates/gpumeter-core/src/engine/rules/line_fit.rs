@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 
 /// The fitted trend.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Trend {
+pub(crate) struct Trend {
     pub bytes_per_min: f64,
     pub r2: f64,
     pub rise_bytes: f64,
@@ -28,7 +28,7 @@ const REBASE_AFTER_MS: i64 = 1 << 40;
 /// A sliding window of samples with the running sums of its least-squares line. The sums are
 /// integers (ms and bytes), so adding and evicting samples never accumulates rounding.
 #[derive(Debug, Clone, Default)]
-pub struct LineFit {
+pub(crate) struct LineFit {
     samples: VecDeque<(i64, u64)>,
     /// Time the offsets `x` are taken from.
     base: i64,
@@ -43,16 +43,16 @@ pub struct LineFit {
 
 impl LineFit {
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.samples.len()
     }
 
     /// The newest sample's time.
-    pub fn last_t(&self) -> Option<i64> {
+    pub(crate) fn last_t(&self) -> Option<i64> {
         self.samples.back().map(|&(t, _)| t)
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         *self = Self::default();
     }
 
@@ -74,7 +74,7 @@ impl LineFit {
     }
 
     /// Appends the sample read at `t_ms` (times must not go back: the caller clears first).
-    pub fn push(&mut self, t_ms: i64, bytes: u64) {
+    pub(crate) fn push(&mut self, t_ms: i64, bytes: u64) {
         if self.samples.is_empty() {
             self.clear();
             self.base = t_ms;
@@ -88,14 +88,14 @@ impl LineFit {
     }
 
     /// Drops the oldest sample.
-    pub fn pop_front(&mut self) {
+    pub(crate) fn pop_front(&mut self) {
         if let Some((t, y)) = self.samples.pop_front() {
             self.add(t, y, -1);
         }
     }
 
     /// The oldest sample's time.
-    pub fn front_t(&self) -> Option<i64> {
+    pub(crate) fn front_t(&self) -> Option<i64> {
         self.samples.front().map(|&(t, _)| t)
     }
 
@@ -113,7 +113,7 @@ impl LineFit {
     /// The median reading of each of `parts` equal time slices of the window, oldest first;
     /// `None` when a slice holds no sample. Robust where the line is not: a one-time step
     /// moves at most the slices it falls in, a leak moves every one.
-    pub fn part_levels(&self, parts: usize) -> Option<Vec<u64>> {
+    pub(crate) fn part_levels(&self, parts: usize) -> Option<Vec<u64>> {
         let (t0, t1) = (self.front_t()?, self.last_t()?);
         let span = i128::from(t1 - t0).max(1) + 1;
         let parts_i = i128::try_from(parts).ok()?.max(1);
@@ -136,7 +136,7 @@ impl LineFit {
 
     /// The least-squares line through the window; `None` with fewer than 3 samples or when
     /// every sample has the same time.
-    pub fn trend(&self) -> Option<Trend> {
+    pub(crate) fn trend(&self) -> Option<Trend> {
         if self.samples.len() < 3 {
             return None;
         }
@@ -173,7 +173,7 @@ impl LineFit {
 
 /// The least-squares line through `(t_ms, bytes)`, computed from scratch in floating point;
 /// `None` with fewer than 3 points.
-pub fn fit(samples: impl Iterator<Item = (i64, f64)> + Clone) -> Option<Trend> {
+pub(crate) fn fit(samples: impl Iterator<Item = (i64, f64)> + Clone) -> Option<Trend> {
     let mut it = samples.clone();
     let (t0, _) = it.next()?;
     let (mut len, mut t1) = (1usize, t0);

@@ -63,7 +63,7 @@ impl Plan {
 
 /// The last tick's jobs and the shape they were built from.
 #[derive(Debug, Clone, Default)]
-pub struct JobCache {
+pub(crate) struct JobCache {
     /// The shape of the snapshot the jobs were built from (see [`shape`]).
     shape: Vec<u32>,
     /// This tick's shape, compared with `shape` (kept to reuse its allocation).
@@ -81,7 +81,7 @@ pub struct JobCache {
 
 impl JobCache {
     /// Brings the jobs up to `snap`: rebuilt when its shape differs from the last one's.
-    pub fn update(&mut self, snap: &Snapshot) {
+    pub(crate) fn update(&mut self, snap: &Snapshot) {
         shape(snap, &mut self.next, &mut self.mains, &mut self.held);
         if self.next != self.shape || self.rebuilds == 0 {
             std::mem::swap(&mut self.shape, &mut self.next);
@@ -95,23 +95,23 @@ impl JobCache {
     }
 
     /// The jobs holding GPUs at the last [`JobCache::update`], in key order.
-    pub fn jobs(&self) -> &[Job] {
+    pub(crate) fn jobs(&self) -> &[Job] {
         &self.jobs
     }
 
     /// Whether a compute process holds `gpu` (as [`job::held`]).
-    pub fn held(&self, gpu: u32) -> bool {
+    pub(crate) fn held(&self, gpu: u32) -> bool {
         self.held.contains(&gpu)
     }
 
     #[cfg(test)]
-    pub fn rebuilds(&self) -> u64 {
+    pub(crate) fn rebuilds(&self) -> u64 {
         self.rebuilds
     }
 
     /// The numbers of job `i` in `snap` (the snapshot of the last update), as
     /// [`job::sample_in`] gives them.
-    pub fn sample(&self, snap: &Snapshot, i: usize) -> Option<JobSample> {
+    pub(crate) fn sample(&self, snap: &Snapshot, i: usize) -> Option<JobSample> {
         let job = self.jobs.get(i)?;
         Some(match self.plans.as_ref().and_then(|p| p.get(i)) {
             Some(plan) => planned(snap, job, plan),
@@ -121,7 +121,7 @@ impl JobCache {
 
     /// The earliest start time (Unix s) among job `i`'s GPU processes, as a scan of the
     /// snapshot for each root finds it.
-    pub fn roots_started(&self, snap: &Snapshot, i: usize) -> Option<i64> {
+    pub(crate) fn roots_started(&self, snap: &Snapshot, i: usize) -> Option<i64> {
         let job = self.jobs.get(i)?;
         match self.plans.as_ref().and_then(|p| p.get(i)) {
             Some(plan) => plan

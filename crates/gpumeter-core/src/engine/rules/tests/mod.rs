@@ -263,6 +263,28 @@ fn forgotten_allocation_fires_after_fifteen_minutes_and_clears_when_the_process_
 }
 
 #[test]
+fn a_process_evaluating_on_the_cpu_is_in_use_not_forgotten() {
+    // 30 GiB held, no kernels for 20 minutes while its main thread evaluates on the CPU: in
+    // use. The same quiet with the process asleep is a forgotten allocation.
+    let run = |cpu: f64| {
+        let clock = FakeClock::new(T0);
+        let mut r = Rules::default();
+        let ts = drive(&mut r, &clock, 20 * 60, None, |_, t| {
+            let mut m = machine(t, [0, 0]);
+            m.processes
+                .push(process(4242, 1, cpu, Some((0, 30 * GIB, 0))));
+            m
+        });
+        names(&ts)
+            .into_iter()
+            .filter(|(what, id)| *what == "fired" && id.starts_with("forgotten"))
+            .count()
+    };
+    assert_eq!(run(99.0), 0);
+    assert_eq!(run(0.5), 1);
+}
+
+#[test]
 fn the_ranks_of_a_run_that_hung_on_exit_are_one_forgotten_alert() {
     let clock = FakeClock::new(T0);
     let mut r = Rules::default();
