@@ -174,6 +174,7 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
             // terminal is touched; a later one ends the dashboard with the same message.
             let (tx, rx) = tokio::sync::mpsc::channel(16);
             let (args, rec, at) = (g.clone(), cli.recording.clone(), clock.clone());
+            let socket = pods_socket(&cli.kube);
             let focus = options.focus.clone();
             let interval_ms = options.interval_ms;
             let open = move || {
@@ -187,7 +188,8 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
                     }
                     None => source_for(&args, at, &rec, notice),
                 };
-                opened.map(|mut source| {
+                opened.map(|source| {
+                    let mut source = launch::with_pods(source, socket.as_deref());
                     source.set_focus(focus);
                     source
                 })
@@ -270,6 +272,12 @@ pub(crate) fn source_for(
         Some(path) => launch::record_to(source, path, record_options(&rec.caps, g))?,
         None => source,
     })
+}
+
+/// The kubelet's socket to ask for pods, when `--kubernetes` (auto: the socket is there, or
+/// the Kubernetes service environment says gpumeter runs in a pod) names them.
+pub(crate) fn pods_socket(k: &cli::KubeArgs) -> Option<std::path::PathBuf> {
+    k.socket(std::env::var_os("KUBERNETES_SERVICE_HOST").is_some())
 }
 
 pub(crate) fn record_options(
