@@ -1,4 +1,5 @@
-//! One GPU as a bordered panel: util and memory-controller bars (and GPM's SM activity between
+//! One GPU as a bordered panel, its Kubernetes pods in the title where it is given to some:
+//! util and memory-controller bars (and GPM's SM activity between
 //! them where the card has GPM, the title saying so), VRAM, power and energy,
 //! temperature and fan, SM/memory clocks against their maximum, PCIe traffic and link, throttle
 //! reasons (slowdowns highlighted) and VRAM another tenant holds. A lost GPU gets a panel that says so; every absent reading
@@ -42,10 +43,7 @@ impl Widget for GpuPanel<'_> {
             (false, true) => theme.border_selected,
             (false, false) => theme.border,
         };
-        let mut title = vec![styled(format!(" GPU{} ", gpu.index), theme.title)];
-        if let Some(name) = &gpu.name {
-            title.push(styled(format!("{} ", short_name(name)), theme.text));
-        }
+        let mut title = head(gpu, usize::from(area.width.saturating_sub(2)), theme);
         if gpu.state == GpuState::Error {
             title.push(styled(" ERROR ", theme.alarm));
         }
@@ -64,6 +62,36 @@ impl Widget for GpuPanel<'_> {
         };
         Lines::new(lines).render(inner, buf);
     }
+}
+
+/// `GPU0 H100 80GB HBM3 · pod trainer-7f9c` in `room` cells: the pods the GPU is given to
+/// (MIG: several), the word `pod` and then the card's model (the same on most panels) giving
+/// way to them where all does not fit.
+fn head(gpu: &GpuReading, room: usize, theme: &Theme) -> Vec<Span<'static>> {
+    let index = styled(format!(" GPU{} ", gpu.index), theme.title);
+    let model = gpu.name.as_ref().map(|n| format!("{} ", short_name(n)));
+    let Some((word, pods)) = fmt::pod_names(&gpu.pods) else {
+        let mut title = vec![index];
+        title.extend(model.map(|m| styled(m, theme.text)));
+        return title;
+    };
+    let worded = format!("{word} {pods} ");
+    let bare = format!("{pods} ");
+    let tries = [
+        (model.as_deref(), &worded),
+        (model.as_deref(), &bare),
+        (None, &worded),
+        (None, &bare),
+    ];
+    let fits = |(m, p): &(Option<&str>, &String)| {
+        fmt::width(&index.content) + m.map_or(0, fmt::width) + 2 + fmt::width(p) <= room
+    };
+    let (m, p) = tries.iter().find(|t| fits(t)).unwrap_or(&tries[3]);
+    let mut title = vec![index];
+    title.extend(m.map(|m| styled(m.to_string(), theme.text)));
+    title.push(styled("· ", theme.dim));
+    title.push(styled(p.to_string(), theme.text));
+    title
 }
 
 /// What to say instead of readings for a GPU that does not answer.
