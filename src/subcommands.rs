@@ -207,9 +207,9 @@ pub(crate) fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
         (WatchClock::Real(real.clone()), real)
     };
     let notice = launch::spot_watch(&settings, g.simulated());
-    let source = source_for(g, shared, recording_of(cli, &args.recording), notice)?;
     let socket = crate::pods_socket(&args.kube.or(&cli.kube));
-    let mut source = launch::with_pods(source, socket.as_deref());
+    let rec = recording_of(cli, &args.recording);
+    let mut source = source_for(g, shared, rec, notice, socket.as_deref())?;
     let ledger = ledger_path(&settings.ledger);
     let opts = WatchOptions {
         for_ms: args.for_.map(millis),
@@ -289,10 +289,10 @@ pub(crate) fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
     }
     let clock: SharedClock = Arc::new(SystemClock);
     let notice = launch::spot_watch(&settings, g.simulated());
-    let source = source_for(g, clock.clone(), recording_of(cli, &args.recording), notice)?;
     let socket = crate::pods_socket(&args.kube.or(&cli.kube));
     let pods = socket.is_some();
-    let source = launch::with_pods(source, socket.as_deref());
+    let rec = recording_of(cli, &args.recording);
+    let source = source_for(g, clock.clone(), rec, notice, socket.as_deref())?;
     let session = gpumeter_core::session::Session::new(gpumeter_core::session::SessionConfig {
         pricing: settings.pricing,
         ledger_path: ledger_path(&settings.ledger),

@@ -315,3 +315,12 @@ fn hostile_names_from_the_kubelet_arrive_sanitized_and_stay_in_their_cell() {
         }
     }
 }
+
+#[test]
+fn snapshots_on_kubernetes() {
+    let engine = fixtures::engine_with(on_kubernetes());
+    for (name, w, h) in [("80x24_pods", 80, 24), ("120x40_pods", 120, 40)] {
+        let buf = render(&mut app(), &engine, w, h);
+        insta::assert_snapshot!(name, buffer_to_string(&buf));
+    }
+}
