@@ -1,4 +1,4 @@
-//! One GPU as a bordered panel, its Kubernetes pods in the title where it is given to some:
+//! One GPU as a bordered panel, its title ([`title`]: the card, its Kubernetes pods) over
 //! util and memory-controller bars (and GPM's SM activity between
 //! them where the card has GPM, the title saying so), VRAM, power and energy,
 //! temperature and fan, SM/memory clocks against their maximum, PCIe traffic and link, throttle
@@ -17,6 +17,9 @@ use crate::ui::theme::{Scale, Theme};
 use crate::ui::widgets::fmt::{self, styled};
 use crate::ui::widgets::frame_box::FrameBox;
 use crate::ui::widgets::text::Lines;
+pub use title::short_name;
+
+mod title;
 
 /// One GPU's panel, drawn into a [`crate::ui::layout::PANEL_HEIGHT`]-row cell.
 pub struct GpuPanel<'a> {
@@ -43,16 +46,10 @@ impl Widget for GpuPanel<'_> {
             (false, true) => theme.border_selected,
             (false, false) => theme.border,
         };
-        let mut title = head(gpu, usize::from(area.width.saturating_sub(2)), theme);
-        if gpu.state == GpuState::Error {
-            title.push(styled(" ERROR ", theme.alarm));
-        }
-        if gpu.sm_active_pct.is_some() && problem.is_none() {
-            // Where the activity figure comes from: GPM's SM activity (the SM gauge), not util.
-            title.push(styled("· activity: GPM ", theme.dim));
-        }
+        let room = usize::from(area.width.saturating_sub(2));
+        let title = title::title(gpu, problem.is_some(), room, theme);
         let inner = FrameBox::inner(area);
-        FrameBox::new(border, Line::from(title)).render(area, buf);
+        FrameBox::new(border, title).render(area, buf);
         if inner.width == 0 || inner.height == 0 {
             return;
         }
@@ -62,36 +59,6 @@ impl Widget for GpuPanel<'_> {
         };
         Lines::new(lines).render(inner, buf);
     }
-}
-
-/// `GPU0 H100 80GB HBM3 · pod trainer-7f9c` in `room` cells: the pods the GPU is given to
-/// (MIG: several), the word `pod` and then the card's model (the same on most panels) giving
-/// way to them where all does not fit.
-fn head(gpu: &GpuReading, room: usize, theme: &Theme) -> Vec<Span<'static>> {
-    let index = styled(format!(" GPU{} ", gpu.index), theme.title);
-    let model = gpu.name.as_ref().map(|n| format!("{} ", short_name(n)));
-    let Some((word, pods)) = fmt::pod_names(&gpu.pods) else {
-        let mut title = vec![index];
-        title.extend(model.map(|m| styled(m, theme.text)));
-        return title;
-    };
-    let worded = format!("{word} {pods} ");
-    let bare = format!("{pods} ");
-    let tries = [
-        (model.as_deref(), &worded),
-        (model.as_deref(), &bare),
-        (None, &worded),
-        (None, &bare),
-    ];
-    let fits = |(m, p): &(Option<&str>, &String)| {
-        fmt::width(&index.content) + m.map_or(0, fmt::width) + 2 + fmt::width(p) <= room
-    };
-    let (m, p) = tries.iter().find(|t| fits(t)).unwrap_or(&tries[3]);
-    let mut title = vec![index];
-    title.extend(m.map(|m| styled(m.to_string(), theme.text)));
-    title.push(styled("· ", theme.dim));
-    title.push(styled(p.to_string(), theme.text));
-    title
 }
 
 /// What to say instead of readings for a GPU that does not answer.
@@ -106,11 +73,6 @@ pub fn state_problem(state: GpuState) -> Option<(&'static str, &'static str)> {
         }
         GpuState::Ok | GpuState::Error => None,
     }
-}
-
-/// "NVIDIA H100 80GB HBM3" → "H100 80GB HBM3": the vendor is the same on every panel.
-pub fn short_name(name: &str) -> &str {
-    name.strip_prefix("NVIDIA ").unwrap_or(name)
 }
 
 fn problem_lines(
