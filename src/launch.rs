@@ -1,5 +1,6 @@
 //! Turning command-line choices into a running [`Source`]: the built-in demo, a scenario file, or
-//! this machine's NVML. Shared by the dashboard and `gpumeter snapshot`.
+//! this machine's NVML; and what wraps any source (a spot notice, Kubernetes pods, a
+//! recording). Shared by the dashboard and the subcommands.
 
 use std::path::Path;
 
@@ -182,6 +183,21 @@ pub fn with_notice(
         Some(w) => Box::new(gpumeter_core::source::notice::Noticed::new(source, w)),
         None => source,
     }
+}
+
+/// `source` with each reading's GPUs and processes named by their Kubernetes pods, asked of
+/// the kubelet's pod-resources socket at `socket` on a thread of its own (`None`: `source` as
+/// it is). The dashboard, `watch` and `serve` all wrap their source here.
+pub fn with_pods(source: Box<dyn Source>, socket: Option<&Path>) -> Box<dyn Source> {
+    use gpumeter_kube::{Attributed, KubeOptions, PodAttribution};
+    let Some(socket) = socket else {
+        return source;
+    };
+    let asking = PodAttribution::start(KubeOptions {
+        socket: socket.to_path_buf(),
+        ..KubeOptions::default()
+    });
+    Box::new(Attributed::new(source, asking))
 }
 
 /// Opens a recording as the source (`--replay FILE`).

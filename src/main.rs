@@ -174,6 +174,7 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
             // terminal is touched; a later one ends the dashboard with the same message.
             let (tx, rx) = tokio::sync::mpsc::channel(16);
             let (args, rec, at) = (g.clone(), cli.recording.clone(), clock.clone());
+            let socket = pods_socket(&cli.kube);
             let focus = options.focus.clone();
             let interval_ms = options.interval_ms;
             let open = move || {
@@ -181,11 +182,12 @@ fn dashboard(cli: &Cli) -> anyhow::Result<()> {
                     // The scenario's first moments played at once, then live.
                     Some(behind_ms) => {
                         let lag = LaggingClock::new(at, behind_ms);
-                        source_for(&args, Arc::new(lag.clone()), &rec, notice).map(|s| {
+                        let lagging = Arc::new(lag.clone());
+                        source_for(&args, lagging, &rec, notice, socket.as_deref()).map(|s| {
                             Box::new(FastForward::new(s, lag, interval_ms)) as Box<dyn Source>
                         })
                     }
-                    None => source_for(&args, at, &rec, notice),
+                    None => source_for(&args, at, &rec, notice, socket.as_deref()),
                 };
                 opened.map(|mut source| {
                     source.set_focus(focus);
@@ -253,23 +255,35 @@ pub(crate) fn demo_pricing(g: &SourceArgs) -> anyhow::Result<Option<config::Demo
 }
 
 /// The source the options name (a replay, a demo or this machine), recorded when asked.
-/// `notice` is this machine's spot notice watch ([`launch::spot_watch`]), attached to the
-/// readings before they are recorded.
+/// `notice` is this machine's spot notice watch ([`launch::spot_watch`]) and `pods` the
+/// kubelet's socket to name pods from ([`pods_socket`]), both attached to the readings before
+/// they are recorded. A replay keeps the pods it was recorded with: the kubelet's answer now
+/// is not theirs.
 pub(crate) fn source_for(
     g: &SourceArgs,
     clock: SharedClock,
     rec: &cli::RecordArgs,
     notice: Option<gpumeter_core::cloud::watch::NoticeWatch>,
+    pods: Option<&std::path::Path>,
 ) -> anyhow::Result<Box<dyn gpumeter_core::source::Source>> {
     let source = match &g.replay {
         Some(path) => launch::open_replay(path)?,
-        None => launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock)?,
+        None => launch::with_pods(
+            launch::open_source(g.demo.as_deref(), g.nvml_lib.as_deref(), clock)?,
+            pods,
+        ),
     };
     let source = launch::with_notice(source, notice);
     Ok(match &rec.record {
         Some(path) => launch::record_to(source, path, record_options(&rec.caps, g))?,
         None => source,
     })
+}
+
+/// The kubelet's socket to ask for pods, when `--kubernetes` (auto: the socket is there, or
+/// the Kubernetes service environment says gpumeter runs in a pod) names them.
+pub(crate) fn pods_socket(k: &cli::KubeArgs) -> Option<std::path::PathBuf> {
+    k.socket(std::env::var_os("KUBERNETES_SERVICE_HOST").is_some())
 }
 
 pub(crate) fn record_options(

@@ -207,7 +207,9 @@ pub(crate) fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
         (WatchClock::Real(real.clone()), real)
     };
     let notice = launch::spot_watch(&settings, g.simulated());
-    let mut source = source_for(g, shared, recording_of(cli, &args.recording), notice)?;
+    let socket = crate::pods_socket(&args.kube.or(&cli.kube));
+    let rec = recording_of(cli, &args.recording);
+    let mut source = source_for(g, shared, rec, notice, socket.as_deref())?;
     let ledger = ledger_path(&settings.ledger);
     let opts = WatchOptions {
         for_ms: args.for_.map(millis),
@@ -287,17 +289,10 @@ pub(crate) fn serve_cmd(cli: &Cli, args: &ServeArgs) -> anyhow::Result<()> {
     }
     let clock: SharedClock = Arc::new(SystemClock);
     let notice = launch::spot_watch(&settings, g.simulated());
-    let mut source = source_for(g, clock.clone(), recording_of(cli, &args.recording), notice)?;
-    let in_pod = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some();
-    let pods = args.kubernetes.enabled(&args.pod_resources, in_pod);
-    if pods {
-        use gpumeter_kube::{Attributed, KubeOptions, PodAttribution};
-        let asking = PodAttribution::start(KubeOptions {
-            socket: args.pod_resources.clone(),
-            ..KubeOptions::default()
-        });
-        source = Box::new(Attributed::new(source, asking));
-    }
+    let socket = crate::pods_socket(&args.kube.or(&cli.kube));
+    let pods = socket.is_some();
+    let rec = recording_of(cli, &args.recording);
+    let source = source_for(g, clock.clone(), rec, notice, socket.as_deref())?;
     let session = gpumeter_core::session::Session::new(gpumeter_core::session::SessionConfig {
         pricing: settings.pricing,
         ledger_path: ledger_path(&settings.ledger),

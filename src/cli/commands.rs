@@ -186,16 +186,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "NAME")]
     pub compat: Option<Compat>,
 
-    /// Label the GPU series and alerts with each GPU's Kubernetes pod, namespace and
-    /// container: auto (when the pod-resources socket is there or gpumeter runs in a pod),
-    /// on, off.
-    #[arg(long, value_name = "WHEN", default_value = "auto")]
-    pub kubernetes: KubeMode,
-
-    /// The kubelet's pod-resources socket (gRPC v1), asked every 15 s with a 2 s bound.
-    /// Without it each GPU process's cgroup path gives its pod's UID and container id.
-    #[arg(long, value_name = "PATH", default_value = gpumeter_kube::DEFAULT_SOCKET)]
-    pub pod_resources: PathBuf,
+    #[command(flatten)]
+    pub kube: KubeArgs,
 
     #[command(flatten)]
     pub autostop: AutostopArgs,
@@ -208,26 +200,6 @@ pub struct ServeArgs {
     pub pricing: PricingArgs,
     #[command(flatten)]
     pub recording: RecordArgs,
-}
-
-/// Whether `serve` labels GPUs with Kubernetes pods.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum KubeMode {
-    Auto,
-    On,
-    Off,
-}
-
-impl KubeMode {
-    /// Whether pods are labelled: `auto` when the socket exists or the Kubernetes service
-    /// environment (`KUBERNETES_SERVICE_HOST`) says gpumeter runs in a pod.
-    pub fn enabled(self, socket: &std::path::Path, in_pod: bool) -> bool {
-        match self {
-            KubeMode::On => true,
-            KubeMode::Off => false,
-            KubeMode::Auto => in_pod || socket.exists(),
-        }
-    }
 }
 
 /// Metric names of another exporter, for `serve --compat`.
@@ -246,6 +218,9 @@ pub struct WatchArgs {
     /// With --demo: step a simulated clock by the interval as fast as possible (no waiting).
     #[arg(long)]
     pub fast: bool,
+
+    #[command(flatten)]
+    pub kube: KubeArgs,
 
     #[command(flatten)]
     pub autostop: AutostopArgs,

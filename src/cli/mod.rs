@@ -44,6 +44,8 @@ pub struct Cli {
     pub ui: UiArgs,
     #[command(flatten)]
     pub recording: RecordArgs,
+    #[command(flatten)]
+    pub kube: KubeArgs,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -72,6 +74,9 @@ impl Cli {
         let fleet = name == "fleet";
         // `--record` before the subcommand counts for the front-ends that run readings.
         let rec = matches!(self.command, Some(Command::Watch(_) | Command::Serve(_)));
+        // So do `--kubernetes` and `--pod-resources`.
+        let kube = rec;
+        let k = &self.kube;
         let r = &self.recording;
         let s = &self.source;
         let f = &self.files;
@@ -97,6 +102,8 @@ impl Cli {
             (ui && !fleet, "--start", u.start.is_some()),
             (ui && !fleet, "--readonly", u.readonly),
             (ui, "--ascii", u.look.ascii),
+            (kube, "--kubernetes", k.kubernetes.is_some()),
+            (kube, "--pod-resources", k.pod_resources.is_some()),
         ];
         given
             .into_iter()

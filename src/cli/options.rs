@@ -186,3 +186,65 @@ pub struct UiArgs {
     #[arg(long)]
     pub readonly: bool,
 }
+
+/// Each GPU's Kubernetes pod, namespace and container, from the kubelet (the dashboard,
+/// `watch` and `serve`).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Kubernetes")]
+pub struct KubeArgs {
+    /// Name each GPU's and process's Kubernetes pod, namespace and container (the dashboard's
+    /// POD column, alerts, serve's labels): auto (when the pod-resources socket is there or
+    /// gpumeter runs in a pod), on, off [default: auto].
+    #[arg(long, value_name = "WHEN")]
+    pub kubernetes: Option<KubeMode>,
+
+    /// The kubelet's pod-resources socket (gRPC v1), asked every 15 s with a 2 s bound.
+    /// Without it each GPU process's cgroup path gives its pod's UID and container id
+    /// [default: /var/lib/kubelet/pod-resources/kubelet.sock].
+    #[arg(long, value_name = "PATH")]
+    pub pod_resources: Option<PathBuf>,
+}
+
+impl KubeArgs {
+    /// These options, each unset one taken from `outer` (given before the subcommand).
+    pub fn or(&self, outer: &KubeArgs) -> KubeArgs {
+        KubeArgs {
+            kubernetes: self.kubernetes.or(outer.kubernetes),
+            pod_resources: self
+                .pod_resources
+                .clone()
+                .or_else(|| outer.pod_resources.clone()),
+        }
+    }
+
+    /// The socket to ask when pods are to be named (`in_pod`: the Kubernetes service
+    /// environment says gpumeter runs in a pod); `None` when they are not.
+    pub fn socket(&self, in_pod: bool) -> Option<PathBuf> {
+        let socket = self
+            .pod_resources
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(gpumeter_kube::DEFAULT_SOCKET));
+        let mode = self.kubernetes.unwrap_or(KubeMode::Auto);
+        mode.enabled(&socket, in_pod).then_some(socket)
+    }
+}
+
+/// Whether pods are named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KubeMode {
+    Auto,
+    On,
+    Off,
+}
+
+impl KubeMode {
+    /// Whether pods are named: `auto` when the socket exists or the Kubernetes service
+    /// environment (`KUBERNETES_SERVICE_HOST`) says gpumeter runs in a pod.
+    pub fn enabled(self, socket: &std::path::Path, in_pod: bool) -> bool {
+        match self {
+            KubeMode::On => true,
+            KubeMode::Off => false,
+            KubeMode::Auto => in_pod || socket.exists(),
+        }
+    }
+}

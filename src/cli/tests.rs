@@ -118,4 +118,62 @@ fn pricing_flags_parse_and_bad_values_name_the_flag() {
     );
     assert_eq!(before(&["gpumeter", "--demo", "idle", "watch"]), None);
     assert_eq!(before(&["gpumeter", "--theme", "mono"]), None);
+    // The pod options count before the commands that name pods, and nowhere else.
+    assert_eq!(before(&["gpumeter", "--kubernetes", "on", "watch"]), None);
+    assert_eq!(before(&["gpumeter", "--kubernetes", "on", "serve"]), None);
+    assert_eq!(
+        before(&["gpumeter", "--kubernetes", "on", "snapshot"]),
+        Some(("--kubernetes", "snapshot"))
+    );
+    assert_eq!(
+        before(&["gpumeter", "--pod-resources", "/k.sock", "report"]),
+        Some(("--pod-resources", "report"))
+    );
+}
+
+#[test]
+fn pods_are_named_when_asked_or_where_kubernetes_is() {
+    let parse = |args: &[&str]| Cli::try_parse_from(args).unwrap();
+    let gone = "/nonexistent/kubelet.sock";
+    // Auto: on inside a pod, or when the socket is there; off otherwise.
+    let auto = parse(&["gpumeter", "--pod-resources", gone]);
+    assert_eq!(auto.kube.socket(false), None);
+    assert_eq!(
+        auto.kube.socket(true).as_deref(),
+        Some(std::path::Path::new(gone))
+    );
+    let here = tempfile::NamedTempFile::new().unwrap();
+    let path = here.path().to_str().unwrap();
+    assert!(
+        parse(&["gpumeter", "--pod-resources", path])
+            .kube
+            .socket(false)
+            .is_some()
+    );
+    let on = parse(&["gpumeter", "--kubernetes", "on", "--pod-resources", gone]);
+    assert!(on.kube.socket(false).is_some());
+    let off = parse(&["gpumeter", "--kubernetes", "off", "--pod-resources", path]);
+    assert_eq!(off.kube.socket(true), None);
+    // Given after the subcommand it wins over before it.
+    let Some(Command::Watch(w)) = parse(&[
+        "gpumeter",
+        "--kubernetes",
+        "off",
+        "watch",
+        "--kubernetes",
+        "on",
+    ])
+    .command
+    else {
+        panic!("not watch");
+    };
+    let outer = KubeArgs {
+        kubernetes: Some(KubeMode::Off),
+        pod_resources: None,
+    };
+    assert_eq!(w.kube.or(&outer).kubernetes, Some(KubeMode::On));
+    assert_eq!(
+        KubeArgs::default().or(&outer).kubernetes,
+        Some(KubeMode::Off)
+    );
 }

@@ -188,7 +188,7 @@ pub fn sync_rows<'a>(
                     .collect(),
             );
             let rows = build_rows(s, app, now_unix_ms);
-            app.table_containers = process_table::any_container(&rows);
+            app.table_columns = process_table::optional(&rows, Some(s));
             (rows, s.gpus.iter().map(|g| g.index).collect())
         }
         None => (Vec::new(), Vec::new()),
@@ -379,6 +379,7 @@ fn draw_widgets(
         rows,
         app,
         has_reading: snap.is_some(),
+        optional: process_table::optional(rows, snap),
         now_ms: now_unix_ms,
     }
     .render(layout.table, buf);

@@ -34,6 +34,8 @@ const FILES: &[&str] = &["config", "ledger", "no-ledger"];
 const PRICING: &[&str] = &["rate", "budget", "currency", "cloud-metadata"];
 /// How a screen looks (the dashboard and the fleet).
 const LOOK: &[&str] = &["theme", "no-color", "ascii"];
+/// Naming Kubernetes pods (the dashboard, watch, serve).
+const KUBE: &[&str] = &["kubernetes", "pod-resources"];
 /// The dashboard's own: a replay's start, look-don't-touch.
 const DASHBOARD: &[&str] = &["readonly", "start"];
 
@@ -64,13 +66,13 @@ fn check(args: &[&str], groups: &[&[&str]], own: &[&str]) {
 fn each_command_lists_only_the_options_it_uses() {
     check(
         &[],
-        &[SOURCE, FILES, PRICING, LOOK, DASHBOARD, RECORDING],
+        &[SOURCE, FILES, PRICING, LOOK, DASHBOARD, RECORDING, KUBE],
         &[],
     );
     check(&["snapshot"], &[SOURCE, FILES, PRICING], &["json", "at"]);
     check(
         &["watch"],
-        &[SOURCE, FILES, PRICING, RECORDING],
+        &[SOURCE, FILES, PRICING, RECORDING, KUBE],
         &["for", "fast", "autostop", "stop-cmd"],
     );
     check(&["report"], &[FILES], &["since", "json", "csv"]);
@@ -83,15 +85,13 @@ fn each_command_lists_only_the_options_it_uses() {
     );
     check(
         &["serve"],
-        &[SOURCE, FILES, PRICING, RECORDING],
+        &[SOURCE, FILES, PRICING, RECORDING, KUBE],
         &[
             "listen",
             "token-file",
             "process-metrics",
             "process-limit",
             "compat",
-            "kubernetes",
-            "pod-resources",
             "autostop",
             "stop-cmd",
         ],

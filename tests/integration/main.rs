@@ -12,6 +12,7 @@ mod cloud;
 mod config_cmd;
 mod container;
 mod corpus;
+mod dashboard_kube;
 mod fake_nvml;
 mod fake_nvml_cadence;
 mod fake_nvml_faults;

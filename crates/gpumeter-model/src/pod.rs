@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::SharedStr;
 
+/// How much of a pod's UID names it where there is no room for all of it (as a short
+/// container id does: the UID is random, so 8 hex digits tell a node's pods apart).
+pub const SHORT_UID_CHARS: usize = 8;
+
 /// A pod, and the container in it, as far as it is known: every part may be missing.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct PodRef {
@@ -26,6 +30,20 @@ impl PodRef {
     /// What names the pod: its name, else its UID.
     pub fn pod_or_uid(&self) -> Option<&str> {
         self.pod.as_deref().or(self.pod_uid.as_deref())
+    }
+
+    /// What names the pod in a narrow place (a table cell): its name, else the first
+    /// [`SHORT_UID_CHARS`] characters of its UID.
+    pub fn short_name(&self) -> Option<&str> {
+        if let Some(name) = self.pod.as_deref() {
+            return Some(name);
+        }
+        let uid = self.pod_uid.as_deref()?;
+        let end = uid
+            .char_indices()
+            .nth(SHORT_UID_CHARS)
+            .map_or(uid.len(), |(i, _)| i);
+        Some(&uid[..end])
     }
 
     /// Words for alerts and the dashboard: `pod trainer-7f9c, namespace ml` (several pods on
@@ -84,6 +102,22 @@ mod tests {
         assert_eq!(PodRef::describe(&[by_uid]).as_deref(), Some("pod 0d9a"));
         assert_eq!(PodRef::describe(&[PodRef::default()]), None);
         assert_eq!(PodRef::describe(&[]), None);
+    }
+
+    #[test]
+    fn short_name_is_the_name_else_the_uid_cut_short() {
+        assert_eq!(pod("ml", "trainer-7f9c").short_name(), Some("trainer-7f9c"));
+        let by_uid = |uid: &str| PodRef {
+            pod_uid: Some(uid.into()),
+            ..PodRef::default()
+        };
+        assert_eq!(
+            by_uid("0d9a1c2e-5b7f-4c11-9e2a-6f0b3c8d1a22").short_name(),
+            Some("0d9a1c2e")
+        );
+        assert_eq!(by_uid("0d9a").short_name(), Some("0d9a"));
+        assert_eq!(by_uid("ééééééééé").short_name(), Some("éééééééé"));
+        assert_eq!(PodRef::default().short_name(), None);
     }
 
     #[test]

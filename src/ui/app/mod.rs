@@ -115,8 +115,8 @@ pub struct App {
     row_pids: Vec<u32>,
     gpu_indices: Vec<u32>,
     page_rows: usize,
-    /// Whether the table shows the container column (its header's columns depend on it).
-    pub(crate) table_containers: bool,
+    /// The table's optional columns, container and pod (its header's columns depend on them).
+    pub(crate) table_columns: crate::ui::widgets::process_table::Optional,
     /// Where the visible rows' pids go (the source reads those every tick).
     focus: gpumeter_core::source::focus::ProcessFocus,
 }
@@ -162,7 +162,7 @@ impl App {
             row_pids: Vec::new(),
             gpu_indices: Vec::new(),
             page_rows: 1,
-            table_containers: false,
+            table_columns: Default::default(),
             focus: options.focus.clone(),
         }
     }

@@ -37,11 +37,9 @@ impl App {
                 {
                     let x = usize::from(pos.x - layout.table.x);
                     let width = usize::from(layout.table.width);
-                    let Some(col) = crate::ui::widgets::process_table::column_at(
-                        width,
-                        self.table_containers,
-                        x,
-                    ) else {
+                    let Some(col) =
+                        crate::ui::widgets::process_table::column_at(width, self.table_columns, x)
+                    else {
                         return Action::None;
                     };
                     return self.sort_by(col);

@@ -1,4 +1,5 @@
-//! Small text pieces the widgets share: bars, percentages, watts, energy, clocks, and spans
+//! Small text pieces the widgets share: bars, percentages, watts, energy, clocks, the pods a
+//! GPU is given to, and spans
 //! fitted into a width (the text measures and the sample age are the core's
 //! [`gpumeter_core::units`], re-exported here for the widgets). Absent readings come out as
 //! `N/A`, never 0.
@@ -10,8 +11,20 @@ use ratatui::text::{Line, Span};
 
 use gpumeter_core::units::NA;
 pub use gpumeter_core::units::{age, pad_left, pad_right, truncate, width};
+use gpumeter_model::PodRef;
 
 use crate::ui::theme::{Scale, Theme};
+
+/// The pods a GPU is given to, by [`PodRef::short_name`], sorted, each once and joined by
+/// commas (MIG slices or time-sliced replicas: several), after the word for them (`pod`,
+/// `pods`); `None` when none is known.
+pub fn pod_names(pods: &[PodRef]) -> Option<(&'static str, String)> {
+    let mut names: Vec<&str> = pods.iter().filter_map(PodRef::short_name).collect();
+    names.sort_unstable();
+    names.dedup();
+    let word = if names.len() == 1 { "pod" } else { "pods" };
+    (!names.is_empty()).then(|| (word, names.join(", ")))
+}
 
 /// Partial blocks for bar ends, in eighths.
 const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];

@@ -1,5 +1,6 @@
 //! One GPU on one line, for small terminals or many GPUs: util bar, SM activity (GPM cards),
-//! memory-controller util, VRAM (and what no visible process holds), power, temperature, active slowdowns and the name, dropping
+//! memory-controller util, VRAM, its Kubernetes pods (where it is given to some), what no
+//! visible process holds, power, temperature, active slowdowns and the name, dropping
 //! from the right what does not fit. A lost GPU says so on its line.
 
 use gpumeter_model::{GpuReading, GpuState};
@@ -93,6 +94,12 @@ pub fn compact_line(
             theme.text,
         ),
     ]);
+    if let Some((word, pods)) = fmt::pod_names(&g.pods) {
+        rest.push(vec![
+            styled(format!(" {word} "), theme.label),
+            styled(pods, theme.text),
+        ]);
+    }
     if let Some(h) = hidden {
         // Another tenant's memory: said, never blamed.
         rest.push(vec![

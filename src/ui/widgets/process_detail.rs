@@ -1,8 +1,9 @@
 //! The process detail view (Enter on a selected process, as in nvitop): its PID, user, state
-//! and start, the whole command line (sanitized at the source, as everywhere), each GPU it
-//! holds with its VRAM and SM share, what the charts' window holds of that history, its job
-//! (the trainer and its workers) and the standing alerts that name it — wrapped to the
-//! overlay's width and scrolled, at any terminal size, in the alert detail view's place.
+//! and start, its Kubernetes pod, namespace and container (where known), the whole command
+//! line (sanitized at the source, as everywhere), each GPU it holds with its VRAM, SM share
+//! and pods, what the charts' window holds of that history, its job (the trainer and its
+//! workers) and the standing alerts that name it — wrapped to the overlay's width and
+//! scrolled, at any terminal size, in the alert detail view's place.
 //! Reads the engine through `&`; never mutates.
 
 use ratatui::buffer::Buffer;
@@ -14,7 +15,7 @@ use gpumeter_core::clock::{UtcStyle, utc_text};
 use gpumeter_core::engine::Engine;
 use gpumeter_core::engine::series::Series;
 use gpumeter_core::units::{self, DurationStyle};
-use gpumeter_model::{ProcessReading, Snapshot};
+use gpumeter_model::{PodRef, ProcessReading, Snapshot};
 
 use crate::ui::app::App;
 use crate::ui::keys::KeyAction;
@@ -143,6 +144,9 @@ pub fn lines(app: &App, engine: &Engine, pid: u32, cols: usize, now_ms: i64) -> 
     let cpu = p.cpu_pct.map_or_else(na, |c| format!("{c:.1}%"));
     let rss = p.rss_bytes.map_or_else(na, units::bytes);
     out.extend(wrapped(label("CPU"), &format!("{cpu} · RSS {rss}"), cols));
+    if let Some(pod) = &p.pod {
+        out.extend(wrapped(label("Pod"), &pod_words(pod), cols));
+    }
     let command = match (&p.command, p.visible) {
         (Some(c), _) => c.to_string(),
         (None, false) => crate::ui::INVISIBLE_LABEL.to_string(),
@@ -186,6 +190,21 @@ pub fn lines(app: &App, engine: &Engine, pid: u32, cols: usize, now_ms: i64) -> 
     out
 }
 
+/// `trainer-7f9c · namespace ml · container trainer`; a part not known is `N/A`, and the
+/// pod's UID (from the cgroup path) follows its name when both are known.
+fn pod_words(pod: &PodRef) -> String {
+    let na = || "N/A".to_string();
+    let name = match (&pod.pod, &pod.pod_uid) {
+        (Some(name), Some(uid)) => format!("{name} (uid {uid})"),
+        (Some(name), None) => name.to_string(),
+        (None, Some(uid)) => format!("uid {uid}"),
+        (None, None) => na(),
+    };
+    let namespace = pod.namespace.as_deref().map_or_else(na, str::to_string);
+    let container = pod.container.as_deref().map_or_else(na, str::to_string);
+    format!("{name} · namespace {namespace} · container {container}")
+}
+
 /// Its GPUs: VRAM and SM share now, and what the charts' window holds of their history.
 fn gpu_lines(
     out: &mut Vec<Line<'static>>,
@@ -206,15 +225,22 @@ fn gpu_lines(
     out.push(Line::from(styled("GPUs", theme.title)));
     let window_ms = app.window.span_ms();
     let window = app.window.label();
+    let snap = engine.latest();
     for u in &p.gpu {
         let g = u.gpu_index;
         let vram = u.memory_bytes.map_or_else(|| "N/A".into(), units::bytes);
         let sm = u
             .sm_util_pct
             .map_or_else(|| "N/A".into(), |v| format!("{v}%"));
+        // Whose the card is on Kubernetes (MIG: several pods).
+        let owner = snap
+            .and_then(|s| s.gpu(g))
+            .and_then(|gpu| PodRef::describe(&gpu.pods))
+            .map(|words| format!(" · {words}"))
+            .unwrap_or_default();
         out.extend(wrapped(
             Span::styled(format!("  GPU{g} "), theme.series_style(g)),
-            &format!("VRAM {vram} · SM {sm}"),
+            &format!("VRAM {vram} · SM {sm}{owner}"),
             cols,
         ));
         // The history is kept per GPU, not per process: the card's, said to be the card's.

@@ -1,9 +1,12 @@
-//! The process table: PID, user, container, GPU, VRAM, SM %, CPU %, host RSS, runtime and
-//! command, with the sort column marked in the header (a click on a header sorts by it: see
-//! [`column_at`]), the selected row highlighted (with `e`, its whole command line wrapped under
-//! it), and the rows scrolled. Narrow terminals drop the least useful columns first.
+//! The process table: PID, user, Kubernetes pod, container, GPU, VRAM, SM %, CPU %, host RSS,
+//! runtime and command, with the sort column marked in the header (a click on a header sorts
+//! by it: see [`column_at`]), the selected row highlighted (with `e`, its whole command line
+//! wrapped under it), and the rows scrolled. Narrow terminals drop the least useful columns
+//! first ([`columns`]).
 
-use gpumeter_model::ProcessReading;
+mod columns;
+
+use gpumeter_model::{ProcessReading, Snapshot};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -14,147 +17,32 @@ use gpumeter_core::units::{self, NA};
 
 use crate::ui::app::App;
 use crate::ui::rows::ProcRow;
-use crate::ui::sort::SortColumn;
 use crate::ui::theme::{Scale, Theme};
 use crate::ui::widgets::fmt::{self, styled};
 use crate::ui::widgets::frame_box::TopRule;
 use crate::ui::widgets::text::Lines;
+use columns::{Col, columns, command_width};
+pub use columns::{Optional, column_at};
 
-/// The command column keeps at least this many cells, other columns going first: it is what
-/// tells one python process from the next (at 80 columns TIME and RSS give way to it).
-const MIN_COMMAND: usize = 30;
 /// Most lines `e` adds under the selected row for its command line.
 const MAX_CONTINUATION: usize = 8;
 /// Shown for a value that does not apply (a worker holds no VRAM), as opposed to `N/A`.
 const NOT_APPLICABLE: &str = "-";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Col {
-    Pid,
-    User,
-    Container,
-    Gpu,
-    Vram,
-    Sm,
-    Cpu,
-    Rss,
-    Time,
-    Command,
-}
-
-impl Col {
-    /// Display order.
-    const ORDER: [Col; 10] = [
-        Col::Pid,
-        Col::User,
-        Col::Container,
-        Col::Gpu,
-        Col::Vram,
-        Col::Sm,
-        Col::Cpu,
-        Col::Rss,
-        Col::Time,
-        Col::Command,
-    ];
-    /// Dropped first when the terminal is narrow.
-    const DROP_ORDER: [Col; 7] = [
-        Col::Container,
-        Col::Time,
-        Col::Rss,
-        Col::User,
-        Col::Cpu,
-        Col::Sm,
-        Col::Gpu,
-    ];
-
-    fn width(self) -> usize {
-        match self {
-            Col::Pid => 7,
-            Col::User => 9,
-            Col::Container => 12,
-            Col::Gpu => 4,
-            Col::Vram => 9,
-            Col::Sm => 4,
-            Col::Cpu => 6,
-            Col::Rss => 8,
-            Col::Time => 7,
-            Col::Command => 0,
-        }
+/// The optional columns the table for `rows` of `snap` shows: the container when a row has
+/// one, the pod when any process or GPU of the reading is known to be in one.
+pub fn optional(rows: &[ProcRow<'_>], snap: Option<&Snapshot>) -> Optional {
+    let pod = snap.is_some_and(|s| {
+        s.processes
+            .iter()
+            .filter_map(|p| p.pod.as_ref())
+            .chain(s.gpus.iter().flat_map(|g| &g.pods))
+            .any(|p| p.short_name().is_some())
+    });
+    Optional {
+        container: rows.iter().any(|r| r.proc.container.is_some()),
+        pod,
     }
-
-    fn title(self) -> &'static str {
-        match self {
-            Col::Pid => "PID",
-            Col::User => "USER",
-            Col::Container => "CONTAINER",
-            Col::Gpu => "GPU",
-            Col::Vram => "VRAM",
-            Col::Sm => "SM%",
-            Col::Cpu => "CPU%",
-            Col::Rss => "RSS",
-            Col::Time => "TIME",
-            Col::Command => "COMMAND",
-        }
-    }
-
-    fn right_aligned(self) -> bool {
-        !matches!(self, Col::User | Col::Container | Col::Gpu | Col::Command)
-    }
-
-    fn sorts_by(self) -> Option<SortColumn> {
-        Some(match self {
-            Col::Pid => SortColumn::Pid,
-            Col::User => SortColumn::User,
-            Col::Gpu => SortColumn::Gpu,
-            Col::Vram => SortColumn::Vram,
-            Col::Sm => SortColumn::Sm,
-            Col::Cpu => SortColumn::Cpu,
-            Col::Rss => SortColumn::Rss,
-            Col::Time => SortColumn::Runtime,
-            Col::Command => SortColumn::Command,
-            Col::Container => return None,
-        })
-    }
-}
-
-/// The columns that fit `width`, in display order.
-fn columns(width: usize, any_container: bool) -> Vec<Col> {
-    let mut cols: Vec<Col> = Col::ORDER
-        .into_iter()
-        .filter(|c| *c != Col::Container || any_container)
-        .collect();
-    let need = |cols: &[Col]| cols.iter().map(|c| c.width() + 1).sum::<usize>() + MIN_COMMAND;
-    for drop in Col::DROP_ORDER {
-        if need(&cols) <= width {
-            break;
-        }
-        cols.retain(|c| *c != drop);
-    }
-    cols
-}
-
-/// The sort column under cell `x` of the header of a table `width` wide (`None`: a gap, or a
-/// column that does not sort).
-pub fn column_at(width: usize, any_container: bool, x: usize) -> Option<SortColumn> {
-    let cols = columns(width, any_container);
-    let cmd_w = command_width(&cols, width);
-    let mut left = 0;
-    for c in cols {
-        let w = if c == Col::Command { cmd_w } else { c.width() };
-        if x < left + w {
-            return c.sorts_by();
-        }
-        left += w + 1;
-        if x < left {
-            return None;
-        }
-    }
-    None
-}
-
-/// Whether the table for `rows` shows the container column.
-pub fn any_container(rows: &[ProcRow<'_>]) -> bool {
-    rows.iter().any(|r| r.proc.container.is_some())
 }
 
 /// The table of `rows` (title line, column header, rows), as `app` views it.
@@ -163,6 +51,8 @@ pub struct ProcessTable<'a> {
     pub app: &'a App,
     /// Whether a reading has come (an empty table says what it waits for).
     pub has_reading: bool,
+    /// The optional columns to show ([`optional`]).
+    pub optional: Optional,
     pub now_ms: i64,
 }
 
@@ -172,6 +62,7 @@ impl Widget for ProcessTable<'_> {
             rows,
             app,
             has_reading,
+            optional,
             now_ms,
         } = self;
         if area.height == 0 || area.width == 0 {
@@ -200,8 +91,7 @@ impl Widget for ProcessTable<'_> {
         if inner.height == 0 {
             return;
         }
-        let any_container = rows.iter().any(|r| r.proc.container.is_some());
-        let cols = columns(width, any_container);
+        let cols = columns(width, optional);
         let mut lines = vec![header_line(&cols, width, app)];
 
         if rows.is_empty() {
@@ -319,15 +209,6 @@ fn header_line(cols: &[Col], width: usize, app: &App) -> Line<'static> {
     Line::from(spans)
 }
 
-fn command_width(cols: &[Col], width: usize) -> usize {
-    let fixed: usize = cols
-        .iter()
-        .filter(|c| **c != Col::Command)
-        .map(|c| c.width() + 1)
-        .sum();
-    width.saturating_sub(fixed)
-}
-
 fn row_line(
     row: &ProcRow<'_>,
     cols: &[Col],
@@ -426,6 +307,11 @@ fn cell(c: Col, p: &ProcessReading, theme: &Theme, now_ms: i64) -> (String, Styl
             .user
             .as_deref()
             .map_or_else(na, |u| (u.to_string(), theme.text)),
+        Col::Pod => match p.pod.as_ref().and_then(|pod| pod.short_name()) {
+            Some(name) => (name.to_string(), theme.text),
+            None if p.visible => not_applicable(),
+            None => na(),
+        },
         Col::Container => match &p.container {
             Some(c) => (c.to_string(), theme.text),
             None if p.visible => not_applicable(),
@@ -463,41 +349,5 @@ fn cell(c: Col, p: &ProcessReading, theme: &Theme, now_ms: i64) -> (String, Styl
             (units::duration_of_secs(secs), theme.text)
         }),
         Col::Command => (String::new(), theme.text),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn narrow_tables_drop_columns_but_keep_pid_vram_and_command() {
-        let wide = columns(200, true);
-        assert_eq!(wide.len(), Col::ORDER.len());
-        let eighty = columns(80, true);
-        assert!(!eighty.contains(&Col::Container));
-        assert!(eighty.contains(&Col::Vram) && eighty.contains(&Col::Cpu));
-        let forty = columns(40, true);
-        assert!(forty.contains(&Col::Pid) && forty.contains(&Col::Vram));
-        assert!(forty.contains(&Col::Command));
-        for w in [20, 40, 60, 80, 100, 140] {
-            let cols = columns(w, true);
-            let fixed: usize = cols
-                .iter()
-                .filter(|c| **c != Col::Command)
-                .map(|c| c.width() + 1)
-                .sum();
-            // Columns leave the command its minimum, unless only PID and VRAM are left.
-            assert!(
-                fixed + MIN_COMMAND <= w || cols.len() == 3,
-                "w={w}: {cols:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn container_column_only_when_someone_has_one() {
-        assert!(!columns(200, false).contains(&Col::Container));
-        assert!(columns(200, true).contains(&Col::Container));
     }
 }

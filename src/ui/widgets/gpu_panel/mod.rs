@@ -1,4 +1,5 @@
-//! One GPU as a bordered panel: util and memory-controller bars (and GPM's SM activity between
+//! One GPU as a bordered panel, its title ([`title`]: the card, its Kubernetes pods) over
+//! util and memory-controller bars (and GPM's SM activity between
 //! them where the card has GPM, the title saying so), VRAM, power and energy,
 //! temperature and fan, SM/memory clocks against their maximum, PCIe traffic and link, throttle
 //! reasons (slowdowns highlighted) and VRAM another tenant holds. A lost GPU gets a panel that says so; every absent reading
@@ -16,6 +17,9 @@ use crate::ui::theme::{Scale, Theme};
 use crate::ui::widgets::fmt::{self, styled};
 use crate::ui::widgets::frame_box::FrameBox;
 use crate::ui::widgets::text::Lines;
+pub use title::short_name;
+
+mod title;
 
 /// One GPU's panel, drawn into a [`crate::ui::layout::PANEL_HEIGHT`]-row cell.
 pub struct GpuPanel<'a> {
@@ -42,19 +46,10 @@ impl Widget for GpuPanel<'_> {
             (false, true) => theme.border_selected,
             (false, false) => theme.border,
         };
-        let mut title = vec![styled(format!(" GPU{} ", gpu.index), theme.title)];
-        if let Some(name) = &gpu.name {
-            title.push(styled(format!("{} ", short_name(name)), theme.text));
-        }
-        if gpu.state == GpuState::Error {
-            title.push(styled(" ERROR ", theme.alarm));
-        }
-        if gpu.sm_active_pct.is_some() && problem.is_none() {
-            // Where the activity figure comes from: GPM's SM activity (the SM gauge), not util.
-            title.push(styled("· activity: GPM ", theme.dim));
-        }
+        let room = usize::from(area.width.saturating_sub(2));
+        let title = title::title(gpu, problem.is_some(), room, theme);
         let inner = FrameBox::inner(area);
-        FrameBox::new(border, Line::from(title)).render(area, buf);
+        FrameBox::new(border, title).render(area, buf);
         if inner.width == 0 || inner.height == 0 {
             return;
         }
@@ -78,11 +73,6 @@ pub fn state_problem(state: GpuState) -> Option<(&'static str, &'static str)> {
         }
         GpuState::Ok | GpuState::Error => None,
     }
-}
-
-/// "NVIDIA H100 80GB HBM3" → "H100 80GB HBM3": the vendor is the same on every panel.
-pub fn short_name(name: &str) -> &str {
-    name.strip_prefix("NVIDIA ").unwrap_or(name)
 }
 
 fn problem_lines(
