@@ -84,7 +84,7 @@ fn each_new_scenario_gives_its_notice_with_evidence_and_cost_and_training_none()
             "shared",
             "3m",
             "[info] shared: GPUs 1, 3: 24.0 GiB held by processes this container can't see; GPU \
-             2 shared with other users",
+             2 shared with maria",
             &["GPU 2, other users: maria (pid 41800, 6.5 GiB)"],
         ),
     ];

@@ -42,16 +42,18 @@ fn bounded<T>(v: &mut Vec<T>) {
 
 impl Insights {
     /// The meter's current burn per hour prices idle and wasted time, its per-GPU list rate a
-    /// lost GPU, its spend so far the
-    /// spot notice (called by `ingest`).
+    /// lost GPU, its spend so far the spot notice, and what bills while stopped the advice to
+    /// stop the box (called by `ingest`).
     pub(super) fn billing_rate(
         &mut self,
         per_hour: Money,
         per_gpu_hour: Option<Money>,
         spent: Money,
         currency: Currency,
+        kept_when_stopped: Money,
     ) {
         self.rate_per_hour = Some(per_hour);
+        self.rules.set_kept_when_stopped(Some(kept_when_stopped));
         self.rules.set_run_spent(Some(spent));
         self.rules.set_gpu_rate(per_gpu_hour);
         self.rules.set_currency(currency);

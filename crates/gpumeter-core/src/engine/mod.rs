@@ -94,12 +94,13 @@ impl Engine {
         }
         self.first_reading_ms.get_or_insert(snap.taken_at_unix_ms);
         self.history.record(&snap);
-        if let Some(view) = &self.billing {
+        if let (Some(view), Some(meter)) = (&self.billing, &self.meter) {
             self.insights.billing_rate(
                 view.burn_per_hour,
                 view.list_per_gpu_hour,
                 view.spent,
                 view.currency,
+                meter.pricing().extras_per_hour,
             );
         }
         self.insights.observe(&snap);
@@ -217,5 +218,42 @@ mod tests {
             .collect();
         assert_eq!(thresholds, vec![50, 80, 100]);
         assert!(e.drain_budget_events().is_empty());
+    }
+
+    #[test]
+    fn the_priced_extras_reach_the_advice_to_stop_the_box() {
+        use crate::billing::{ClockStart, MeterConfig, Pricing, Rate};
+        use crate::money::Money;
+        let mut pricing = Pricing::simple(Rate::parse("8/h").unwrap());
+        pricing.clock_start = ClockStart::FirstSample;
+        pricing.extras_per_hour = Money::from_micros(400_000);
+        let meter = Meter::new(MeterConfig {
+            pricing,
+            tick_cap_ms: 10_000,
+        });
+        let mut e = Engine::new().with_meter(meter);
+        // One idle GPU for 11 minutes on a box up for a day.
+        for t in 0..=660 {
+            let mut s = Snapshot::empty("t", 1_000_000 + t * 1_000);
+            s.system.uptime_s = Some(86_400);
+            s.gpus.push(gpumeter_model::GpuReading {
+                util_gpu_pct: Some(0),
+                ..Default::default()
+            });
+            e.ingest(s);
+        }
+        let idle = e
+            .rules()
+            .alerts()
+            .iter()
+            .find(|a| a.id == "idle")
+            .cloned()
+            .expect("idle fired");
+        let step = idle.next_step.unwrap_or_default();
+        // The burn is $8.40/h: the rate and the extras; stopping saves the $8.00.
+        assert!(
+            step.contains("that saves $8.00/h, while its $0.40/h of storage and addresses"),
+            "{step}"
+        );
     }
 }

@@ -345,15 +345,38 @@ impl IdleRule {
             ),
             evidence,
             cost_micros: ctx.rate_per_hour.map(|_| stretch_micros),
-            next_step: Some(
-                "If the work is done, stop or release the machine (or let gpumeter do it: \
-                 [autostop] in the config, or `gpumeter watch --autostop 30m --stop-cmd '…'`); \
-                 otherwise start the next job."
-                    .into(),
-            ),
+            next_step: Some(format!(
+                "If the work is done, {}. gpumeter can do it for you: [autostop] in the config, \
+                 or `gpumeter watch --autostop 30m --stop-cmd '…'`. Otherwise start the next \
+                 job.",
+                stop_advice(ctx)
+            )),
             since_unix_ms: e.since_ms,
             currency: ctx.currency,
         }
+    }
+}
+
+/// "stop the machine: that saves $30.60/h, while its $0.40/h of storage …": what stopping the
+/// box saves, and what keeps billing while it is stopped (the priced disks and addresses), so
+/// the advice does not promise a saving the bill will not show.
+pub(super) fn stop_advice(ctx: &Ctx<'_>) -> String {
+    let (Some(burn), Some(kept)) = (ctx.rate_per_hour, ctx.kept_when_stopped) else {
+        return "stop or release the machine".into();
+    };
+    if kept.micros() > 0 {
+        format!(
+            "stop the machine: that saves {}, while its {} of storage and addresses \
+             ([pricing] extras_per_hour) bills until you release it",
+            ctx.per_hour(burn.saturating_sub(kept).micros()),
+            ctx.per_hour(kept.micros())
+        )
+    } else {
+        format!(
+            "stop or release the machine: that saves {}; a stopped box's volumes may still \
+             bill ([pricing] extras_per_hour prices them)",
+            ctx.per_hour(burn.micros())
+        )
     }
 }
 

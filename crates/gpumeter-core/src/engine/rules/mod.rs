@@ -67,6 +67,9 @@ pub struct Ctx<'a> {
     pub gpu_rate: Option<Money>,
     /// What this run has cost so far (the billing view's spend); `None`: no meter.
     pub run_spent: Option<Money>,
+    /// What keeps billing per hour while the machine is stopped (the priced disks, addresses
+    /// and snapshots: `[pricing] extras_per_hour`); `None`: no meter.
+    pub kept_when_stopped: Option<Money>,
     /// This tick's jobs, kept across ticks for the rules that ask (starved, job done, hung).
     jobs: &'a job_cache::JobCache,
     /// What the GPUs did this tick: idle, a probe, work ([`work`]).
@@ -91,6 +94,7 @@ impl<'a> Ctx<'a> {
             currency,
             gpu_rate,
             run_spent: None,
+            kept_when_stopped: None,
             jobs,
             work,
         }
@@ -154,6 +158,8 @@ pub struct Rules {
     gpu_rate: Option<Money>,
     /// What the run has cost so far, from billing (see [`Ctx::run_spent`]).
     run_spent: Option<Money>,
+    /// What bills while stopped, from billing (see [`Ctx::kept_when_stopped`]).
+    kept_when_stopped: Option<Money>,
     idle: idle::IdleRule,
     forgotten: forgotten::ForgottenRule,
     starved: starved::StarvedRule,
@@ -222,6 +228,7 @@ impl Rules {
             currency: Currency::USD,
             gpu_rate: None,
             run_spent: None,
+            kept_when_stopped: None,
             active: BTreeMap::new(),
             external: BTreeMap::new(),
             sorted: Vec::new(),
@@ -252,6 +259,11 @@ impl Rules {
         self.gpu_rate = per_gpu_hour;
     }
 
+    /// What keeps billing per hour while the machine is stopped, as the pricing says.
+    pub fn set_kept_when_stopped(&mut self, per_hour: Option<Money>) {
+        self.kept_when_stopped = per_hour;
+    }
+
     /// What the run has cost so far, as billing says (`None`: no meter).
     pub fn set_run_spent(&mut self, spent: Option<Money>) {
         self.run_spent = spent;
@@ -276,6 +288,7 @@ impl Rules {
             &self.work,
         );
         ctx.run_spent = self.run_spent;
+        ctx.kept_when_stopped = self.kept_when_stopped;
         let outputs = [
             self.idle.evaluate(&ctx),
             self.forgotten.evaluate(&ctx),

@@ -413,11 +413,11 @@ impl JobDoneRule {
             },
             evidence,
             cost_micros: cost,
-            next_step: Some(
-                "If it finished, stop or release the machine (or start the next job); if it \
-                 crashed, look at its log and resume from the last checkpoint."
-                    .into(),
-            ),
+            next_step: Some(format!(
+                "If it finished, {} (or start the next job); if it crashed, look at its log and \
+                 resume from the last checkpoint.",
+                super::idle::stop_advice(ctx)
+            )),
             since_unix_ms: e.ended_ms,
             currency: ctx.currency,
         }

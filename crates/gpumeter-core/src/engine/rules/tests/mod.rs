@@ -623,3 +623,41 @@ fn lost_gpu_clears_its_alerts_and_is_never_idle() {
         vec![("fired", "lost".into()), ("cleared", "idle".into())]
     );
 }
+
+#[test]
+fn the_advice_to_stop_says_what_stopping_saves_and_what_bills_on() {
+    let advice = |kept: Option<i64>| {
+        let clock = FakeClock::new(T0);
+        let mut r = Rules::default();
+        r.set_kept_when_stopped(kept.map(crate::money::Money::from_micros));
+        let ts = drive(&mut r, &clock, 11 * 60, Some(8_000_000), |_, t| {
+            machine(t, [0, 0])
+        });
+        let idle = ts
+            .iter()
+            .map(Transition::alert)
+            .find(|a| a.id == "idle")
+            .expect("idle fired");
+        idle.next_step.clone().unwrap_or_default()
+    };
+    // $8/h, of which $0.40/h is the volumes and addresses that bill while it is stopped.
+    let with_disks = advice(Some(400_000));
+    assert!(
+        with_disks.starts_with(
+            "If the work is done, stop the machine: that saves $7.60/h, while its $0.40/h of \
+             storage and addresses"
+        ),
+        "{with_disks}"
+    );
+    let without = advice(Some(0));
+    assert!(
+        without.contains("stop or release the machine: that saves $8.00/h; a stopped box's"),
+        "{without}"
+    );
+    // No meter: no figure to promise.
+    assert!(
+        advice(None).starts_with("If the work is done, stop or release the machine. gpumeter"),
+        "{}",
+        advice(None)
+    );
+}
