@@ -76,6 +76,11 @@ impl Insights {
                 &e.period_key,
                 e.at_unix_ms,
             );
+            let mut alert = alert;
+            // What the GPUs did at the last reading decides whether autostop is the advice.
+            alert.next_step = Some(super::rules::budget_next_step(
+                self.rules.work().no_work(false),
+            ));
             let t = self.rules.push_external(alert, e.at_unix_ms);
             self.transitions.extend(t);
         }

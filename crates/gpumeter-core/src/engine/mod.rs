@@ -256,4 +256,41 @@ mod tests {
             "{step}"
         );
     }
+
+    #[test]
+    fn a_budget_crossing_suggests_autostop_only_where_the_gpus_are_idle() {
+        use crate::billing::{Budget, ClockStart, MeterConfig, Pricing, Rate};
+        let step = |util: u32| {
+            let mut pricing = Pricing::simple(Rate::parse("36/h").unwrap());
+            pricing.clock_start = ClockStart::FirstSample;
+            pricing.budget = Some(Budget::parse("0.10/run").unwrap());
+            let meter = Meter::new(MeterConfig {
+                pricing,
+                tick_cap_ms: 10_000,
+            });
+            let mut e = Engine::new().with_meter(meter);
+            for t in 0..=10 {
+                let mut s = Snapshot::empty("t", 1_000_000 + t * 1_000);
+                s.gpus.push(gpumeter_model::GpuReading {
+                    util_gpu_pct: Some(util),
+                    ..Default::default()
+                });
+                e.ingest(s);
+            }
+            e.rules()
+                .alerts()
+                .iter()
+                .find(|a| a.kind == crate::engine::rules::AlertKind::Budget)
+                .and_then(|a| a.next_step.clone())
+                .expect("a budget alert")
+        };
+        assert!(
+            step(0).starts_with("The GPUs are idle: stop the machine"),
+            "{}",
+            step(0)
+        );
+        let working = step(95);
+        assert!(working.starts_with("The GPUs are working"), "{working}");
+        assert!(!working.contains("autostop"), "{working}");
+    }
 }

@@ -125,7 +125,8 @@ pub struct Alert {
 }
 
 impl Alert {
-    /// A billing budget crossing as an alert. `threshold_pct` is 50, 80 or 100; `forecast` is
+    /// A billing budget crossing as an alert (its next step for a box in an unknown state; the
+    /// engine sets it by what the GPUs do, [`budget_next_step`]). `threshold_pct` is 50, 80 or 100; `forecast` is
     /// true when the projection to the end of the period (not the spend) crossed it; `period`
     /// is `day`, `month` or `run` and `period_key` names the period (`day:2026-05-01`).
     #[allow(clippy::too_many_arguments)]
@@ -184,7 +185,11 @@ impl Alert {
             title,
             detail: format!(
                 "Budget {budget} per {period}; {} {spent} ({which}).",
-                if forecast { "projected to the period's end:" } else { "spent so far:" }
+                if forecast {
+                    "projected to the period's end:"
+                } else {
+                    "spent so far:"
+                }
             ),
             evidence: vec![
                 ("threshold".into(), format!("{threshold_pct} % ({which})")),
@@ -193,11 +198,7 @@ impl Alert {
                 ("period".into(), period_key.to_string()),
             ],
             cost_micros: Some(spent_micros),
-            next_step: Some(
-                "Stop idle machines (gpumeter watch --autostop), or raise the budget in the config \
-                 ([pricing] budget) if the spend is planned."
-                    .into(),
-            ),
+            next_step: Some(budget_next_step(None)),
             since_unix_ms: at_unix_ms,
             currency,
         }
@@ -244,6 +245,25 @@ impl Transition {
             Transition::Updated(_) => "updated",
             Transition::Cleared(_) => "cleared",
         }
+    }
+}
+
+/// What to do at a budget crossing: autostop is advice only where the GPUs are idle (it acts
+/// on an idle box only); a working run's spend is either planned or to be stopped at a
+/// checkpoint. `gpus_idle`: `None` when unknown.
+pub fn budget_next_step(gpus_idle: Option<bool>) -> String {
+    match gpus_idle {
+        Some(true) => "The GPUs are idle: stop the machine if its work is done (gpumeter watch \
+                       --autostop stops an idle box for you), or raise the budget ([pricing] \
+                       budget) if the spend is planned."
+            .into(),
+        Some(false) => "The GPUs are working: raise the budget ([pricing] budget) if this spend \
+                        is planned; otherwise checkpoint and stop the run where it can resume, \
+                        or move it to a cheaper box."
+            .into(),
+        None => "Stop the machine if its work is done, or raise the budget in the config \
+                 ([pricing] budget) if the spend is planned."
+            .into(),
     }
 }
 

@@ -48,7 +48,7 @@ use gpumeter_model::Snapshot;
 use crate::money::{Currency, Money};
 
 pub use active::{ActiveAlert, HistoryEntry, HistoryEvent};
-pub use alert::{Alert, AlertKind, Severity, Transition};
+pub use alert::{Alert, AlertKind, Severity, Transition, budget_next_step};
 pub use config::RulesConfig;
 pub use idle::{IdleTally, IdleTotals};
 pub use starved::cause_label;
