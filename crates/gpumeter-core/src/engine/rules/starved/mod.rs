@@ -436,6 +436,10 @@ impl StarvedRule {
         if cause == Cause::Unclassified && text::inference_server(snap, j.main).is_some() {
             return None;
         }
+        // Nor is a notebook's: between cells its GPU waits for the person at the keyboard.
+        if cause == Cause::Unclassified && text::notebook(snap, j.main).is_some() {
+            return None;
+        }
         for g in &starved {
             *self.totals.entry((*g, cause)).or_insert(0) += dt;
         }

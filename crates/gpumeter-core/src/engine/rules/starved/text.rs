@@ -83,7 +83,39 @@ pub(super) fn inference_server(snap: &Snapshot, main: u32) -> Option<String> {
         .then(|| crate::engine::rules::label::process_label(p))
 }
 
+/// Commands of a notebook's kernel (Jupyter's, VS Code's and Colab's run ipykernel).
+const NOTEBOOKS: [&str; 3] = ["ipykernel", "jupyter", "colab_kernel"];
+
+/// "python (pid 4100)" when the job's main process is a notebook kernel: its GPU waits on the
+/// person running cells as much as on any pipeline.
+pub(super) fn notebook(snap: &Snapshot, main: u32) -> Option<String> {
+    let p = snap.processes.iter().find(|p| p.pid == main)?;
+    let text = p
+        .command
+        .as_deref()
+        .unwrap_or("")
+        .to_lowercase()
+        .replace('-', "_");
+    NOTEBOOKS
+        .iter()
+        .any(|s| text.contains(s))
+        .then(|| crate::engine::rules::label::process_label(p))
+}
+
 fn next_step(snap: &Snapshot, cfg: &StarvedConfig, js: &JobState, v: &Verdict<'_>) -> String {
+    let step = cause_step(snap, cfg, js, v);
+    match notebook(snap, v.job.main) {
+        Some(kernel) => format!(
+            "{step} It runs in a notebook ({kernel}): a long run is steadier as a script under \
+             tmux or nohup (jupyter nbconvert --to script), which survives a closed tab and a \
+             restarted kernel; DataLoader workers do work in a notebook on Linux, so \
+             num_workers > 0 is safe there."
+        ),
+        None => step,
+    }
+}
+
+fn cause_step(snap: &Snapshot, cfg: &StarvedConfig, js: &JobState, v: &Verdict<'_>) -> String {
     let online = snap.host.cpu_count.map(f64::from);
     if let Some(server) = inference_server(snap, v.job.main) {
         return format!(

@@ -192,6 +192,33 @@ fn a_run_started_from_a_shell_ends_at_its_exit_and_a_launchers_trial_waits_for_t
 }
 
 #[test]
+fn a_notebook_between_cells_is_not_starved_and_a_starved_one_gets_notebook_advice() {
+    let clock = FakeClock::new(T0);
+    let kernel = "/opt/conda/bin/python -m ipykernel_launcher -f /root/.local/share/jupyter/runtime/kernel-1.json";
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 5 * 60, None, low_use(kernel, 0));
+    assert_eq!(fired(&ts, "starved"), 0, "{:?}", names(&ts));
+    // Its DataLoader's 8 workers peg the box's 8 CPUs: named, with advice for a notebook.
+    let mut r = Rules::default();
+    let ts = drive(&mut r, &clock, 5 * 60, None, |_, t| {
+        let mut m = with_job(machine(t, [20, 0]), 99.0, 8);
+        m.host.cpu_util_pct = Some(99.0);
+        m.processes[0].command = Some(kernel.into());
+        m
+    });
+    let a = ts
+        .iter()
+        .map(Transition::alert)
+        .find(|a| a.id.starts_with("starved"))
+        .unwrap_or_else(|| panic!("{:?}", names(&ts)));
+    let step = a.next_step.clone().unwrap_or_default();
+    assert!(
+        step.contains("It runs in a notebook (python -m ipykernel_launcher (pid 100))"),
+        "{step}"
+    );
+}
+
+#[test]
 fn a_sweep_agents_one_process_trials_are_one_family_with_a_rhythm() {
     // Trials under agent pid 50: 19 min of work, 40 s between trials, a new pid each time.
     let clock = FakeClock::new(T0);
