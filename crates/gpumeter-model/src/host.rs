@@ -143,4 +143,9 @@ pub struct HostReading {
     /// …and what it received over the interval as a share of that speed (0–100).
     #[serde(default)]
     pub nic_rx_util_pct: Option<f64>,
+    /// The network file systems mounted here, `fstype mountpoint` (`nfs4 /data`,
+    /// `fuse.gcsfuse /gcs`), from `/proc/self/mountinfo`: where an I/O-bound job's data may
+    /// live. Empty when there are none or they are unknown (absent from the JSON then).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network_mounts: Vec<crate::SharedStr>,
 }

@@ -146,6 +146,9 @@ pub struct HostSpec {
     pub mem_pressure_pct: Option<Signal>,
     /// Pages swapped in, MB/s.
     pub swap_in_mb_per_s: Option<Signal>,
+    /// Network file systems mounted, `fstype mountpoint` (`"nfs4 /data"`).
+    #[serde(default)]
+    pub network_mounts: Vec<String>,
 }
 
 /// One kind of GPU, replicated `count` times (indices assigned in file order).

@@ -211,6 +211,7 @@ impl Simulator {
             nic_rx_util_pct: nic_speed
                 .zip(net_rx)
                 .map(|(speed, rx)| round2(Range::Pct.clamp(rx / speed * 100.0))),
+            network_mounts: h.network_mounts.iter().map(|m| m.as_str().into()).collect(),
         }
     }
 

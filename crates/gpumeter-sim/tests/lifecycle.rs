@@ -86,3 +86,13 @@ fn a_repeat_that_reuses_pids_or_never_advances_is_refused() {
         .to_string();
     assert!(err.contains("process[0].repeat"), "{err}");
 }
+
+#[test]
+fn a_process_parent_and_the_network_mounts_reach_the_reading() {
+    let mut s = sim(
+        "[host]\nnetwork_mounts = [\"nfs4 /data\"]\n[[process]]\npid = 10\nppid = 9\nparent = \"bash\"\ngpus = [{ gpu = 0, memory_gib = { const = 1 } }]\n",
+    );
+    let snap = s.snapshot_at(1000, 1_700_000_001_000);
+    assert_eq!(snap.host.network_mounts, vec!["nfs4 /data".into()]);
+    assert_eq!(snap.processes[0].parent_name.as_deref(), Some("bash"));
+}

@@ -49,6 +49,7 @@ mod io;
 mod kept;
 mod limits;
 mod memory;
+mod mounts;
 mod nic;
 mod nspid;
 mod parents;
@@ -95,6 +96,7 @@ pub struct HostSampler {
     io: io::IoTracker,
     cgroup: cgroup_usage::CgroupTracker,
     swap: swap::SwapTracker,
+    mounts: mounts::Mounts,
     processes: processes::ProcessTracker,
     /// Where we run, decided once.
     runs_in: RunsIn,
@@ -178,6 +180,7 @@ impl HostSampler {
             io: io::IoTracker::new(&roots),
             cgroup: cgroup_usage::CgroupTracker::new(&roots.proc, &roots.sys),
             swap: swap::SwapTracker::new(&roots.proc, page_size),
+            mounts: mounts::Mounts::new(&roots.proc),
             processes: processes::ProcessTracker::new(&roots, ticks_per_s.max(1), page_size),
             runs_in: place::detect(&roots),
             roots,
@@ -254,6 +257,7 @@ impl HostSampler {
             swap_in_bytes_per_s: swap_in,
             nic_speed_bytes_per_s: io.nic_busiest.map(|(speed, _)| speed),
             nic_rx_util_pct: io.nic_busiest.map(|(_, pct)| pct),
+            network_mounts: self.mounts.network(now_unix_ms),
         };
         let system = SystemInfo {
             hostname: self.system.hostname(now_unix_ms),

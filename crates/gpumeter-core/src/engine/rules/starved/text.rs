@@ -199,10 +199,18 @@ fn cause_step(snap: &Snapshot, cfg: &StarvedConfig, js: &JobState, v: &Verdict<'
                 .into()
         }
         Cause::IoBound | Cause::DiskThroughput => {
-            "Move or cache the dataset on local NVMe (or in RAM, /dev/shm), pack small files into \
-             shards (WebDataset, tar), and raise DataLoader prefetch_factor and num_workers so \
-             reads overlap compute."
-                .into()
+            let from = match (v.cause, snap.host.network_mounts.first()) {
+                (Cause::IoBound, Some(m)) => format!(
+                    "If the data is on a network file system ({m}), copy it to local NVMe before \
+                     training. "
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "{from}Move or cache the dataset on local NVMe (or in RAM, /dev/shm), pack small \
+                 files into shards (WebDataset, tar), and raise DataLoader prefetch_factor and \
+                 num_workers so reads overlap compute."
+            )
         }
         Cause::HostToDevice => {
             "Copy from pinned memory (pin_memory=True) with .to(device, non_blocking=True), keep \
@@ -360,6 +368,13 @@ pub(super) fn alert(
         ));
     }
     evidence.extend(cgroup_evidence(snap, host, &window));
+    // Where waiting reads most often come from when the local disk is quiet.
+    if v.cause == Cause::IoBound && !snap.host.network_mounts.is_empty() {
+        evidence.push((
+            "network file systems".into(),
+            snap.host.network_mounts.join(", "),
+        ));
+    }
     if let (Some(w), Some(rate)) = (v.wasting_per_hour, ctx.rate_micros_per_h()) {
         evidence.push((
             "GPU time wasted".into(),

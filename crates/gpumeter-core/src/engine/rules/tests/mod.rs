@@ -420,6 +420,44 @@ fn starved_cpu_bound_respects_affinity_and_clears_when_util_recovers() {
 }
 
 #[test]
+fn an_io_bound_job_beside_a_network_file_system_is_told_where_its_reads_may_wait() {
+    let clock = FakeClock::new(T0);
+    let run = |mounts: &[&str]| {
+        let mut r = Rules::default();
+        let mounts: Vec<gpumeter_model::SharedStr> = mounts.iter().map(|m| (*m).into()).collect();
+        let ts = drive(&mut r, &clock, 3 * 60, None, |_, t| {
+            let mut m = with_job(machine(t, [30, 0]), 5.0, 2);
+            m.processes[1].state = Some('D');
+            m.host.network_mounts = mounts.clone();
+            m
+        });
+        ts[0].alert().clone()
+    };
+    let a = run(&["nfs4 /data", "fuse.gcsfuse /gcs"]);
+    assert!(
+        a.evidence.contains(&(
+            "network file systems".into(),
+            "nfs4 /data, fuse.gcsfuse /gcs".into()
+        )),
+        "{:#?}",
+        a.evidence
+    );
+    let step = a.next_step.unwrap_or_default();
+    assert!(
+        step.starts_with("If the data is on a network file system (nfs4 /data), copy it"),
+        "{step}"
+    );
+    // None mounted: neither line.
+    let a = run(&[]);
+    assert!(!a.evidence.iter().any(|(k, _)| k == "network file systems"));
+    assert!(
+        !a.next_step
+            .unwrap_or_default()
+            .contains("network file system")
+    );
+}
+
+#[test]
 fn starved_without_cpu_pressure_is_io_or_copy_bound_by_the_evidence() {
     let clock = FakeClock::new(T0);
     let mut r = Rules::default();
