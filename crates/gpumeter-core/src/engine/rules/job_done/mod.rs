@@ -192,6 +192,12 @@ impl JobDoneRule {
         let lost_gpu = |g: u32| snap.gpu(g).is_some_and(|r| r.state == GpuState::Lost);
 
         let families = families(snap, ctx.jobs());
+        // Each process's CPU by pid, once a tick: the jobs' trees are summed from it.
+        let cpu_of: foldhash::HashMap<u32, f64> = snap
+            .processes
+            .iter()
+            .filter_map(|p| Some((p.pid, p.cpu_pct?)))
+            .collect();
         for (job, family) in ctx.jobs().iter().zip(families) {
             let main = snap.processes.iter().find(|p| p.pid == job.main);
             let start = main
@@ -252,12 +258,7 @@ impl JobDoneRule {
                 _ => false,
             };
             s.stopped = !states.is_empty() && states.iter().all(|c| matches!(c, 'T' | 't'));
-            let cpu: f64 = job
-                .tree
-                .iter()
-                .filter_map(|pid| snap.processes.iter().find(|p| p.pid == *pid))
-                .filter_map(|p| p.cpu_pct)
-                .sum();
+            let cpu: f64 = job.tree.iter().filter_map(|pid| cpu_of.get(pid)).sum();
             s.host_busy = cpu >= HOST_BUSY_PCT;
             let busy = job.gpus.iter().any(|&g| busy_gpu(g));
             if busy {
