@@ -343,6 +343,8 @@ pub fn billing_view() -> gpumeter_core::billing::BillingView {
         energy_kwh: Some(41.25),
         energy_cost: None,
         egress_bytes: 0,
+        egress_cost: Money::ZERO,
+        egress_per_hour: Money::ZERO,
         gpus: 8,
         busy_gpus: 2,
     }

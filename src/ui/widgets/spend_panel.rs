@@ -98,6 +98,24 @@ pub fn lines(view: &BillingView, theme: &Theme) -> Vec<Line<'static>> {
         Tone::Plain,
         theme,
     ));
+    // Egress gets its own line once it is more than a sliver (2 %) of the spend or the burn:
+    // the bill beside the GPUs' that users are surprised by.
+    let sliver = |part: gpumeter_core::money::Money, whole: gpumeter_core::money::Money| {
+        part.micros() > 0 && part.micros().saturating_mul(50) >= whole.micros()
+    };
+    if sliver(view.egress_cost, view.spent) || sliver(view.egress_per_hour, view.burn_per_hour) {
+        out.push(line(
+            "egress",
+            format!(
+                "{} so far, {} now  ({:.1} GB out)",
+                money(view.egress_cost),
+                c.per_hour(view.egress_per_hour),
+                view.egress_bytes as f64 / 1e9
+            ),
+            Tone::Plain,
+            theme,
+        ));
+    }
     if let gpumeter_core::billing::RateSource::ListPrice(l) = &view.rate_source {
         // A guessed price is said to be one, with how to give the real one.
         let catalog = if l.catalog.is_empty() {
@@ -258,6 +276,30 @@ mod tests {
         let one = crate::ui::widgets::spend_line::line(&listed, &Theme::colour(), 120);
         let one: String = one.spans.iter().map(|s| s.content.as_ref()).collect();
         assert!(one.contains("(list price: set --rate)"), "{one}");
+    }
+
+    #[test]
+    fn egress_gets_a_line_only_when_it_is_more_than_a_sliver() {
+        use gpumeter_core::money::Money;
+        let area = Rect::new(0, 0, 80, 14);
+        let draw = |v: &BillingView| {
+            let mut buf = Buffer::empty(area);
+            render(&mut buf, area, v, &Theme::colour());
+            text(&buf)
+        };
+        assert!(!draw(&view()).contains("egress"));
+        // 14 GB out at $0.09/GB: $1.26 of $279 spent is a sliver, but sending at $3.00/h now
+        // against a $31/h burn is not.
+        let mut v = view();
+        v.egress_bytes = 14_000_000_000;
+        v.egress_cost = Money::from_micros(1_260_000);
+        assert!(!draw(&v).contains("egress"), "{}", draw(&v));
+        v.egress_per_hour = Money::from_micros(3_000_000);
+        let t = draw(&v);
+        assert!(
+            t.contains("egress     $1.26 so far, $3.00/h now  (14.0 GB out)"),
+            "{t}"
+        );
     }
 
     #[test]

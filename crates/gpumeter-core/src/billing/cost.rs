@@ -36,9 +36,7 @@ impl Meter {
                 .mul_div(self.units() * billed, i128::from(HOUR_MS))
         };
         let extras = p.extras_per_hour.mul_div(billed, i128::from(HOUR_MS));
-        let egress = p
-            .egress_per_gb
-            .mul_div(i128::from(self.totals.egress_bytes), BYTES_PER_GB);
+        let egress = self.egress_cost();
         let power = self.energy_cost().unwrap_or(Money::ZERO);
         time.saturating_add(extras)
             .saturating_add(egress)
@@ -117,12 +115,25 @@ impl Meter {
         Some(self.spent_in_period(period).saturating_add(more))
     }
 
+    /// What the bytes sent out have cost so far (`[pricing] egress_per_gb`).
+    pub fn egress_cost(&self) -> Money {
+        self.cfg
+            .pricing
+            .egress_per_gb
+            .mul_div(i128::from(self.totals.egress_bytes), BYTES_PER_GB)
+    }
+
+    /// What sending out costs per hour at the recent rate.
+    pub fn egress_per_hour(&self) -> Money {
+        let egress_gb_h = self.egress_bps * 3_600.0 / 1e9;
+        Money::from_units_f64(self.cfg.pricing.egress_per_gb.as_units_f64() * egress_gb_h)
+    }
+
     /// What the machine costs per hour now: list rate, extras, egress and power at their
     /// recent levels.
     pub fn burn_per_hour(&self) -> Money {
         let p = &self.cfg.pricing;
-        let egress_gb_h = self.egress_bps * 3_600.0 / 1e9;
-        let egress = Money::from_units_f64(p.egress_per_gb.as_units_f64() * egress_gb_h);
+        let egress = self.egress_per_hour();
         let power = p.electricity_per_kwh.map_or(Money::ZERO, |price| {
             Money::from_units_f64(price.as_units_f64() * self.power_w / 1_000.0)
         });

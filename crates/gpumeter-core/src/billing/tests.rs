@@ -215,6 +215,10 @@ fn egress_and_extras_are_billed() {
     }
     assert_eq!(m.totals().egress_bytes / 1_000_000, 1_000);
     assert_eq!(Currency::USD.format(m.spent()), "$1.59");
+    // The egress share of that, and its rate now: the figures the spend panel's line shows.
+    let v = m.view();
+    assert_eq!(Currency::USD.format(v.egress_cost), "$0.09");
+    assert_eq!(Currency::USD.format(v.egress_per_hour), "$0.09");
 }
 
 #[test]

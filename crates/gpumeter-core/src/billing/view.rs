@@ -66,6 +66,9 @@ pub struct BillingView {
     /// Its cost, when an electricity price is set.
     pub energy_cost: Option<Money>,
     pub egress_bytes: u64,
+    /// What they have cost (`[pricing] egress_per_gb`), and what sending costs per hour now.
+    pub egress_cost: Money,
+    pub egress_per_hour: Money,
     pub gpus: u32,
     pub busy_gpus: u32,
 }
@@ -199,6 +202,8 @@ impl Meter {
                 .then(|| t.energy_mj as f64 / MJ_PER_KWH as f64),
             energy_cost: self.energy_cost().filter(|_| self.energy_seen),
             egress_bytes: t.egress_bytes,
+            egress_cost: self.egress_cost(),
+            egress_per_hour: self.egress_per_hour(),
             gpus: self.gpus_now,
             busy_gpus: self.busy_now,
         }
