@@ -27,7 +27,17 @@ use subcommands::{
 fn main() -> ExitCode {
     // First, while this is the only thread (see the function).
     launch::reserve_descriptor_table();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and version print as clap prints them; an error quotes what it was given cut
+        // short (a 10 000-character argument is not echoed whole), and never panics on a
+        // closed stderr.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            say(&e.render().to_string());
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
     if let Some((flag, command)) = cli.misplaced_option() {
         Cli::command()
             .error(
@@ -47,7 +57,7 @@ fn main() -> ExitCode {
         return match gpumeter::check::run::run(&opts, now, &mut std::io::stdout().lock()) {
             Ok(code) => ExitCode::from(code),
             Err(err) => {
-                eprintln!("gpumeter: {err}");
+                say(&format!("gpumeter: {err}\n"));
                 let code = match &err {
                     gpumeter::check::run::CheckError::Launch(e) => e.exit_code(),
                     _ => 1,
@@ -63,10 +73,18 @@ fn main() -> ExitCode {
                 .downcast_ref::<LaunchError>()
                 .map(LaunchError::exit_code)
                 .unwrap_or(1);
-            eprintln!("gpumeter: {}", error_text(&err));
+            say(&format!("gpumeter: {}\n", error_text(&err)));
             ExitCode::from(code)
         }
     }
+}
+
+/// Writes a fatal message to stderr, each long run of characters cut
+/// ([`gpumeter_core::sanitize::cut_runs`]); a closed stderr is no reason to panic.
+fn say(text: &str) {
+    use std::io::Write;
+    let text = gpumeter_core::sanitize::cut_runs(text, gpumeter_core::sanitize::MAX_QUOTED_RUN);
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// The error and its causes on one line, each cause once: a message that already quotes its

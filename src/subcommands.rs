@@ -222,15 +222,19 @@ pub(crate) fn watch_cmd(cli: &Cli, args: &WatchArgs) -> anyhow::Result<()> {
         autostop_flags: args.autostop.flags(),
         ..Default::default()
     };
-    watch::run_watch_with(
+    let run = watch::run_watch_with(
         source.as_mut(),
         &clock,
         session,
         opts,
         &mut std::io::stdout().lock(),
         &mut std::io::stderr(),
-    )?;
-    Ok(())
+    );
+    match run {
+        // A reader that stopped reading (`| head`) ends the run, as it ends `cat`'s.
+        Err(watch::WatchError::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.map(|_| ()).map_err(Into::into),
+    }
 }
 
 pub(crate) fn report_cmd(cli: &Cli, args: &ReportArgs) -> anyhow::Result<()> {
@@ -359,7 +363,16 @@ pub(crate) fn fleet_cmd(cli: &Cli, args: &cli::FleetArgs) -> anyhow::Result<()> 
         None => None,
     };
     let file = args.hosts.as_deref().zip(text.as_deref());
-    let hosts = hosts::collect(&args.urls, file, default_token.as_ref(), warn)?;
+    // A bad address on the command line, or none at all, is a bad argument (exit 2); a bad
+    // line of a hosts file stays a bad file.
+    let hosts =
+        hosts::collect(&args.urls, file, default_token.as_ref(), warn).map_err(|e| match e {
+            hosts::HostsError::Url(m) => anyhow::Error::new(launch::LaunchError::Usage(m)),
+            hosts::HostsError::NoHosts => {
+                anyhow::Error::new(launch::LaunchError::Usage(e.to_string()))
+            }
+            other => other.into(),
+        })?;
     let cfg = PollConfig {
         interval: args.interval,
         timeout: args.timeout,

@@ -317,6 +317,57 @@ fn bad_arguments_exit_2_and_say_what_is_wrong() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stderr.len() < 1_000, "{} bytes", out.stderr.len());
+    // Every message cuts what it quotes: a value clap refuses (quoted twice), a path that
+    // cannot be read, a fleet address; a bad address is a usage error (exit 2).
+    let path = format!("/tmp/{long}");
+    let fleet_url = format!("http://{long}");
+    for (args, code) in [
+        (
+            vec!["watch", "--demo", "idle", "--interval", long.as_str()],
+            2,
+        ),
+        (
+            vec!["--rate", long.as_str(), "snapshot", "--demo", "idle"],
+            2,
+        ),
+        (
+            vec!["--config", path.as_str(), "snapshot", "--demo", "idle"],
+            1,
+        ),
+        (vec!["fleet", "--once", fleet_url.as_str()], 2),
+        (vec!["fleet", "--once", "ftp://10.0.0.5:9958"], 2),
+    ] {
+        let out = gpumeter(home.path()).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{:?}: {err}", &args[..2]);
+        assert!(err.len() < 600, "{:?}: {} bytes", &args[..2], err.len());
+    }
+}
+
+/// A reader that stops reading (`| head -1`) ends `watch` quietly, as it ends `cat`: exit 0, not
+/// a write error (and never a panic on the closed stderr).
+#[test]
+fn watch_into_a_closed_pipe_ends_quietly() {
+    let home = tempfile::tempdir().unwrap();
+    let mut child = crate::support::gpumeter(home.path())
+        .args(["watch", "--demo", "idle", "--fast", "--for", "2h"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one line, then close both ends as `2>&1 | head -1` does.
+    {
+        use std::io::BufRead;
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.contains("spent"), "{line}");
+    }
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
 }
 
 #[test]

@@ -321,11 +321,14 @@ fn bad_input_is_a_clear_error_naming_the_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let hosts = dir.path().join("hosts.txt");
     std::fs::write(&hosts, "http://127.0.0.1:1\n# fine\nbox-7:9958\n").unwrap();
-    let fail = |args: &[&str]| {
+    // A bad file exits 1; a bad or missing address on the command line is a usage error (2).
+    let failing = |args: &[&str], code: i32| {
         let out = fleet(args, LIMIT);
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
+    let fail = |args: &[&str]| failing(args, 1);
+    let usage = |args: &[&str]| failing(args, 2);
     let e = fail(&["--hosts", hosts.to_str().unwrap(), "--once"]);
     assert!(
         e.contains("hosts.txt:3:") && e.contains("not an http"),
@@ -337,12 +340,12 @@ fn bad_input_is_a_clear_error_naming_the_file_and_line() {
         e.contains("cannot read the hosts file") && e.contains("nope.txt"),
         "{e}"
     );
-    let e = fail(&["--once"]);
+    let e = usage(&["--once"]);
     assert!(e.contains("no hosts to watch"), "{e}");
     std::fs::write(&hosts, "# nobody yet\n").unwrap();
-    let e = fail(&["--hosts", hosts.to_str().unwrap(), "--once"]);
+    let e = usage(&["--hosts", hosts.to_str().unwrap(), "--once"]);
     assert!(e.contains("no hosts to watch"), "{e}");
-    let e = fail(&["ftp://x:1", "--once"]);
+    let e = usage(&["ftp://x:1", "--once"]);
     assert!(e.contains("not an http"), "{e}");
     // --json without --once is a usage error (2).
     let out = fleet(&["http://127.0.0.1:1", "--json"], LIMIT);

@@ -7,6 +7,34 @@ pub const MAX_COMMAND_CHARS: usize = 512;
 /// Longest short name (process name, user, container) kept, in characters.
 pub const MAX_NAME_CHARS: usize = 64;
 
+/// Longest unbroken run of characters an error message repeats from its input (a path, a
+/// value): a 10 000-character argument is quoted cut, not echoed whole.
+pub const MAX_QUOTED_RUN: usize = 80;
+
+/// Cuts every run of non-whitespace characters longer than `max` to its first `max - 1` and
+/// `…`, keeping the rest of the text (and its line breaks) as it is.
+pub fn cut_runs(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(4096));
+    let mut run = 0usize;
+    let mut cut = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            run = 0;
+            cut = false;
+            out.push(c);
+            continue;
+        }
+        run += 1;
+        if run < max {
+            out.push(c);
+        } else if !cut {
+            out.push('…');
+            cut = true;
+        }
+    }
+    out
+}
+
 /// Cleans raw bytes (possibly invalid UTF-8): see [`sanitize`].
 pub fn sanitize_bytes(raw: &[u8], max_chars: usize) -> String {
     sanitize(&String::from_utf8_lossy(raw), max_chars)
@@ -94,6 +122,23 @@ fn skip_string_body(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn long_runs_are_cut_and_the_rest_kept() {
+        let long = "a".repeat(10_000);
+        let text = format!("invalid value '{long}' for '--interval'\n\nFor more, try '--help'.");
+        let got = super::cut_runs(&text, super::MAX_QUOTED_RUN);
+        assert!(got.len() < 200, "{} chars", got.len());
+        assert!(
+            got.starts_with(&format!("invalid value '{}…", "a".repeat(78))),
+            "{got}"
+        );
+        assert!(
+            got.ends_with("for '--interval'\n\nFor more, try '--help'."),
+            "{got}"
+        );
+        assert_eq!(super::cut_runs("short words stay", 80), "short words stay");
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -94,6 +94,12 @@ pub fn parse_address(text: &str) -> Result<Address, String> {
     if host.is_empty() || host.contains(char::is_whitespace) {
         return Err(format!("'{s}': no host name"));
     }
+    // DNS names stop at 253 characters; anything longer is not an address.
+    if host.len() > 253 {
+        return Err(format!(
+            "'{s}': the host name is longer than 253 characters"
+        ));
+    }
     let port = match port {
         None => DEFAULT_PORT,
         Some(p) => match p.parse::<u16>() {
