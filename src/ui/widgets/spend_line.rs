@@ -62,7 +62,7 @@ pub fn line(view: &BillingView, theme: &Theme, width: usize) -> Line<'static> {
         let style = tone_style(budget_tone(b), theme);
         let share = format!("{:.0}%", (b.share * 100.0).round());
         let of = format!("{share} of {}/{}", money(b.amount), b.period);
-        let when = ceiling(b);
+        let when = ceiling(b, view.at_unix_ms);
         let short_when = when.split(" at ").next().unwrap_or_default().to_string();
         let (when, short_when) = if b.ceiling_in_ms.is_some_and(|ms| ms > 0) {
             (format!("ceiling {when}"), format!("ceiling {short_when}"))

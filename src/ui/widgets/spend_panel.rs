@@ -59,13 +59,15 @@ pub(crate) fn budget_tone(b: &BudgetView) -> Tone {
     }
 }
 
-/// When the budget ceiling comes at the current burn: `reached`, `in 7h07m at 16:07Z` (a date
-/// past a day), or `not reached this day`.
-pub(crate) fn ceiling(b: &BudgetView) -> String {
+/// When the budget ceiling comes at the current burn: `reached`, `in 7h07m at 16:07Z` (with
+/// its date when that is not today's, `now_ms`'s UTC day: `in 14h19m at Dec 08 03:27Z`), or
+/// `not reached this day`.
+pub(crate) fn ceiling(b: &BudgetView, now_ms: i64) -> String {
+    const DAY_MS: i64 = 86_400_000;
     match (b.ceiling_in_ms, b.ceiling_at_unix_ms) {
         (Some(0), _) => "reached".to_string(),
         (Some(ms), Some(at)) => {
-            let at = if ms < 86_400_000 {
+            let at = if at.div_euclid(DAY_MS) == now_ms.div_euclid(DAY_MS) {
                 hhmm_utc(at)
             } else {
                 day_month_utc(at)
@@ -144,7 +146,7 @@ pub fn lines(view: &BillingView, theme: &Theme) -> Vec<Line<'static>> {
             tone,
             theme,
         ));
-        out.push(line("ceiling", ceiling(b), tone, theme));
+        out.push(line("ceiling", ceiling(b, view.at_unix_ms), tone, theme));
     }
     let (idle_text, idle_tone) = match view.idle_share {
         Some(s) => (
@@ -365,6 +367,20 @@ mod tests {
             "{}",
             text(&buf)
         );
+    }
+
+    #[test]
+    fn a_ceiling_past_midnight_gives_its_date() {
+        // 13:07Z now, the ceiling 14h19m on: tomorrow's 03:26Z, which says so.
+        let now = 1_767_272_820_000; // 2026-01-01 13:07Z
+        let mut b = view().budget.unwrap();
+        b.ceiling_in_ms = Some((14 * 60 + 19) * 60_000);
+        b.ceiling_at_unix_ms = Some(now + (14 * 60 + 19) * 60_000);
+        assert_eq!(ceiling(&b, now), "in 14h19m at Jan 02 03:26Z");
+        // Later today: the time alone.
+        b.ceiling_in_ms = Some(3 * 3_600_000);
+        b.ceiling_at_unix_ms = Some(now + 3 * 3_600_000);
+        assert_eq!(ceiling(&b, now), "in 3h at 16:07Z");
     }
 
     #[test]

@@ -65,16 +65,25 @@ pub struct BudgetEvent {
 }
 
 impl BudgetEvent {
-    /// The one budget sentence: `budget: 80% of the $100.00 day budget reached ($80.00 spent)`.
+    /// The one budget sentence: `budget: 80 % of the $100.00 day budget spent ($80.00)`.
     pub fn sentence(&self, c: crate::money::Currency) -> String {
         match self.kind {
-            BudgetEventKind::Actual => format!(
-                "budget: {}% of the {} {} budget reached ({} spent)",
-                self.threshold,
-                c.format(self.budget),
-                self.period,
-                c.format(self.spent)
-            ),
+            // The share spent now, as the alert's title and the spend line say it: a meter
+            // started late crosses the 50 % mark at 64 %, and says 64 %.
+            BudgetEventKind::Actual => {
+                let pct = (spent_share(self.spent, self.budget) * 100.0).round() as i64;
+                let past = if pct > i64::from(self.threshold) {
+                    format!(", past the {} % mark", self.threshold)
+                } else {
+                    String::new()
+                };
+                format!(
+                    "budget: {pct} % of the {} {} budget spent ({}{past})",
+                    c.format(self.budget),
+                    self.period,
+                    c.format(self.spent)
+                )
+            }
             BudgetEventKind::Forecast => format!(
                 "budget: at this rate the {} will end at {}, over the {} budget",
                 self.period,
