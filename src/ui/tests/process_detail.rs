@@ -5,7 +5,9 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::ui::tests::fixtures::{self, buffer_to_string, render};
+use gpumeter_core::engine::Engine;
+
+use crate::ui::tests::fixtures::{self, T0, buffer_to_string, render};
 use crate::ui::*;
 
 fn app() -> App {
@@ -14,6 +16,87 @@ fn app() -> App {
 
 fn key(app: &mut App, code: KeyCode) {
     app.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
+}
+
+/// The detail's history row `name` (`VRAM`, `SM`) of the first GPU it lists.
+fn row<'s>(s: &'s str, name: &str) -> &'s str {
+    let label = format!("    {name:<11}   5m ");
+    s.lines().find(|l| l.contains(&label)).unwrap_or("")
+}
+
+/// The sparkline glyphs of a row.
+fn spark(row: &str) -> impl Iterator<Item = char> + '_ {
+    row.chars().filter(|c| ('▁'..='█').contains(c))
+}
+
+/// One GPU for five minutes at 2 s ticks, GPU 0's trainer (PID 1000) changed by `edit` at
+/// each tick (`k` counts down to 0, the last reading).
+fn engine_where(edit: impl Fn(i64, &mut gpumeter_model::ProcessReading)) -> Engine {
+    let mut e = Engine::new();
+    for k in (0..150).rev() {
+        let mut s = fixtures::snapshot_at(1, T0 - k * 2000);
+        if let Some(p) = s.processes.iter_mut().find(|p| p.pid == 1000) {
+            edit(k, p);
+        }
+        e.ingest(s);
+    }
+    e
+}
+
+/// Opens the detail of the table's first row (GPU 0's trainer, the most VRAM) at `w`×`h`.
+fn open_first(engine: &Engine, w: u16, h: u16) -> String {
+    let mut a = app();
+    render(&mut a, engine, w, h);
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Up);
+    key(&mut a, KeyCode::Enter);
+    buffer_to_string(&render(&mut a, engine, w, h))
+}
+
+#[test]
+fn the_detail_draws_the_process_own_sm_not_the_cards() {
+    // Its SM share climbs from 0 to 100 % over the window while the card's util stays put.
+    let engine = engine_where(|k, p| {
+        p.gpu[0].sm_util_pct = Some(((149 - k) * 100 / 149) as u32);
+    });
+    for (w, h) in [(80, 24), (120, 40)] {
+        let s = open_first(&engine, w, h);
+        assert!(s.contains(" Process 1000 "), "{s}");
+        let sm: Vec<char> = spark(row(&s, "SM")).collect();
+        assert!(sm.len() > 10, "{w}x{h}: {s}");
+        // Low on the left, full on the right: the process's own rise.
+        assert!(sm.first() < sm.last(), "{w}x{h}: {sm:?}");
+        assert_eq!(sm.last(), Some(&'█'), "{w}x{h}: {sm:?}");
+        assert!(spark(row(&s, "VRAM")).count() > 10, "{w}x{h}: {s}");
+    }
+}
+
+#[test]
+fn an_sm_share_the_driver_never_gives_is_na_not_a_flat_zero() {
+    let engine = engine_where(|_, p| p.gpu[0].sm_util_pct = None);
+    for (w, h) in [(80, 24), (120, 40)] {
+        let s = open_first(&engine, w, h);
+        let sm = row(&s, "SM");
+        assert!(sm.contains("N/A"), "{w}x{h}: {s}");
+        assert_eq!(spark(sm).count(), 0, "{w}x{h}: {sm}");
+        // Its VRAM is known: that row draws.
+        assert!(spark(row(&s, "VRAM")).count() > 10, "{w}x{h}: {s}");
+    }
+}
+
+#[test]
+fn a_reused_pid_does_not_inherit_the_old_process_history() {
+    // PID 1000 exits and a new process takes its PID for the last reading only: its own
+    // history is that one reading, not the five minutes before it.
+    let engine = engine_where(|k, p| {
+        if k == 0 {
+            p.start_time_unix_s = Some(T0 / 1000);
+        }
+    });
+    let s = open_first(&engine, 120, 40);
+    assert!(s.contains(" Process 1000 "), "{s}");
+    assert_eq!(spark(row(&s, "SM")).count(), 1, "{s}");
+    assert_eq!(spark(row(&s, "VRAM")).count(), 1, "{s}");
 }
 
 #[test]
@@ -64,13 +147,10 @@ fn the_detail_names_the_process_its_gpus_history_job_and_alerts() {
     assert!(s.contains("PID 1001: user alice"), "{s}");
     assert!(s.contains("Command: python train.py"), "{s}");
     assert!(s.contains("GPU1 VRAM 39.0GiB · SM 71%"), "{s}");
-    // The card's history over the charts' window, as a sparkline; its own share is N/A.
-    let vram = s
-        .lines()
-        .find(|l| l.contains("VRAM          5m "))
-        .unwrap_or("");
-    assert!(vram.chars().any(|c| ('▁'..='█').contains(&c)), "{s}");
-    assert!(s.contains("N/A"), "{s}");
+    // Its own history over the charts' window, as sparklines: VRAM and SM.
+    assert!(spark(row(&s, "VRAM")).count() > 10, "{s}");
+    assert!(spark(row(&s, "SM")).count() > 10, "{s}");
+    assert!(!s.contains("whole card's"), "{s}");
     assert!(s.contains("Job: trainer 1001"), "{s}");
     assert!(s.contains("+ 2 workers"), "{s}");
     assert!(s.contains("workers: 2010 2011"), "{s}");
@@ -121,4 +201,13 @@ fn snapshot_of_the_detail_at_80x24() {
         "80x24_process_detail",
         buffer_to_string(&render(&mut a, &engine, 80, 24))
     );
+}
+
+#[test]
+fn snapshot_of_the_detail_at_120x40() {
+    // Its SM share climbs over the window: the snapshot shows its own line, not the card's.
+    let engine = engine_where(|k, p| {
+        p.gpu[0].sm_util_pct = Some(((149 - k) * 100 / 149) as u32);
+    });
+    insta::assert_snapshot!("120x40_process_detail", open_first(&engine, 120, 40));
 }

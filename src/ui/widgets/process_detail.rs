@@ -1,9 +1,10 @@
 //! The process detail view (Enter on a selected process, as in nvitop): its PID, user, state
 //! and start, its Kubernetes pod, namespace and container (where known), the whole command
 //! line (sanitized at the source, as everywhere), each GPU it holds with its VRAM, SM share
-//! and pods, what the charts' window holds of that history, its job (the trainer and its
-//! workers) and the standing alerts that name it — wrapped to the overlay's width and
-//! scrolled, at any terminal size, in the alert detail view's place.
+//! and pods, its own VRAM and SM history on each over the charts' window (the engine's
+//! per-process history; N/A where the driver never said), its job (the trainer and its workers)
+//! and the standing alerts that name it — wrapped to the overlay's width and scrolled, at any
+//! terminal size, in the alert detail view's place.
 //! Reads the engine through `&`; never mutates.
 
 use ratatui::buffer::Buffer;
@@ -12,8 +13,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use gpumeter_core::clock::{UtcStyle, utc_text};
-use gpumeter_core::engine::Engine;
 use gpumeter_core::engine::series::Series;
+use gpumeter_core::engine::{Engine, ProcessKey};
 use gpumeter_core::units::{self, DurationStyle};
 use gpumeter_model::{PodRef, ProcessReading, Snapshot};
 
@@ -205,7 +206,7 @@ fn pod_words(pod: &PodRef) -> String {
     format!("{name} · namespace {namespace} · container {container}")
 }
 
-/// Its GPUs: VRAM and SM share now, and what the charts' window holds of their history.
+/// Its GPUs: VRAM and SM share now, and its own history of both over the charts' window.
 fn gpu_lines(
     out: &mut Vec<Line<'static>>,
     app: &App,
@@ -243,31 +244,44 @@ fn gpu_lines(
             &format!("VRAM {vram} · SM {sm}{owner}"),
             cols,
         ));
-        // The history is kept per GPU, not per process: the card's, said to be the card's.
-        let Some(h) = engine.history().gpu(g) else {
-            continue;
+        // Its own history on this GPU (the engine keeps it per process and GPU, capped).
+        let key = ProcessKey {
+            pid: p.pid,
+            start_time_unix_s: p.start_time_unix_s,
+            gpu_index: g,
         };
+        let own = engine.history().process(&key);
+        // VRAM against the card's total, so a line reads as its share of the card.
+        let total = snap
+            .and_then(|s| s.gpu(g))
+            .and_then(|gpu| gpu.memory_total_bytes)
+            .map(|b| b as f64);
         let room = cols.saturating_sub(24);
-        let sm_series = if h.sm_active_pct.last().is_some() {
-            ("SM activity", &h.sm_active_pct)
-        } else {
-            ("util", &h.util_pct)
-        };
-        for (name, series) in [("VRAM", &h.vram_used_pct), sm_series] {
-            let text =
-                sparkline(series, now_ms, window_ms, room, 100.0).unwrap_or_else(|| "N/A".into());
+        let rows: [(&str, Option<&Series>, Option<f64>); 2] = [
+            ("VRAM", own.map(|h| &h.vram_bytes), total),
+            ("SM", own.map(|h| &h.sm_util_pct), Some(100.0)),
+        ];
+        for (name, series, top) in rows {
+            let text = series
+                .and_then(|s| {
+                    let top = top.or_else(|| peak(s, now_ms, window_ms))?;
+                    sparkline(s, now_ms, window_ms, room, top)
+                })
+                .unwrap_or_else(|| "N/A".into());
             out.push(Line::from(vec![
                 styled(format!("    {name:<11} {window:>4} "), theme.dim),
                 styled(text, theme.series_style(g)),
             ]));
         }
     }
-    out.extend(wrapped(
-        Span::styled("    ", theme.dim),
-        "(history is the whole card's: gpumeter keeps no per-process history, so this \
-         process's own share over time is N/A)",
-        cols,
-    ));
+}
+
+/// The highest point of `series` in the window, to scale a line that has no known top.
+fn peak(series: &Series, now_ms: i64, window_ms: i64) -> Option<f64> {
+    series
+        .window_iter(now_ms, window_ms)
+        .map(|p| p.mean)
+        .reduce(f64::max)
 }
 
 /// Its job: the trainer and its workers, with their CPU summed.

@@ -1,11 +1,13 @@
 //! The metric histories the dashboard charts: per GPU (util, GPM's SM activity where the card
-//! has it, memory-controller util, VRAM %, power) and for the host (CPU, iowait), each a
-//! bounded [`Series`].
+//! has it, memory-controller util, VRAM %, power), for the host (CPU, iowait), each a
+//! bounded [`Series`], and each GPU process's own VRAM and SM share
+//! ([`ProcessHistories`](super::process_history::ProcessHistories), coarser and capped).
 
 use std::collections::BTreeMap;
 
 use gpumeter_model::Snapshot;
 
+use super::process_history::{ProcessGpuHistory, ProcessHistories, ProcessKey};
 use super::series::{DEFAULT_TIERS, Series};
 
 /// Power is kept to 0.1 W (up to 6.5 kW); the percentages to 0.01.
@@ -40,6 +42,8 @@ pub struct History {
     pub gpus: BTreeMap<u32, GpuHistory>,
     pub host_cpu_pct: Series,
     pub host_iowait_pct: Series,
+    /// Each GPU process's own, per GPU it uses.
+    pub processes: ProcessHistories,
 }
 
 impl History {
@@ -57,11 +61,17 @@ impl History {
         }
         self.host_cpu_pct.push(t, snap.host.cpu_util_pct);
         self.host_iowait_pct.push(t, snap.host.iowait_pct);
+        self.processes.record(snap);
     }
 
     /// One GPU's histories, if it was ever seen.
     pub fn gpu(&self, index: u32) -> Option<&GpuHistory> {
         self.gpus.get(&index)
+    }
+
+    /// One process's history on one GPU, if it is tracked.
+    pub fn process(&self, key: &ProcessKey) -> Option<&ProcessGpuHistory> {
+        self.processes.get(key)
     }
 }
 

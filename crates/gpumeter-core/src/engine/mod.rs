@@ -8,6 +8,7 @@
 pub mod autostop;
 pub mod history;
 mod insights;
+pub mod process_history;
 pub mod rules;
 pub mod series;
 
@@ -16,6 +17,7 @@ use gpumeter_model::Snapshot;
 use crate::billing::{BillingView, BudgetEvent, Meter};
 
 pub use history::{GpuHistory, History};
+pub use process_history::{ProcessGpuHistory, ProcessKey};
 
 /// How the source is doing, as the header shows it.
 #[derive(Debug, Clone, PartialEq)]
