@@ -43,11 +43,11 @@ fn budget_crossings_and_rule_verdicts_reach_the_alert_path() {
         text.contains("alert fired [moderate] idle: GPUs idle 10 min"),
         "{text}"
     );
-    // A budget crossing is said once, as its own line (not again as an alert line).
+    // Each budget crossing (50, 80, 100 %) is said once, as its own line (not again as an
+    // alert line).
     assert_eq!(
-        text.matches("budget: 100% of the $10.00 run budget")
-            .count(),
-        1,
+        text.matches("% of the $10.00 run budget spent (").count(),
+        3,
         "{text}"
     );
     assert!(!text.contains("alert fired [high] budget"), "{text}");
