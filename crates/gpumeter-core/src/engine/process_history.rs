@@ -61,7 +61,10 @@ impl Default for ProcessGpuHistory {
 /// Every tracked (process, GPU) pair's history.
 #[derive(Debug, Clone, Default)]
 pub struct ProcessHistories {
-    by_key: HashMap<ProcessKey, ProcessGpuHistory>,
+    /// Each pair's history, with the last tick that listed it.
+    by_key: HashMap<ProcessKey, (u64, ProcessGpuHistory)>,
+    /// Readings folded in (stamps the pairs each one lists, so no set is built per tick).
+    tick: u64,
 }
 
 impl ProcessHistories {
@@ -82,13 +85,27 @@ impl ProcessHistories {
                 })
             })
         };
-        let listed: std::collections::HashSet<ProcessKey> = keys().map(|(k, _)| k).collect();
-        self.by_key.retain(|k, _| listed.contains(k));
+        self.tick += 1;
+        let tick = self.tick;
+        // Stamp the pairs still listed and drop the rest first, so a pair that went frees
+        // its room for a new one in the same reading.
+        for (key, _) in keys() {
+            if let Some((seen, _)) = self.by_key.get_mut(&key) {
+                *seen = tick;
+            }
+        }
+        self.by_key.retain(|_, (seen, _)| *seen == tick);
         for (key, u) in keys() {
             let room = self.by_key.len() < MAX_TRACKED;
             let h = match self.by_key.get_mut(&key) {
-                Some(h) => h,
-                None if room => self.by_key.entry(key).or_default(),
+                Some((_, h)) => h,
+                None if room => {
+                    &mut self
+                        .by_key
+                        .entry(key)
+                        .or_insert((tick, Default::default()))
+                        .1
+                }
                 None => continue,
             };
             h.vram_bytes.push(t, u.memory_bytes.map(|b| b as f64));
@@ -98,7 +115,7 @@ impl ProcessHistories {
 
     /// The history of `key`, if it is tracked.
     pub fn get(&self, key: &ProcessKey) -> Option<&ProcessGpuHistory> {
-        self.by_key.get(key)
+        self.by_key.get(key).map(|(_, h)| h)
     }
 
     /// How many pairs are tracked.
@@ -114,7 +131,7 @@ impl ProcessHistories {
     pub fn heap_bytes(&self) -> usize {
         self.by_key
             .values()
-            .map(|h| h.vram_bytes.heap_bytes() + h.sm_util_pct.heap_bytes())
+            .map(|(_, h)| h.vram_bytes.heap_bytes() + h.sm_util_pct.heap_bytes())
             .sum()
     }
 }
