@@ -85,6 +85,13 @@ fn sanitize_snapshot(snap: &mut Snapshot) {
         shared(&mut p.user, MAX_NAME_CHARS);
         shared(&mut p.container, MAX_NAME_CHARS);
         shared(&mut p.command, MAX_COMMAND_CHARS);
+        shared(&mut p.parent_name, MAX_NAME_CHARS);
+    }
+    for m in &mut snap.host.network_mounts {
+        let clean = sanitize(m, MAX_COMMAND_CHARS);
+        if *clean != **m {
+            *m = clean.into();
+        }
     }
     for g in &mut snap.gpus {
         shared(&mut g.name, MAX_NAME_CHARS);
@@ -137,6 +144,21 @@ mod tests {
             src.sample().unwrap().gpus[2].state,
             gpumeter_model::GpuState::Lost
         );
+    }
+
+    #[test]
+    fn a_hostile_parent_name_or_mount_comes_out_sanitized() {
+        let clock = FakeClock::new(0);
+        let text = "name = \"t\"\ndescription = \"t\"\n[host]\nnetwork_mounts = [\"nfs4 /d\\u001b[31mata\"]\n[[gpu]]\ncount = 1\nname = \"G\"\nmemory_total_gib = 80\n[[process]]\npid = 10\nparent = \"ba\\u001b]0;x\\u0007sh\"\ngpus = [{ gpu = 0, memory_gib = { const = 1 } }]\n";
+        let scenario = Scenario::from_toml("t.toml", text).unwrap();
+        let snap = SimSource::new(scenario, Arc::new(clock))
+            .sample()
+            .unwrap();
+        let parent = snap.processes[0].parent_name.as_deref().unwrap();
+        assert!(!parent.chars().any(char::is_control), "{parent:?}");
+        let mount = &snap.host.network_mounts[0];
+        assert!(!mount.chars().any(char::is_control), "{mount:?}");
+        assert!(mount.starts_with("nfs4 /d"), "{mount:?}");
     }
 
     #[test]
