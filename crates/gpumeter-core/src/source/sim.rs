@@ -151,9 +151,7 @@ mod tests {
         let clock = FakeClock::new(0);
         let text = "name = \"t\"\ndescription = \"t\"\n[host]\nnetwork_mounts = [\"nfs4 /d\\u001b[31mata\"]\n[[gpu]]\ncount = 1\nname = \"G\"\nmemory_total_gib = 80\n[[process]]\npid = 10\nparent = \"ba\\u001b]0;x\\u0007sh\"\ngpus = [{ gpu = 0, memory_gib = { const = 1 } }]\n";
         let scenario = Scenario::from_toml("t.toml", text).unwrap();
-        let snap = SimSource::new(scenario, Arc::new(clock))
-            .sample()
-            .unwrap();
+        let snap = SimSource::new(scenario, Arc::new(clock)).sample().unwrap();
         let parent = snap.processes[0].parent_name.as_deref().unwrap();
         assert!(!parent.chars().any(char::is_control), "{parent:?}");
         let mount = &snap.host.network_mounts[0];
