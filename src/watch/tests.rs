@@ -85,3 +85,49 @@ fn a_refused_autostop_stops_watch_before_the_first_reading() {
     );
     assert_eq!(clock.now_unix_ms(), 1_750_000_000_000);
 }
+
+/// An alert that fires on the tick closing a minute comes after that minute's line: the log
+/// reads in time order. The clock starts on a minute boundary so the spot notice (posted 3 min
+/// in) lands on exactly that tick.
+#[test]
+fn the_minute_a_tick_closes_is_said_before_that_ticks_alert() {
+    let start = 1_750_000_020_000; // a whole minute
+    assert_eq!(start % 60_000, 0);
+    let clock = FakeClock::new(start);
+    let scenario = gpumeter_sim::Scenario::builtin("spot").unwrap();
+    let mut source = SimSource::new(scenario, Arc::new(clock.clone()));
+    let mut pricing = Pricing::simple(Rate::parse("31/h").unwrap());
+    pricing.clock_start = ClockStart::FirstSample;
+    let mut out = Vec::new();
+    run_watch(
+        &mut source,
+        &WatchClock::Fast(clock.clone()),
+        Some(&pricing),
+        None,
+        WatchOptions {
+            for_ms: Some(5 * 60_000),
+            interval_ms: 1_000,
+        },
+        &mut out,
+        &mut Vec::new(),
+    )
+    .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let alert = text
+        .lines()
+        .position(|l| l.contains(" alert fired [high] spot: "))
+        .unwrap_or_else(|| panic!("no spot alert:\n{text}"));
+    let minutes_before = text
+        .lines()
+        .take(alert)
+        .filter(|l| l.contains(" spent $"))
+        .count();
+    assert_eq!(minutes_before, 3, "{text}");
+    // Every line's time stamp is at or after the one before it.
+    let stamps: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("20"))
+        .map(|l| &l[..17])
+        .collect();
+    assert!(stamps.windows(2).all(|w| w[0] <= w[1]), "{text}");
+}

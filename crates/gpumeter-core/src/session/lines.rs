@@ -120,8 +120,10 @@ pub fn total(v: &BillingView) -> String {
     )
 }
 
-/// Prints a step: budget crossings, alert transitions (a budget alert's crossing already has its
-/// line), autostop events and the closed minute to `out`, notes to `err`. When the step asks
+/// Prints a step: the closed minute, budget crossings, alert transitions (a budget alert's
+/// crossing already has its line) and autostop events to `out`, notes to `err`. The minute
+/// comes first: it ended before this tick's events, so a log reads in time order even when an
+/// alert fires on the tick that closes a minute. When the step asks
 /// for the stop command it runs, its output following ours, and its result is returned (an
 /// error is also said on `err`).
 pub fn print_step(
@@ -131,6 +133,9 @@ pub fn print_step(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<Option<Result<(), String>>> {
+    if let (Some(m), Some(view)) = (&step.flushed, session.engine().billing()) {
+        writeln!(out, "{}", minute(m, view))?;
+    }
     for e in &step.budget {
         writeln!(out, "{}", budget(e, session.currency()))?;
     }
@@ -144,9 +149,6 @@ pub fn print_step(
     let cfg = session.autostop_config();
     for e in &step.autostop {
         writeln!(out, "{}", autostop(e, cfg, now))?;
-    }
-    if let (Some(m), Some(view)) = (&step.flushed, session.engine().billing()) {
-        writeln!(out, "{}", minute(m, view))?;
     }
     for n in &step.notes {
         writeln!(err, "gpumeter: {n}")?;
