@@ -239,7 +239,11 @@ pub fn score(name: &str, labels: Option<&Labels>, events: &[(f64, Event)]) -> Ou
         let f = &fired[first];
         let [from, to] = l.within_s;
         let mut wrong = Vec::new();
-        if f.at_s < from || f.at_s > to {
+        // A reading describes the interval before it (NVML's utilization is a mean over its
+        // sample period): a change between two readings is dated to either end, so a bound is
+        // judged to one reading's resolution.
+        let slack = super::STEP_MS as f64 / 1000.0;
+        if f.at_s < from - slack || f.at_s > to + slack {
             wrong.push(format!(
                 "{what} fired at {:.0} s, outside {from:.0}–{to:.0} s",
                 f.at_s
@@ -437,6 +441,29 @@ mod tests {
         assert_eq!(o.rules["starved"].true_pos, 1);
         assert_eq!(o.rules["starved"].detect_s, vec![40.0]);
         assert_eq!(o.rules["idle"].true_neg, 1);
+    }
+
+    /// A fire one reading outside a bound is within the readings' resolution; two are late.
+    #[test]
+    fn a_bound_is_judged_to_one_readings_resolution() {
+        let l = labels(
+            "[labels]\nduration_s = 900\n[[labels.fire]]\nrule = \"starved\"\n\
+             verdict = \"CPU-bound input\"\ngpus = [4, 5, 6, 7]\nwithin_s = [600, 780]\n",
+        );
+        let at = |t: f64| {
+            let a = alert(AlertKind::Starved, "starved:job-1", "CPU-bound input");
+            score("t", Some(&l), &[(t, Event::Alert(Transition::Fired(a)))])
+        };
+        assert!(at(599.0).passed(), "{:?}", at(599.0).problems);
+        assert!(at(781.0).passed(), "{:?}", at(781.0).problems);
+        for t in [598.0, 782.0] {
+            let o = at(t);
+            assert!(
+                o.problems.iter().any(|p| p.contains("outside 600–780 s")),
+                "{t}: {:?}",
+                o.problems
+            );
+        }
     }
 
     #[test]

@@ -143,6 +143,10 @@ pub struct HostReading {
     /// …and what it received over the interval as a share of that speed (0–100).
     #[serde(default)]
     pub nic_rx_util_pct: Option<f64>,
+    /// …and what that same NIC sent, as a share of its speed (0–100): a collective
+    /// (all-reduce between nodes) fills both directions, an input stream mostly one.
+    #[serde(default)]
+    pub nic_tx_util_pct: Option<f64>,
     /// The network file systems mounted here, `fstype mountpoint` (`nfs4 /data`,
     /// `fuse.gcsfuse /gcs`), from `/proc/self/mountinfo`: where an I/O-bound job's data may
     /// live. Empty when there are none or they are unknown (absent from the JSON then).

@@ -164,9 +164,15 @@ impl Simulator {
         let mb =
             |s: &Option<Signal>, ch: &str| sample(s, ch, Range::NonNeg).map(|v| (v * 1e6).round());
         let cpu = sample(&h.cpu_util_pct, "cpu", Range::Pct).map(round2);
-        // One NIC carries the traffic: its receive rate against its link speed.
+        // One NIC carries the traffic: its rates against its link speed.
         let nic_speed = h.nic_speed_gbit.map(|g| g * 1e9 / 8.0);
         let net_rx = mb(&h.net_rx_mb_per_s, "net_rx");
+        let net_tx = mb(&h.net_tx_mb_per_s, "net_tx");
+        let share = |rate: Option<f64>| {
+            nic_speed
+                .zip(rate)
+                .map(|(speed, r)| round2(Range::Pct.clamp(r / speed * 100.0)))
+        };
         let per_cpu = match (cpu, h.cpu_count) {
             (Some(cpu), Some(n)) => (0..n)
                 .map(|i| {
@@ -198,7 +204,7 @@ impl Simulator {
             disk_read_bytes_per_s: mb(&h.disk_read_mb_per_s, "disk_read"),
             disk_write_bytes_per_s: mb(&h.disk_write_mb_per_s, "disk_write"),
             net_rx_bytes_per_s: net_rx,
-            net_tx_bytes_per_s: mb(&h.net_tx_mb_per_s, "net_tx"),
+            net_tx_bytes_per_s: net_tx,
             cpu_quota_cores: h.cpu_quota_cores,
             cgroup: self.cgroup(at),
             cpu_pressure_pct: sample(&h.cpu_pressure_pct, "cpu_psi", Range::Pct).map(round2),
@@ -208,9 +214,8 @@ impl Simulator {
             mem_pressure_pct: sample(&h.mem_pressure_pct, "mem_psi", Range::Pct).map(round2),
             swap_in_bytes_per_s: mb(&h.swap_in_mb_per_s, "swap_in"),
             nic_speed_bytes_per_s: nic_speed,
-            nic_rx_util_pct: nic_speed
-                .zip(net_rx)
-                .map(|(speed, rx)| round2(Range::Pct.clamp(rx / speed * 100.0))),
+            nic_rx_util_pct: share(net_rx),
+            nic_tx_util_pct: share(net_tx),
             network_mounts: h.network_mounts.iter().map(|m| m.as_str().into()).collect(),
         }
     }

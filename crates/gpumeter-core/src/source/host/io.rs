@@ -35,9 +35,9 @@ pub(super) struct IoRates {
     pub(super) disk_busy_pct: Option<f64>,
     /// …and its mean requests in flight (weighted I/O ms / interval ms, iostat's aqu-sz).
     pub(super) disk_queue_depth: Option<f64>,
-    /// The counted interface nearest its link speed: that speed (bytes/s) and the share of it
-    /// received over the interval (see `nic`).
-    pub(super) nic_busiest: Option<(f64, f64)>,
+    /// The counted interface nearest its link speed: that speed (bytes/s) and the shares of it
+    /// received and sent over the interval (see `nic`).
+    pub(super) nic_busiest: Option<(f64, f64, Option<f64>)>,
 }
 
 /// Disk and network trackers.
@@ -119,7 +119,7 @@ impl IoTracker {
                 let (rx, tx) = self.net.sum_rates(dt);
                 let net = &self.net;
                 self.speeds.retain(|n| net.devices.contains_key(n));
-                let busiest = dt.and_then(|dt| nic::busiest(&mut self.speeds, net.first_rates(dt)));
+                let busiest = dt.and_then(|dt| nic::busiest(&mut self.speeds, net.rates(dt)));
                 (rx, tx, busiest)
             }
             Err(e) => {

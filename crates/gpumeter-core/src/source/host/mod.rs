@@ -255,8 +255,9 @@ impl HostSampler {
             disk_queue_depth: io.disk_queue_depth,
             mem_pressure_pct: cg.mem_pressure_pct,
             swap_in_bytes_per_s: swap_in,
-            nic_speed_bytes_per_s: io.nic_busiest.map(|(speed, _)| speed),
-            nic_rx_util_pct: io.nic_busiest.map(|(_, pct)| pct),
+            nic_speed_bytes_per_s: io.nic_busiest.map(|(speed, _, _)| speed),
+            nic_rx_util_pct: io.nic_busiest.map(|(_, rx, _)| rx),
+            nic_tx_util_pct: io.nic_busiest.and_then(|(_, _, tx)| tx),
             network_mounts: self.mounts.network(now_unix_ms),
         };
         let system = SystemInfo {

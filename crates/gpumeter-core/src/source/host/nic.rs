@@ -42,17 +42,20 @@ impl LinkSpeeds {
     }
 }
 
-/// The interface closest to its limit: `(link speed, received / speed in percent)` of the one
-/// with the highest share, among `(name, bytes received per second)` whose speed is known.
+/// The interface closest to its limit: `(link speed, received / speed, sent / speed)` in
+/// percent, of the one receiving the highest share, among `(name, bytes received per second,
+/// bytes sent per second)` whose speed is known.
 pub(super) fn busiest<'a>(
     speeds: &mut LinkSpeeds,
-    rx: impl Iterator<Item = (&'a str, f64)>,
-) -> Option<(f64, f64)> {
-    rx.filter_map(|(name, rate)| {
-        let speed = speeds.bytes_per_s(name)?;
-        Some((speed, (rate / speed * 100.0).min(100.0)))
-    })
-    .reduce(|a, b| if b.1 > a.1 { b } else { a })
+    rates: impl Iterator<Item = (&'a str, f64, Option<f64>)>,
+) -> Option<(f64, f64, Option<f64>)> {
+    let share = |rate: f64, speed: f64| (rate / speed * 100.0).min(100.0);
+    rates
+        .filter_map(|(name, rx, tx)| {
+            let speed = speeds.bytes_per_s(name)?;
+            Some((speed, share(rx, speed), tx.map(|t| share(t, speed))))
+        })
+        .reduce(|a, b| if b.1 > a.1 { b } else { a })
 }
 
 #[cfg(test)]
@@ -68,13 +71,20 @@ mod tests {
         f.write("sys/class/net/veth9/speed", "-1\n");
         let mut s = LinkSpeeds::new(&f.root().join("sys"));
         // 3 GB/s on 25 Gbit (3.125 GB/s) is 96 %; 5 GB/s on 200 Gbit is 20 %.
-        let (speed, pct) = busiest(
+        let (speed, pct, tx) = busiest(
             &mut s,
-            [("eth0", 3.0e9), ("eth1", 5.0e9), ("veth9", 9.0e9)].into_iter(),
+            [
+                ("eth0", 3.0e9, Some(2.5e9)),
+                ("eth1", 5.0e9, Some(9.0e9)),
+                ("veth9", 9.0e9, None),
+            ]
+            .into_iter(),
         )
         .unwrap();
         assert_eq!(speed, 3.125e9);
         assert!((pct - 96.0).abs() < 1e-9, "{pct}");
+        // What that NIC sent, on the same link: 2.5 GB/s is 80 %.
+        assert!(tx.is_some_and(|t| (t - 80.0).abs() < 1e-9), "{tx:?}");
     }
 
     #[test]
@@ -83,7 +93,10 @@ mod tests {
         f.write("sys/class/net/veth9/speed", "-1\n");
         let mut s = LinkSpeeds::new(&f.root().join("sys"));
         assert_eq!(
-            busiest(&mut s, [("veth9", 1e6), ("lo", 1e6)].into_iter()),
+            busiest(
+                &mut s,
+                [("veth9", 1e6, None), ("lo", 1e6, None)].into_iter()
+            ),
             None
         );
         assert_eq!(s.bytes_per_s("eth0"), None, "no such interface");

@@ -77,13 +77,15 @@ impl PerDevice {
         })
     }
 
-    /// Each device's first counter as a rate over `dt_ms`, by name.
-    pub(super) fn first_rates(&self, dt_ms: f64) -> impl Iterator<Item = (&str, f64)> + '_ {
+    /// Each device's counters as rates over `dt_ms`, by name: the first (a device whose first
+    /// counter went back is left out), and the second where it did not go back.
+    pub(super) fn rates(&self, dt_ms: f64) -> impl Iterator<Item = (&str, f64, Option<f64>)> + '_ {
         let secs = dt_ms / 1000.0;
         self.devices.iter().filter_map(move |(name, d)| {
-            let (a0, _) = d.prev?;
-            let (a, _) = d.cur;
-            (a >= a0).then(|| (name.as_str(), (a - a0) as f64 / secs))
+            let (a0, b0) = d.prev?;
+            let (a, b) = d.cur;
+            let second = (b >= b0).then(|| (b - b0) as f64 / secs);
+            (a >= a0).then(|| (name.as_str(), (a - a0) as f64 / secs, second))
         })
     }
 

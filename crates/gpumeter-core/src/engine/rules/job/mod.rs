@@ -70,6 +70,9 @@ pub struct JobSample {
     pub pcie_rx: Option<f64>,
     /// …and TX (device to host).
     pub pcie_tx: Option<f64>,
+    /// Mean PCIe RX as a share of each GPU's link capacity at its current generation and
+    /// width (percent), over the GPUs where both are known.
+    pub pcie_rx_link_pct: Option<f64>,
     /// Its workers (the tree's processes without a GPU, such as DataLoader workers) whose CPU
     /// is known, and how many of them are at ≥ [`PEGGED_PCT`] of one core.
     pub workers: Option<(u32, u32)>,
@@ -320,8 +323,43 @@ pub fn sample_in(snap: &Snapshot, job: &Job, by_pid: &HashMap<u32, &ProcessReadi
         runnable,
         pcie_rx: pcie_mean(snap, &job.gpus, |g| g.pcie_rx_bytes_per_s),
         pcie_tx: pcie_mean(snap, &job.gpus, |g| g.pcie_tx_bytes_per_s),
+        pcie_rx_link_pct: pcie_link_share(snap, &job.gpus),
         workers: worker_counts(visible.iter().copied()),
     }
+}
+
+/// Usable PCIe bandwidth per lane and direction by generation, bytes/s (after line coding:
+/// 8b/10b for gens 1–2, 128b/130b from gen 3; gen 6 taken as twice gen 5).
+fn pcie_lane_bytes_per_s(generation: u32) -> Option<f64> {
+    Some(match generation {
+        1 => 250e6,
+        2 => 500e6,
+        3 => 984.6e6,
+        4 => 1969.2e6,
+        5 => 3938.5e6,
+        6 => 7877e6,
+        _ => return None,
+    })
+}
+
+/// A link's capacity in one direction at its current generation and width, bytes/s.
+fn pcie_link_capacity(g: &gpumeter_model::GpuReading) -> Option<f64> {
+    let lane = pcie_lane_bytes_per_s(g.pcie_link_gen?)?;
+    let width = g.pcie_link_width.filter(|&w| w > 0)?;
+    Some(lane * f64::from(width))
+}
+
+/// Mean of PCIe RX / link capacity over `gpus` where both are known (percent).
+pub(crate) fn pcie_link_share(snap: &Snapshot, gpus: &[u32]) -> Option<f64> {
+    let shares: Vec<f64> = gpus
+        .iter()
+        .filter_map(|&i| snap.gpu(i))
+        .filter_map(|g| {
+            let rx = g.pcie_rx_bytes_per_s? as f64;
+            Some((rx / pcie_link_capacity(g)? * 100.0).min(100.0))
+        })
+        .collect();
+    (!shares.is_empty()).then(|| shares.iter().sum::<f64>() / shares.len() as f64)
 }
 
 /// The cores the job's affinity allows: the size of the union of its processes' CPU sets

@@ -288,6 +288,7 @@ fn planned(snap: &Snapshot, job: &Job, plan: &Plan) -> JobSample {
         runnable,
         pcie_rx: job::pcie_mean(snap, &job.gpus, |g| g.pcie_rx_bytes_per_s),
         pcie_tx: job::pcie_mean(snap, &job.gpus, |g| g.pcie_tx_bytes_per_s),
+        pcie_rx_link_pct: job::pcie_link_share(snap, &job.gpus),
         workers: job::worker_counts(visible()),
     }
 }

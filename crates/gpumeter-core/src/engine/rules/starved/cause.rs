@@ -7,8 +7,8 @@
 use super::cgroup::cores_text;
 use super::state::{
     CPU_PRESSURE_PCT, DECODER_SATURATED_PCT, Host, IO_PRESSURE_PCT, JobState, MEM_PRESSURE_PCT,
-    NIC_SATURATED_PCT, OFFLOAD_PCIE_BYTES_PER_S, OFFLOAD_RANK_PCT, SWAP_IN_BYTES_PER_S,
-    THROTTLED_PCT, WORKERS_PEGGED_SHARE,
+    NIC_BOTH_WAYS_PCT, NIC_SATURATED_PCT, OFFLOAD_PCIE_BYTES_PER_S, OFFLOAD_RANK_PCT,
+    PCIE_LINK_SATURATED_PCT, SWAP_IN_BYTES_PER_S, THROTTLED_PCT, WORKERS_PEGGED_SHARE,
 };
 use crate::engine::rules::config::StarvedConfig;
 use crate::units;
@@ -25,6 +25,9 @@ pub enum Cause {
     MemoryPressure,
     /// The NIC that brings the data in at its link speed (object store, network file system).
     NetworkBound,
+    /// A NIC at its limit both ways: a collective between nodes (all-reduce of a multi-node
+    /// job), not input.
+    Communication,
     CpuBound,
     /// One thread of the GPU process at a full core: the pipeline does not run in parallel.
     SingleThread,
@@ -36,10 +39,11 @@ pub enum Cause {
 }
 
 impl Cause {
-    pub const ALL: [Cause; 10] = [
+    pub const ALL: [Cause; 11] = [
         Cause::Offload,
         Cause::Decoder,
         Cause::MemoryPressure,
+        Cause::Communication,
         Cause::NetworkBound,
         Cause::CpuBound,
         Cause::SingleThread,
@@ -56,6 +60,7 @@ impl Cause {
             Cause::Decoder => "decoder",
             Cause::MemoryPressure => "memory_pressure",
             Cause::NetworkBound => "network_bound",
+            Cause::Communication => "communication",
             Cause::CpuBound => "cpu_bound",
             Cause::SingleThread => "single_thread",
             Cause::IoBound => "io_bound",
@@ -139,23 +144,7 @@ pub(super) fn classify(
     }
     memory_signs(host, &mut sign);
     if let Some(u) = host.nic_util.mean() {
-        let held = u >= NIC_SATURATED_PCT;
-        let link = host
-            .nic_speed
-            .mean()
-            .map_or_else(String::new, |s| format!(" of its {} link", link_text(s)));
-        sign(
-            Cause::NetworkBound,
-            held,
-            if held {
-                format!("the busiest NIC receives {}{link}: at its limit", pct(u))
-            } else {
-                format!(
-                    "the busiest NIC receives {}{link}: not at its limit",
-                    pct(u)
-                )
-            },
-        );
+        nic_signs(host, u, &mut sign);
     }
 
     if let (Some(rank), Some(rx), Some(tx)) = (
@@ -338,7 +327,22 @@ pub(super) fn classify(
             },
         );
     }
-    if let Some(rx) = js.pcie_rx.mean() {
+    let link_full = js
+        .pcie_rx_link
+        .mean()
+        .filter(|&l| l >= PCIE_LINK_SATURATED_PCT);
+    if let (Some(rx), Some(l)) = (js.pcie_rx.mean(), link_full) {
+        sign(
+            Cause::HostToDevice,
+            true,
+            format!(
+                "PCIe RX {}/GPU fills {} of the link at its current generation and width: \
+                 the link is the limit",
+                units::rate(rx),
+                pct(l)
+            ),
+        );
+    } else if let Some(rx) = js.pcie_rx.mean() {
         let fast = rx >= c.h2d_rx_bytes_per_s;
         let held = fast && activity.pct < c.h2d_util_below_pct;
         let text = if held {
@@ -440,6 +444,51 @@ fn memory_signs(host: &Host, sign: &mut impl FnMut(Cause, bool, String)) {
     }
 }
 
+/// The busiest NIC's signs. Full both ways is a collective between nodes (a ring all-reduce
+/// sends as much as it receives); full one way, receiving, is the data coming in.
+fn nic_signs(host: &Host, rx: f64, sign: &mut impl FnMut(Cause, bool, String)) {
+    let link = host
+        .nic_speed
+        .mean()
+        .map_or_else(String::new, |s| format!(" of its {} link", link_text(s)));
+    let tx = host.nic_tx.mean();
+    let both = tx.is_some_and(|t| t >= NIC_BOTH_WAYS_PCT) && rx >= NIC_BOTH_WAYS_PCT;
+    let peak = rx.max(tx.unwrap_or(0.0));
+    if let Some(t) = tx.filter(|_| both) {
+        let held = peak >= NIC_SATURATED_PCT;
+        let verdict = if held {
+            "at its limit both ways: a collective between nodes (all-reduce), not input"
+        } else {
+            "both ways, not at its limit"
+        };
+        sign(
+            Cause::Communication,
+            held,
+            format!(
+                "the busiest NIC receives {} and sends {}{link}: {verdict}",
+                pct(rx),
+                pct(t)
+            ),
+        );
+        return;
+    }
+    let held = rx >= NIC_SATURATED_PCT;
+    let sent = tx.map_or_else(String::new, |t| format!(" (sends {})", pct(t)));
+    let verdict = if held {
+        "at its limit"
+    } else {
+        "not at its limit"
+    };
+    sign(
+        Cause::NetworkBound,
+        held,
+        format!(
+            "the busiest NIC receives {}{link}{sent}: {verdict}",
+            pct(rx)
+        ),
+    );
+}
+
 /// A link speed as people name it: "25 Gbit/s", "400 Mbit/s".
 fn link_text(bytes_per_s: f64) -> String {
     let bits = bytes_per_s * 8.0;
@@ -490,6 +539,9 @@ pub(super) fn cause_words(cause: Cause) -> &'static str {
         Cause::Decoder => "the GPU's video decoders (NVDEC) at their limit",
         Cause::MemoryPressure => "host memory pressure (reclaim and swap under the data pipeline)",
         Cause::NetworkBound => "the network link bringing the data in at its limit",
+        Cause::Communication => {
+            "communication between nodes (the NIC full both ways: a collective, not input)"
+        }
         Cause::CpuBound => "a CPU-bound input pipeline",
         Cause::SingleThread => "a single-threaded input pipeline",
         Cause::IoBound => "an I/O-bound input pipeline",
@@ -508,6 +560,7 @@ pub fn cause_label(cause: Cause) -> &'static str {
         Cause::Decoder => "decoder-bound input",
         Cause::MemoryPressure => "host memory pressure",
         Cause::NetworkBound => "network-bound input",
+        Cause::Communication => "inter-node communication",
         Cause::CpuBound => "CPU-bound input",
         Cause::SingleThread => "single-threaded input",
         Cause::IoBound => "I/O-bound input",

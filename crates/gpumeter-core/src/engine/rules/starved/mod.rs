@@ -8,6 +8,8 @@
 //! - decoder-bound: the starved GPUs' video decoders (NVDEC) ≥ 90 % busy;
 //! - host memory pressure: memory PSI ≥ 20 % or ≥ 20 MB/s swapped in (before I/O: swapping is
 //!   what blocks the workers on the disk);
+//! - inter-node communication: the busiest NIC at ≥ 85 % of its link one way and ≥ 50 % both
+//!   ways (a multi-node job's all-reduce sends what it receives; input is one way);
 //! - network-bound: the busiest NIC receives ≥ 85 % of its link speed;
 //! - CPU-bound input: the job's tree uses ≥ 85 % of the cores it may use (affinity sets,
 //!   cgroup quota and cpuset), or the cgroup was throttled in ≥ 25 % of its CFS periods, or
@@ -18,8 +20,9 @@
 //!   (num_workers = 0, a GIL-bound loader) while the job is not CPU-bound as a whole;
 //! - I/O-bound input: iowait ≥ 15 %, a process of the tree in D state most of the window, or
 //!   I/O pressure (PSI) ≥ 20 % of the time;
-//! - host-to-device copies: PCIe RX ≥ 1 GB/s while SM activity (or util) < 30 %, or a pegged
-//!   thread while PCIe RX ≥ 1 GB/s (pageable copies staged on the calling thread);
+//! - host-to-device copies: PCIe RX ≥ 80 % of the link's current capacity (generation × width:
+//!   a ×4 riser), or ≥ 1 GB/s while SM activity (or util) < 30 %, or a pegged thread while PCIe
+//!   RX ≥ 1 GB/s (pageable copies staged on the calling thread);
 //! - else disk-throughput bound when reads are high *and* the disk shows saturation (busy ≥ 90 %
 //!   of the time with ≥ 2 requests in flight, `/proc/diskstats`); a steady read rate alone is
 //!   no limit; else unclassified.
@@ -116,6 +119,7 @@ impl StarvedRule {
                 mem_pressure: MeanWindow::new(span),
                 swap_in: MeanWindow::new(span),
                 nic_util: MeanWindow::new(span),
+                nic_tx: MeanWindow::new(span),
                 nic_speed: MeanWindow::new(span),
                 oom: std::collections::VecDeque::new(),
             },
@@ -182,6 +186,7 @@ impl StarvedRule {
         self.host.mem_pressure.push(now, snap.host.mem_pressure_pct);
         self.host.swap_in.push(now, snap.host.swap_in_bytes_per_s);
         self.host.nic_util.push(now, snap.host.nic_rx_util_pct);
+        self.host.nic_tx.push(now, snap.host.nic_tx_util_pct);
         self.host
             .nic_speed
             .push(now, snap.host.nic_speed_bytes_per_s);

@@ -24,6 +24,14 @@ pub(super) const MEM_PRESSURE_PCT: f64 = 20.0;
 pub(super) const SWAP_IN_BYTES_PER_S: f64 = 20e6;
 /// Network-bound when the busiest NIC receives at least this share of its link speed (percent).
 pub(super) const NIC_SATURATED_PCT: f64 = 85.0;
+/// A NIC at its limit that also carries at least this share of its link the other way is a
+/// collective between nodes (a ring all-reduce sends what it receives), not an input stream,
+/// which is nearly all one way (percent).
+pub(super) const NIC_BOTH_WAYS_PCT: f64 = 50.0;
+/// Copy-bound when PCIe RX fills at least this share of the link's current capacity (its
+/// generation × width: a ×4 riser or a slot trained down), whatever the GPU does between
+/// copies (percent).
+pub(super) const PCIE_LINK_SATURATED_PCT: f64 = 80.0;
 /// Decoder-bound when the GPU's video decoders (NVDEC) are busy at least this share (percent).
 pub(super) const DECODER_SATURATED_PCT: f64 = 90.0;
 /// A GPU whose encoders (NVENC) are this busy works at their limit: not starved (percent).
@@ -85,6 +93,8 @@ pub(super) struct JobState {
     pub(super) active_run_ms: i64,
     pub(super) pcie_rx: MeanWindow,
     pub(super) pcie_tx: MeanWindow,
+    /// PCIe RX as a share of the link's current capacity (percent).
+    pub(super) pcie_rx_link: MeanWindow,
     /// Share (0–1) of its workers pegged at a full core, and how many workers it has.
     pub(super) workers_pegged: MeanWindow,
     pub(super) workers: MeanWindow,
@@ -116,6 +126,7 @@ impl JobState {
             active_run_ms: 0,
             pcie_rx: MeanWindow::new(span),
             pcie_tx: MeanWindow::new(span),
+            pcie_rx_link: MeanWindow::new(span),
             workers_pegged: MeanWindow::new(span),
             workers: MeanWindow::new(span),
             waste_acc: 0,
@@ -135,6 +146,7 @@ impl JobState {
         self.runnable.push(t, s.runnable);
         self.pcie_rx.push(t, s.pcie_rx);
         self.pcie_tx.push(t, s.pcie_tx);
+        self.pcie_rx_link.push(t, s.pcie_rx_link_pct);
         self.workers_pegged
             .push(t, s.workers.map(|(n, p)| f64::from(p) / f64::from(n)));
         self.workers.push(t, s.workers.map(|(n, _)| f64::from(n)));
@@ -175,8 +187,9 @@ pub(super) struct Host {
     /// Memory pressure (PSI) and the swap-in rate.
     pub(super) mem_pressure: MeanWindow,
     pub(super) swap_in: MeanWindow,
-    /// The busiest NIC: received share of its link, and that link's speed.
+    /// The busiest NIC: received share of its link, sent share, and that link's speed.
     pub(super) nic_util: MeanWindow,
+    pub(super) nic_tx: MeanWindow,
     pub(super) nic_speed: MeanWindow,
     /// OOM-kill counter readings within the window: (time, count).
     pub(super) oom: std::collections::VecDeque<(i64, u64)>,

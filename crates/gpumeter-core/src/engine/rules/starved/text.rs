@@ -143,6 +143,14 @@ fn cause_step(snap: &Snapshot, cfg: &StarvedConfig, js: &JobState, v: &Verdict<'
              memory-mapped files instead of per-worker copies, or rent a box with more RAM."
                 .into()
         }
+        Cause::Communication => {
+            "The GPUs wait on the network between nodes: the gradient exchange fills the NIC \
+             both ways. Check that NCCL uses the fast fabric (InfiniBand or EFA: NCCL_DEBUG=INFO \
+             shows the transport; NCCL_SOCKET_IFNAME and NCCL_IB_HCA pick it), exchange less \
+             often (gradient accumulation) or less (bf16 or compressed gradients), overlap it \
+             with compute (DDP bucket_cap_mb, FSDP prefetch), or fit the job on fewer nodes."
+                .into()
+        }
         Cause::NetworkBound => {
             "The network link is full: cache the dataset on local NVMe after the first epoch, \
              store it compressed (fewer bytes over the wire), read from a closer bucket or \
