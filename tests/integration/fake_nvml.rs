@@ -299,6 +299,7 @@ const REQUIRED_SYMBOLS: &str = "nvmlInit_v2 nvmlInitWithFlags nvmlShutdown nvmlE
     nvmlDeviceGetHandleByIndex_v2 nvmlDeviceGetName nvmlDeviceGetUUID nvmlDeviceGetPciInfo_v3 \
     nvmlDeviceGetUtilizationRates nvmlDeviceGetMemoryInfo_v2 nvmlDeviceGetPowerUsage \
     nvmlDeviceGetEnforcedPowerLimit nvmlDeviceGetPowerManagementLimit \
+    nvmlDeviceGetPowerManagementDefaultLimit \
     nvmlDeviceGetTotalEnergyConsumption nvmlDeviceGetTemperature nvmlDeviceGetNumFans \
     nvmlDeviceGetFanSpeed_v2 nvmlDeviceGetClockInfo nvmlDeviceGetMaxClockInfo \
     nvmlDeviceGetCurrentClocksThrottleReasons nvmlDeviceGetPcieThroughput \

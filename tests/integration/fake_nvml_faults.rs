@@ -38,6 +38,10 @@ const FUNCTIONS: &[(&str, &[&str])] = &[
     ("nvmlDeviceGetPowerUsage", &["power_watts"]),
     ("nvmlDeviceGetEnforcedPowerLimit", &["power_limit_watts"]),
     (
+        "nvmlDeviceGetPowerManagementDefaultLimit",
+        &["power_default_limit_watts"],
+    ),
+    (
         "nvmlDeviceGetTotalEnergyConsumption",
         &["energy_millijoules"],
     ),

@@ -59,6 +59,20 @@ pub unsafe extern "C" fn nvmlDeviceGetPowerManagementLimit(
     })
 }
 
+/// The board's default limit: the scenario's `power_default_watts`, else its limit.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetPowerManagementDefaultLimit(
+    device: nvmlDevice_t,
+    limit: *mut c_uint,
+) -> nvmlReturn_t {
+    device_out(
+        "nvmlDeviceGetPowerManagementDefaultLimit",
+        device,
+        limit,
+        |d| supported(d.gpu.power_default_limit_watts).map(milliwatts),
+    )
+}
+
 /// Millijoules since the (simulated) driver loaded; never lower than a previous answer.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetTotalEnergyConsumption(

@@ -38,6 +38,10 @@ pub struct GpuReading {
     pub memory_used_bytes: Option<u64>,
     pub power_watts: Option<f64>,
     pub power_limit_watts: Option<f64>,
+    /// The board's default power limit (NVML's management default): a limit below it was
+    /// lowered by someone (`nvidia-smi -pl`, the provider).
+    #[serde(default)]
+    pub power_default_limit_watts: Option<f64>,
     /// Energy counter since the driver loaded, in millijoules (grows monotonically).
     pub energy_millijoules: Option<u64>,
     pub temperature_celsius: Option<u32>,

@@ -140,6 +140,7 @@ fn clear_field(snap: &mut Snapshot, index: u32, func: &str) {
     match name {
         "PowerUsage" => g.power_watts = None,
         "EnforcedPowerLimit" | "PowerManagementLimit" => g.power_limit_watts = None,
+        "PowerManagementDefaultLimit" => g.power_default_limit_watts = None,
         "TotalEnergyConsumption" => g.energy_millijoules = None,
         "Temperature" => g.temperature_celsius = None,
         "FanSpeed" | "FanSpeed_v2" | "NumFans" => g.fan_speed_pct = None,

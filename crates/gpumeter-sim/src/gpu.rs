@@ -140,6 +140,7 @@ impl GpuInstance {
             memory_used_bytes: used,
             power_watts: power,
             power_limit_watts: spec.power_limit_watts,
+            power_default_limit_watts: spec.power_default_watts.or(spec.power_limit_watts),
             energy_millijoules: energy,
             temperature_celsius: temp,
             fan_speed_pct: whole(&spec.fan_speed_pct, "fan", Range::Pct),

@@ -161,6 +161,8 @@ pub struct GpuSpec {
     pub memory_total_bytes: Option<u64>,
     pub memory_total_gib: Option<f64>,
     pub power_limit_watts: Option<f64>,
+    /// The board's default power limit; the power limit when absent (not lowered).
+    pub power_default_watts: Option<f64>,
     pub clock_sm_max_mhz: Option<u32>,
     pub clock_memory_max_mhz: Option<u32>,
     pub pcie_gen_max: Option<u32>,

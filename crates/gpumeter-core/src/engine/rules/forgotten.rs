@@ -7,7 +7,9 @@
 //! VRAM held and the GPU-hours it has blocked since it went quiet, with their cost at the
 //! per-GPU share of the rate.
 //!
-//! A process working on the CPU (at least half a core) is in use, not forgotten.
+//! A process working on the CPU (at least half a core) is in use, not forgotten; a hung job's
+//! ranks belong to the hung alert; an inference server is deployed, and its idle GPUs are the
+//! idle rule's.
 //!
 //! The SM reading is the process's own (NVML per-process utilization); when the driver does not
 //! give one, the GPU's util stands in (a GPU at 0 % runs nobody's kernels). Graphics-only
@@ -191,6 +193,23 @@ impl ForgottenRule {
             held.procs.push(p);
             held.gpus.extend(gpus);
         }
+        // A hung job's rank left quiet (the one the others wait on) is the hung alert's.
+        let hung_job = |key: &JobKey| {
+            ctx.jobs()
+                .iter()
+                .find(|j| j.key == *key)
+                .is_some_and(|j| j.gpus.iter().any(|g| ctx.hung_gpus.contains(g)))
+        };
+        // An inference server is deployed, not forgotten: while it waits for requests its
+        // idle GPUs are the idle alert's (or the cards-left-idle one's), with the money.
+        let serving = |key: &JobKey, held: &Held<'_>| {
+            let main = ctx.jobs().iter().find(|j| j.key == *key).map(|j| j.main);
+            held.procs.iter().any(|p| {
+                super::workload::is_server(p)
+                    || main.is_some_and(|m| super::workload::inference_server(snap, m).is_some())
+            })
+        };
+        by_job.retain(|key, held| !hung_job(key) && !serving(key, held));
         for (key, mut held) in by_job {
             held.gpus.sort_unstable();
             held.gpus.dedup();

@@ -8,6 +8,9 @@
 //! names the cards together with what they cost since, reminding every `remind_every`; it
 //! stands down once the machine's own idle alert has fired (that one covers every card).
 //!
+//! A card driving a display (a graphics process such as Xorg or a desktop shell on it: a cloud
+//! workstation's remote desktop) is in use, never left idle.
+//!
 //! Pure: fed by [`super::idle::IdleRule`] each tick with the work verdicts and its per-GPU
 //! tallies; touches nothing else.
 
@@ -68,8 +71,13 @@ impl LeftIdle {
     ) -> RuleOutput {
         let now = ctx.now_ms;
         let work = ctx.work().gpus();
+        let display = displays(ctx);
         for (index, w) in work {
             match w {
+                // A card driving a desktop (a graphics process on it) is in use.
+                GpuWork::Idle | GpuWork::Probe if display.contains(index) => {
+                    self.stretches.remove(index);
+                }
                 GpuWork::Idle | GpuWork::Probe => {
                     let base_acc = tallies.get(index).map_or(0, IdleTally::acc);
                     self.stretches.entry(*index).or_insert(Stretch {
@@ -247,6 +255,21 @@ fn alert(
         since_unix_ms: since,
         currency: ctx.currency,
     }
+}
+
+/// The GPUs a graphics process (a display server, a desktop shell) runs on.
+fn displays(ctx: &Ctx<'_>) -> Vec<u32> {
+    let mut out: Vec<u32> = ctx
+        .snap
+        .processes
+        .iter()
+        .flat_map(|p| &p.gpu)
+        .filter(|u| u.kind == gpumeter_model::GpuProcessKind::Graphics)
+        .map(|u| u.gpu_index)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 #[cfg(test)]

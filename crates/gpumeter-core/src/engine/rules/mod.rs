@@ -35,6 +35,7 @@ pub mod throttle;
 pub mod vram;
 pub mod window;
 pub mod work;
+mod workload;
 pub mod xid;
 pub mod xid_catalog;
 
@@ -70,6 +71,9 @@ pub struct Ctx<'a> {
     /// What keeps billing per hour while the machine is stopped (the priced disks, addresses
     /// and snapshots: `[pricing] extras_per_hour`); `None`: no meter.
     pub kept_when_stopped: Option<Money>,
+    /// The GPUs the hung alert named last tick: what stands on them is that alert's (a hung
+    /// job's straggler rank is no forgotten allocation).
+    pub hung_gpus: Vec<u32>,
     /// This tick's jobs, kept across ticks for the rules that ask (starved, job done, hung).
     jobs: &'a job_cache::JobCache,
     /// What the GPUs did this tick: idle, a probe, work ([`work`]).
@@ -95,6 +99,7 @@ impl<'a> Ctx<'a> {
             gpu_rate,
             run_spent: None,
             kept_when_stopped: None,
+            hung_gpus: Vec::new(),
             jobs,
             work,
         }
@@ -289,6 +294,7 @@ impl Rules {
         );
         ctx.run_spent = self.run_spent;
         ctx.kept_when_stopped = self.kept_when_stopped;
+        ctx.hung_gpus = self.hung.shown_gpus();
         let outputs = [
             self.idle.evaluate(&ctx),
             self.forgotten.evaluate(&ctx),

@@ -3,6 +3,8 @@
 //! (the software and hardware thermal slowdowns are one heat alert that escalates),
 //! listing the GPUs and for how long. Reasons that cost nothing (idle clocks, application clock
 //! settings) are ignored; a GPU whose driver cannot report reasons is no evidence either way.
+//! The power cap counts only when the limit was lowered below the board's default: at the
+//! default, a card held at its rated power under full load works as designed.
 
 use std::collections::BTreeMap;
 
@@ -55,9 +57,9 @@ fn severity(r: ThrottleReason) -> Severity {
 fn words(r: ThrottleReason) -> (&'static str, &'static str) {
     match r {
         ThrottleReason::SwPowerCap => (
-            "held at the power cap",
-            "Normal under full load. If the cap is below the board's default, raise it \
-             (nvidia-smi -pl) or ask the provider why it was lowered.",
+            "held at a lowered power cap",
+            "The power limit is below the board's default: raise it (nvidia-smi -pl, as root) \
+             or ask the provider why it was lowered — the work you pay for runs slower.",
         ),
         ThrottleReason::SyncBoost => (
             "held back to match the other GPUs of its sync-boost group",
@@ -78,6 +80,17 @@ fn words(r: ThrottleReason) -> (&'static str, &'static str) {
             "Check temperatures and power draw; if they look normal, report the GPU to the \
              provider (a failing board or power supply) and move the job.",
         ),
+    }
+}
+
+/// Whether the power cap holding a GPU was lowered: its limit below the board's default by
+/// more than a watt. At the default, the cap holding the clocks under full load is the board
+/// working as designed (a training step or a burn-in at its rated power), nothing to fix; with
+/// the default unknown it may have been lowered, so it counts.
+fn cap_lowered(g: &GpuReading) -> bool {
+    match (g.power_limit_watts, g.power_default_limit_watts) {
+        (Some(limit), Some(default)) => limit + 1.0 < default,
+        _ => true,
     }
 }
 
@@ -108,7 +121,9 @@ impl ThrottleRule {
                     .collect()
             });
             for (r, (_, w)) in slowdowns().zip(windows.iter_mut()) {
-                let value = g.throttle_reasons.as_ref().map(|rs| rs.contains(&r));
+                let value = g.throttle_reasons.as_ref().map(|rs| {
+                    rs.contains(&r) && (r != ThrottleReason::SwPowerCap || cap_lowered(g))
+                });
                 w.push(now, value);
             }
         }
@@ -187,8 +202,11 @@ impl ThrottleRule {
             (
                 "power / limit".to_string(),
                 join(&|g| {
+                    let default = g
+                        .power_default_limit_watts
+                        .map_or_else(String::new, |d| format!(" (default {d:.0} W)"));
                     Some(format!(
-                        "{:.0}/{:.0} W",
+                        "{:.0}/{:.0} W{default}",
                         g.power_watts?, g.power_limit_watts?
                     ))
                 }),

@@ -143,6 +143,12 @@ pub(crate) fn read_device(
         Reading::PcieLinkWidthMax,
         || dev.max_pcie_link_width(),
     );
+    fill_once(
+        &mut st.power_default_limit_mw,
+        &mut ask,
+        Reading::PowerDefaultLimit,
+        || dev.power_management_limit_default(),
+    );
     fill_once(&mut st.num_fans, &mut ask, Reading::NumFans, || {
         dev.num_fans()
     });
@@ -211,6 +217,7 @@ pub(crate) fn read_device(
         pcie_link_gen_max: st.pcie_link_gen_max,
         pcie_link_width: set.pcie_link_width,
         pcie_link_width_max: st.pcie_link_width_max,
+        power_default_limit_watts: st.power_default_limit_mw.map(milliwatts_to_watts),
         encoder_util_pct: ask
             .get(Reading::Encoder, || dev.encoder_utilization())
             .map(|u| u.utilization),

@@ -55,6 +55,8 @@ pub(crate) struct Statics {
     pub(crate) clock_memory_max_mhz: Option<u32>,
     pub(crate) pcie_link_gen_max: Option<u32>,
     pub(crate) pcie_link_width_max: Option<u32>,
+    /// The board's default power limit, milliwatts.
+    pub(crate) power_default_limit_mw: Option<u32>,
     pub(crate) num_fans: Option<u32>,
 }
 

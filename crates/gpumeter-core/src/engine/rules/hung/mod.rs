@@ -7,6 +7,11 @@
 //! without GPM (before Hopper) util alone cannot tell busy from stuck: there the memory
 //! controller at ~0 % and the power near idle together stand in for SM activity (a kernel
 //! spinning on a flag touches no memory), and without both readings it is no evidence.
+//!
+//! When the stuck ranks' job has a rank that is alive and not stuck (its GPU quiet: rank 0
+//! saving a checkpoint while the others wait in the barrier, or a rank blocked on a dead
+//! NFS server), the wait must last [`ALIVE_RANK_WAIT_MS`] before it is called hung, and the
+//! evidence names that rank.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +26,8 @@ use super::{Ctx, RuleOutput};
 #[derive(Debug, Clone)]
 struct Track {
     stuck: Window,
+    /// Whether the last sample looked stuck.
+    now_stuck: bool,
     util: MeanWindow,
     sm: MeanWindow,
     mem: MeanWindow,
@@ -33,12 +40,43 @@ pub struct HungRule {
     fire_share: f64,
     clear_share: f64,
     tracks: BTreeMap<u32, Track>,
+    /// The alert stood last tick: the hold below no longer applies (a flicker of one sample
+    /// does not clear and fire it again).
+    shown: bool,
 }
 
 /// The evidence's means cover the last quarter of the window: the stuck stretch itself, not
 /// the work before it.
 fn evidence_span(window_ms: i64) -> i64 {
     (window_ms / 4).max(1_000)
+}
+
+/// A stuck wait on a rank that is alive elsewhere (see [`waited_on`]) is hung only after this
+/// long: a checkpoint save by one rank holds the others in the barrier for minutes.
+pub const ALIVE_RANK_WAIT_MS: i64 = 5 * 60_000;
+
+/// The GPU of the stuck job's rank that is alive but not in the collective — neither stuck
+/// nor lost — and its pid: the rank the others wait on (saving a checkpoint, or blocked).
+fn waited_on(ctx: &Ctx<'_>, hung: &[(u32, i64)]) -> Option<(u32, u32)> {
+    let snap = ctx.snap;
+    let stuck = |g: u32| hung.iter().any(|&(h, _)| h == g);
+    let job = ctx
+        .jobs()
+        .iter()
+        .find(|j| j.gpus.iter().any(|&g| stuck(g)))?;
+    let gpu = job.gpus.iter().copied().find(|&g| {
+        !stuck(g)
+            && snap
+                .gpu(g)
+                .is_some_and(|r| r.state != gpumeter_model::GpuState::Lost)
+    })?;
+    let pid = snap
+        .processes
+        .iter()
+        .filter(|p| job.roots.contains(&p.pid))
+        .find(|p| p.gpu.iter().any(|u| u.gpu_index == gpu))?
+        .pid;
+    Some((gpu, pid))
 }
 
 /// The hung alert's id (one for the machine: a hung collective stops every rank at once).
@@ -51,6 +89,7 @@ impl HungRule {
             fire_share,
             clear_share,
             tracks: BTreeMap::new(),
+            shown: false,
         }
     }
 
@@ -62,12 +101,15 @@ impl HungRule {
         for g in &snap.gpus {
             let t = self.tracks.entry(g.index).or_insert_with(|| Track {
                 stuck: Window::new(span, fire, clear),
+                now_stuck: false,
                 util: MeanWindow::new(recent),
                 sm: MeanWindow::new(recent),
                 mem: MeanWindow::new(recent),
                 power: MeanWindow::new(recent),
             });
-            t.stuck.push(now, g.looks_stuck(&self.cfg.thresholds));
+            let stuck = g.looks_stuck(&self.cfg.thresholds);
+            t.now_stuck = stuck == Some(true);
+            t.stuck.push(now, stuck);
             t.util.push(now, g.util_gpu_pct.map(f64::from));
             t.sm.push(now, g.sm_active_pct);
             t.mem.push(now, g.util_memory_pct.map(f64::from));
@@ -79,16 +121,47 @@ impl HungRule {
         if !self.cfg.enabled {
             return out;
         }
-        let hung: Vec<(u32, i64)> = self
-            .tracks
+        let hung: Vec<(u32, i64)> = self.stuck().collect();
+        if hung.is_empty() {
+            self.shown = false;
+            return out;
+        }
+        // The ranks wait on one that is alive and elsewhere (its GPU neither stuck nor lost):
+        // rank 0 saving a checkpoint while the others sit in the barrier looks the same for a
+        // few minutes, so such a wait must last ALIVE_RANK_WAIT_MS. A rank that exited never
+        // comes back: no such hold.
+        // The wait is judged on its stuck stretch, which must still go on (the window's
+        // hysteresis holds the verdict a while after the barrier released).
+        let since = hung.iter().map(|&(_, s)| s).min().unwrap_or(now);
+        let still = hung
+            .iter()
+            .all(|(g, _)| self.tracks.get(g).is_some_and(|t| t.now_stuck));
+        if !self.shown
+            && waited_on(ctx, &hung).is_some()
+            && (now - since < ALIVE_RANK_WAIT_MS.max(span) || !still)
+        {
+            return out;
+        }
+        self.shown = true;
+        out.alerts.push(self.alert(ctx, &hung));
+        out
+    }
+
+    /// The GPUs the alert names, when it stands.
+    pub fn shown_gpus(&self) -> Vec<u32> {
+        if self.shown {
+            self.stuck().map(|(g, _)| g).collect()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The GPUs whose stuck verdict stands, with since when.
+    pub fn stuck(&self) -> impl Iterator<Item = (u32, i64)> + '_ {
+        self.tracks
             .iter()
             .filter(|(_, t)| t.stuck.is_active())
             .filter_map(|(&gpu, t)| Some((gpu, t.stuck.active_since()?)))
-            .collect();
-        if !hung.is_empty() {
-            out.alerts.push(self.alert(ctx, &hung));
-        }
-        out
     }
 
     fn alert(&self, ctx: &Ctx<'_>, hung: &[(u32, i64)]) -> Alert {
@@ -185,6 +258,21 @@ impl HungRule {
             .and_then(|j| snap.processes.iter().find(|p| p.pid == j.main));
         if let Some(p) = main {
             evidence.push(("job".into(), process_label(p)));
+        }
+        if let Some((g, pid)) = waited_on(ctx, hung) {
+            let state = snap
+                .processes
+                .iter()
+                .find(|p| p.pid == pid)
+                .and_then(|p| p.state)
+                .map_or_else(String::new, |c| match c {
+                    'D' => ", in D state (blocked on I/O)".into(),
+                    c => format!(", state {c}"),
+                });
+            evidence.push((
+                "waiting on".into(),
+                format!("GPU {g}'s rank (pid {pid}{state}), alive but not in the collective"),
+            ));
         }
         if let (Some(c), Some(r)) = (cost, per_gpu_rate) {
             evidence.push((

@@ -19,7 +19,8 @@
 //! again or `stands` (default 1 h) has passed; the idle rule's reminders follow as usual.
 //! A job whose GPU processes are all stopped (state `T`, Ctrl-Z or SIGSTOP; `t`, held by a
 //! debugger) is paused, not finished: its idle GPUs are no end while it stays stopped; nor are
-//! they while its processes work on the host (an evaluation on the CPU: [`HOST_BUSY_PCT`]).
+//! they while its processes work on the host (an evaluation on the CPU: [`HOST_BUSY_PCT`]), nor
+//! while it is an inference server (its GPUs wait for requests; the idle rule says the money).
 //! A job that ends while one of its GPUs is lost gets no notice: it lost its card rather than
 //! finished, and the lost rule's alert is the one that says so.
 
@@ -57,6 +58,9 @@ struct Seen {
     /// Its processes burn CPU ([`HOST_BUSY_PCT`] or more of a core): working on the host (an
     /// evaluation on the CPU, preprocessing), not finished, while its GPUs idle.
     host_busy: bool,
+    /// Its main process is an inference server: idle GPUs are a server waiting for requests,
+    /// not a job that finished (its exit still is an end).
+    serving: bool,
     /// The longest absence (its processes gone) or idle pause it came back from: its rhythm.
     longest_gap_ms: i64,
     /// A single process started by a launcher (its parent: not init, not a shell seen here):
@@ -214,6 +218,7 @@ impl JobDoneRule {
                 reported_idle: false,
                 stopped: false,
                 host_busy: false,
+                serving: false,
                 launched: false,
                 longest_gap_ms: 0,
                 reported_exit: false,
@@ -260,6 +265,7 @@ impl JobDoneRule {
             s.stopped = !states.is_empty() && states.iter().all(|c| matches!(c, 'T' | 't'));
             let cpu: f64 = job.tree.iter().filter_map(|pid| cpu_of.get(pid)).sum();
             s.host_busy = cpu >= HOST_BUSY_PCT;
+            s.serving = main.is_some_and(super::workload::is_server);
             let busy = job.gpus.iter().any(|&g| busy_gpu(g));
             if busy {
                 if let Some(since) = s.idle_since {
@@ -290,6 +296,7 @@ impl JobDoneRule {
                 && s.last_seen_ms == now
                 && !s.stopped
                 && !s.host_busy
+                && !s.serving
                 && now - since
                     >= self
                         .cfg

@@ -438,11 +438,15 @@ impl StarvedRule {
         }
         // A server whose host shows no bottleneck waits for its clients: that is its load,
         // not a starved pipeline (a server held up by its own CPU work is still named).
-        if cause == Cause::Unclassified && text::inference_server(snap, j.main).is_some() {
+        if cause == Cause::Unclassified
+            && crate::engine::rules::workload::inference_server(snap, j.main).is_some()
+        {
             return None;
         }
         // Nor is a notebook's: between cells its GPU waits for the person at the keyboard.
-        if cause == Cause::Unclassified && text::notebook(snap, j.main).is_some() {
+        if cause == Cause::Unclassified
+            && crate::engine::rules::workload::notebook(snap, j.main).is_some()
+        {
             return None;
         }
         for g in &starved {

@@ -11,6 +11,7 @@ use crate::engine::rules::Ctx;
 use crate::engine::rules::alert::{Alert, AlertKind, Severity};
 use crate::engine::rules::config::StarvedConfig;
 use crate::engine::rules::job::{busiest, busiest_thread, gpu_ranges};
+use crate::engine::rules::workload::{inference_server, notebook};
 use crate::units;
 use gpumeter_model::Snapshot;
 
@@ -43,63 +44,6 @@ fn cores_to_spare(snap: &Snapshot, cfg: &StarvedConfig, js: &JobState) -> bool {
         }
         _ => false,
     }
-}
-
-/// Commands of the long-lived servers that answer requests (their GPUs wait on clients), in
-/// lower case with `_` for `-`: TGI's shard runs as `text-generation-server` (its console
-/// script) or `text_generation_server` (the module), and both must match. The model servers
-/// first, then the Python web servers a hand-written model API runs under (FastAPI under
-/// uvicorn, Flask under gunicorn), whose GPU waits on requests just the same.
-const SERVERS: [&str; 14] = [
-    "tritonserver",
-    "vllm",
-    "text_generation_launcher",
-    "text_generation_server",
-    "text_embeddings_router",
-    "sglang",
-    "ray::servereplica",
-    "torchserve",
-    "lmdeploy",
-    "bentoml",
-    "mlserver",
-    "uvicorn",
-    "gunicorn",
-    "hypercorn",
-];
-
-/// "tritonserver (pid 4100)" when the job's main process (`main`) is an inference server.
-pub(super) fn inference_server(snap: &Snapshot, main: u32) -> Option<String> {
-    let p = snap.processes.iter().find(|p| p.pid == main)?;
-    let text = format!(
-        "{} {}",
-        p.name.as_deref().unwrap_or(""),
-        p.command.as_deref().unwrap_or("")
-    )
-    .to_lowercase()
-    .replace('-', "_");
-    SERVERS
-        .iter()
-        .any(|s| text.contains(s))
-        .then(|| crate::engine::rules::label::process_label(p))
-}
-
-/// Commands of a notebook's kernel (Jupyter's, VS Code's and Colab's run ipykernel).
-const NOTEBOOKS: [&str; 3] = ["ipykernel", "jupyter", "colab_kernel"];
-
-/// "python (pid 4100)" when the job's main process is a notebook kernel: its GPU waits on the
-/// person running cells as much as on any pipeline.
-pub(super) fn notebook(snap: &Snapshot, main: u32) -> Option<String> {
-    let p = snap.processes.iter().find(|p| p.pid == main)?;
-    let text = p
-        .command
-        .as_deref()
-        .unwrap_or("")
-        .to_lowercase()
-        .replace('-', "_");
-    NOTEBOOKS
-        .iter()
-        .any(|s| text.contains(s))
-        .then(|| crate::engine::rules::label::process_label(p))
 }
 
 fn next_step(snap: &Snapshot, cfg: &StarvedConfig, js: &JobState, v: &Verdict<'_>) -> String {
