@@ -12,6 +12,10 @@
 //! How long the current burst has lasted is kept too: a burst of sustained work (a batch of
 //! requests served for half a minute) ends an idle stretch, where a single request does not.
 //!
+//! A GPU at the idle level whose used VRAM keeps rising (≥ 512 MiB within a minute) is loading
+//! a model — from a network share the SMs idle and PCIe carries a trickle for minutes — and
+//! that is work under way, not idle paid time.
+//!
 //! Pure: fed one snapshot per tick by [`super::Rules`]; touches the model and the idle settings.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -40,6 +44,13 @@ pub struct Probe {
     pub pids: BTreeSet<u32>,
 }
 
+/// A GPU at the idle level whose used VRAM rose by this much within [`LOAD_SPAN_MS`] is loading
+/// a model (weights copied in from a slow disk or a network share: the SMs idle, PCIe a trickle):
+/// work under way, not idle paid time.
+pub const LOAD_RISE_BYTES: u64 = 512 << 20;
+/// How far back a rise in used VRAM is looked for.
+pub const LOAD_SPAN_MS: i64 = 60_000;
+
 /// Work-burst starts kept at most (for the loop test; far more than any window holds).
 const MAX_STARTS: usize = 64;
 /// Probes kept at most (autostop names the recent ones).
@@ -60,6 +71,10 @@ pub struct WorkTracker {
     /// The machine-wide probe in progress (pids so far), and the probes that ended.
     probing: Option<BTreeSet<u32>>,
     probes: VecDeque<Probe>,
+    /// Per GPU: used VRAM over the last [`LOAD_SPAN_MS`], one sample a second at most.
+    memory: BTreeMap<u32, VecDeque<(i64, u64)>>,
+    /// The GPUs whose work this tick is loading (VRAM rising at the idle level).
+    loading: BTreeSet<u32>,
     now_ms: i64,
 }
 
@@ -68,6 +83,7 @@ impl WorkTracker {
     pub fn update(&mut self, snap: &Snapshot, now_ms: i64, cfg: &IdleConfig) {
         self.now_ms = now_ms;
         let mut gpus = Vec::with_capacity(snap.gpus.len());
+        self.loading.clear();
         let mut probing_now: Option<BTreeSet<u32>> = None;
         for g in &snap.gpus {
             let work = self.judge(snap, g, now_ms, cfg);
@@ -80,6 +96,8 @@ impl WorkTracker {
             gpus.push((g.index, work));
         }
         self.gpus = gpus;
+        self.memory
+            .retain(|i, _| snap.gpus.iter().any(|g| g.index == *i));
         let working = self.gpus.iter().any(|(_, w)| *w == GpuWork::Work);
         if working && !self.was_working {
             self.starts.push_back(now_ms);
@@ -123,7 +141,12 @@ impl WorkTracker {
             }
             Some(true) => {
                 self.bursts.remove(&g.index);
-                GpuWork::Idle
+                if self.vram_rising(g, now_ms) {
+                    self.loading.insert(g.index);
+                    GpuWork::Work
+                } else {
+                    GpuWork::Idle
+                }
             }
             Some(false) => {
                 let (since, pids) = self
@@ -147,6 +170,32 @@ impl WorkTracker {
                 }
             }
         }
+    }
+
+    /// Keeps `g`'s used VRAM and says whether it rose by [`LOAD_RISE_BYTES`] within
+    /// [`LOAD_SPAN_MS`] (from the lowest it was then to now).
+    fn vram_rising(&mut self, g: &GpuReading, now_ms: i64) -> bool {
+        let Some(used) = g.memory_used_bytes else {
+            self.memory.remove(&g.index);
+            return false;
+        };
+        let q = self.memory.entry(g.index).or_default();
+        while q
+            .front()
+            .is_some_and(|&(t, _)| t < now_ms - LOAD_SPAN_MS || t > now_ms)
+        {
+            q.pop_front();
+        }
+        if q.back().is_none_or(|&(t, _)| now_ms - t >= 1_000) {
+            q.push_back((now_ms, used));
+        }
+        let low = q.iter().map(|&(_, m)| m).min().unwrap_or(used);
+        used.saturating_sub(low) >= LOAD_RISE_BYTES
+    }
+
+    /// Whether `gpu`'s work this tick is loading: VRAM rising while its SMs idle.
+    pub fn is_loading(&self, gpu: u32) -> bool {
+        self.loading.contains(&gpu)
     }
 
     /// This tick's verdict per GPU (index, verdict), in snapshot order.

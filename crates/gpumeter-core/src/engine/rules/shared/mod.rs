@@ -1,7 +1,8 @@
 //! Shared or foreign cards: what on a GPU is not the user's — VRAM that no process this
 //! gpumeter can see accounts for (another container or tenant: the driver cannot name PIDs
 //! across PID namespaces), processes of other users on a card the user renting runs on too (a
-//! card only others use is theirs, not shared; a display server is the machine's), MIG mode (a slice of the card, whose
+//! card only others use is theirs, not shared; a display server is the machine's), a slice of a
+//! card in MIG mode (one instance seen: the rest of the card is out of view, and its
 //! whole-card readings are not one job's). One notice for the machine, with the figures per GPU,
 //! once it held for most of the window. It is information, never idle-time blame: it carries no
 //! cost and says the time is not counted against the user.
@@ -17,6 +18,14 @@ use super::window::Window;
 use super::{Ctx, RuleOutput};
 
 const GIB: f64 = (1u64 << 30) as f64;
+
+/// Whether gpumeter sees a slice of a card in MIG mode: one MIG instance (a container given one
+/// slice sees only its own), so the rest of the card and whoever uses it are out of view. A
+/// card whose instances are all listed is the renter's partitioned card (seven replicas on
+/// seven slices): any other user on it shows as their processes.
+fn mig_slice(g: &gpumeter_model::GpuReading) -> bool {
+    g.mig_enabled == Some(true) && g.mig_uuids.len() <= 1
+}
 
 /// Whether this gpumeter can see the process as its own (in /proc, or tied to a PID here).
 fn ours(p: &ProcessReading) -> bool {
@@ -109,7 +118,7 @@ fn any_foreign(snap: &Snapshot, me: Option<&str>, min_hidden: u64) -> Vec<(u32, 
                 .zip(seen)
                 .map(|(used, seen)| used.saturating_sub(seen))
                 .filter(|b| *b >= min_hidden);
-            let mig = first.and_then(|f| f.mig_enabled) == Some(true);
+            let mig = first.is_some_and(mig_slice);
             (g.index, hidden.is_some() || (other && renter) || mig)
         })
         .collect()
@@ -232,7 +241,7 @@ impl SharedRule {
             hidden: hidden_bytes(snap, gpu).filter(|b| *b >= self.cfg.min_hidden_bytes),
             others,
             other_users,
-            mig: snap.gpu(gpu).and_then(|g| g.mig_enabled) == Some(true),
+            mig: snap.gpu(gpu).is_some_and(mig_slice),
         }
     }
 

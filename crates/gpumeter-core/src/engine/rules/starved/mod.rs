@@ -69,7 +69,7 @@ use gpumeter_model::Snapshot;
 
 use super::alert::{Alert, Severity};
 use super::config::StarvedConfig;
-use super::job::{Job, JobKey};
+use super::job::{Job, JobKey, JobSample};
 use super::window::{DEFAULT_MAX_GAP_MS, MeanWindow, Window};
 use super::{Ctx, RuleOutput};
 use cause::Activity;
@@ -150,16 +150,27 @@ impl StarvedRule {
             .map_or(0, |l| (now - l).clamp(0, DEFAULT_MAX_GAP_MS));
         self.last_t = Some(now);
         self.observe_host(ctx.snap, now);
-        self.observe_gpus(ctx);
-
         let jobs = ctx.jobs();
+        // Each job's numbers this tick, once: its judgement and its GPUs' loops use them.
+        let cache = ctx.job_cache();
+        let samples: Vec<JobSample> = (0..jobs.len())
+            .map(|i| cache.sample(ctx.snap, i).unwrap_or_default())
+            .collect();
+        let cores: BTreeMap<u32, f64> = jobs
+            .iter()
+            .zip(&samples)
+            .filter_map(|(j, s)| Some((j, s.cores_used?)))
+            .flat_map(|(j, c)| j.gpus.iter().map(move |&g| (g, c)))
+            .collect();
+        self.observe_gpus(ctx, &cores);
+
         let rate_per_gpu = ctx
             .rate_micros_per_h()
             .map(|r| r / i64::try_from(ctx.snap.gpus.len().max(1)).unwrap_or(1));
         let mut out = RuleOutput::default();
         self.young.clear();
         for (i, j) in jobs.iter().enumerate() {
-            if let Some(alert) = self.judge_job(ctx, i, j, dt, rate_per_gpu)
+            if let Some(alert) = self.judge_job(ctx, i, j, samples[i], dt, rate_per_gpu)
                 && self.cfg.enabled
             {
                 out.alerts.push(alert);
@@ -209,7 +220,8 @@ impl StarvedRule {
 
     /// Each GPU's activity (GPM's SM activity where the card has it, else util) and its
     /// starved condition, while a job holds it; GPUs gone from the reading are dropped.
-    fn observe_gpus(&mut self, ctx: &Ctx<'_>) {
+    /// `gap_cores`: the cores each GPU's job uses this tick.
+    fn observe_gpus(&mut self, ctx: &Ctx<'_>, gap_cores: &BTreeMap<u32, f64>) {
         let (snap, now) = (ctx.snap, ctx.now_ms);
         let (span, horizon) = (self.cfg.window_ms, self.cfg.severity_horizon_ms);
         let smooth = (span / 4).clamp(500, MAX_SMOOTH_MS);
@@ -229,6 +241,9 @@ impl StarvedRule {
                 history: Window::new(horizon, 0.5, 0.1),
                 rises: std::collections::VecDeque::new(),
                 was_active: false,
+                active_since: None,
+                bursts: std::collections::VecDeque::new(),
+                gap_cores: MeanWindow::new(2 * span),
             });
             let util = g.util_gpu_pct.map(f64::from).filter(|_| held);
             let sm = g.sm_active_pct.filter(|v| v.is_finite() && held);
@@ -250,11 +265,24 @@ impl StarvedRule {
             let active = activity.is_some_and(|a| a > self.idle_util_pct);
             if active && !st.was_active {
                 st.rises.push_back(now);
+                st.active_since = Some(now);
+            }
+            if !active && st.was_active {
+                if let Some(rise) = st.active_since.take() {
+                    st.bursts.push_back((rise, now));
+                }
             }
             st.was_active = active;
             while st.rises.front().is_some_and(|&t| t < now - span) {
                 st.rises.pop_front();
             }
+            while st.bursts.front().is_some_and(|&(_, f)| f < now - 2 * span) {
+                st.bursts.pop_front();
+            }
+            st.gap_cores.push(
+                now,
+                gap_cores.get(&g.index).copied().filter(|_| held && !active),
+            );
             // A GPU whose video encoders are at their limit does the work it was given there
             // (a transcode): its SMs' low share is no starvation.
             let encoding = g
@@ -262,16 +290,19 @@ impl StarvedRule {
                 .is_some_and(|e| f64::from(e) >= state::ENCODER_BUSY_PCT);
             let starving = |m: f64| m > self.idle_util_pct && m < st.below && !encoding;
             // Between the bursts of a loop (two or more rises in the window) the short span
-            // reads idle; the loop's own mean over the window says it is starving.
+            // reads idle; the loop's own mean over the window says it is starving. A loop of
+            // a longer period (see `GpuState::periodic`) is judged on that mean in its bursts
+            // too: the short span reads busy within a 20 s update after a 40 s rollout.
             let bursting = st.rises_since(now - span) >= LOOP_RISES - 1;
+            let periodic = st.periodic(now);
             let starved = if self.young.contains(&g.index) {
                 None
             } else if held {
                 st.recent_mean.map(|m| {
+                    let mean_starving = || st.activity.mean().is_some_and(starving);
                     starving(m)
-                        || (m <= self.idle_util_pct
-                            && bursting
-                            && st.activity.mean().is_some_and(starving))
+                        || (m <= self.idle_util_pct && bursting && mean_starving())
+                        || (periodic && mean_starving())
                 })
             } else {
                 Some(false)
@@ -282,6 +313,26 @@ impl StarvedRule {
         self.gpus.retain(|i, _| snap.gpu(*i).is_some());
     }
 
+    /// Whether the job's GPUs wait this tick: their activity (SM activity where the card
+    /// reports GPM, else util), averaged, below the starved level; unknown counts as waiting.
+    fn waiting_now(&self, snap: &Snapshot, gpus: &[u32]) -> bool {
+        let (mut act, mut below, mut n) = (0.0, 0.0, 0.0);
+        for g in gpus.iter().filter_map(|&g| snap.gpu(g)) {
+            let sm = g.sm_active_pct.filter(|v| v.is_finite());
+            let Some(a) = sm.or(g.util_gpu_pct.map(f64::from)) else {
+                continue;
+            };
+            act += a;
+            below += if sm.is_some() {
+                self.cfg.sm_active_below_pct
+            } else {
+                self.cfg.util_below_pct
+            };
+            n += 1.0;
+        }
+        n == 0.0 || act < below
+    }
+
     /// The `i`th job of the reading: its evidence into its windows, its warm-up, and when its
     /// GPUs stand starved past it, the alert (with the cause, severity and waste so far).
     fn judge_job(
@@ -289,18 +340,26 @@ impl StarvedRule {
         ctx: &Ctx<'_>,
         i: usize,
         j: &Job,
+        sample: JobSample,
         dt: i64,
         rate_per_gpu: Option<i64>,
     ) -> Option<Alert> {
         let (snap, now) = (ctx.snap, ctx.now_ms);
         let span = self.cfg.window_ms;
         let cache = ctx.job_cache();
+        // What the GPUs wait on is what the job does while they wait: a tick on which they
+        // compute (a loop's burst, its input already fetched) adds no evidence, only time.
+        let waiting = self.waiting_now(snap, &j.gpus);
+        let evidence = if waiting {
+            sample
+        } else {
+            JobSample::default()
+        };
         let js = self
             .jobs
             .entry(j.key)
             .or_insert_with(|| JobState::new(span));
-        let sample = cache.sample(snap, i).unwrap_or_default();
-        js.push(now, &sample);
+        js.push(now, &evidence);
         let recent: Vec<f64> = j
             .gpus
             .iter()

@@ -36,6 +36,9 @@ pub(super) const PCIE_LINK_SATURATED_PCT: f64 = 80.0;
 pub(super) const DECODER_SATURATED_PCT: f64 = 90.0;
 /// A GPU whose encoders (NVENC) are this busy works at their limit: not starved (percent).
 pub(super) const ENCODER_BUSY_PCT: f64 = 90.0;
+/// A long-period loop's host side works between its bursts when its job uses at least this
+/// many cores there.
+pub(super) const GAP_WORK_CORES: f64 = 1.0;
 /// Optimizer offload: the GPU processes themselves compute on the CPU (≥ this share of one
 /// core, so several threads: a CPU optimizer step, not a loader) …
 pub(super) const OFFLOAD_RANK_PCT: f64 = 300.0;
@@ -64,11 +67,30 @@ pub(super) struct GpuState {
     pub(super) history: Window,
     /// When its activity last rose from the idle level (bursts of a loop), within the window.
     pub(super) rises: std::collections::VecDeque<i64>,
-    /// Whether the last sample was above the idle level.
+    /// Whether the last sample was above the idle level…
     pub(super) was_active: bool,
+    /// …since when, and the bursts that ended within two windows: (rise, fall).
+    pub(super) active_since: Option<i64>,
+    pub(super) bursts: std::collections::VecDeque<(i64, i64)>,
+    /// Cores its job used while the GPU sat at the idle level, over two windows: a loop whose
+    /// host side works between its bursts (an RL rollout on CPU) waits on that work.
+    pub(super) gap_cores: MeanWindow,
 }
 
 impl GpuState {
+    /// A loop with a period near the window or longer (an RL rollout of 40 s on the CPU, then
+    /// a 20 s update), judged on its duty cycle: two bursts or more ended within two windows,
+    /// the one under way (if any) no longer than half again the longest of them (a loop that
+    /// now runs unbroken is no longer that loop), and the job's host side at work between
+    /// them ([`GAP_WORK_CORES`]; a server idle between requests is no starved loop).
+    pub(super) fn periodic(&self, now: i64) -> bool {
+        let longest = self.bursts.iter().map(|&(r, f)| f - r).max().unwrap_or(0);
+        let running = self.active_since.map_or(0, |s| now - s);
+        self.bursts.len() >= 2
+            && running * 2 <= longest * 3
+            && self.gap_cores.mean().is_some_and(|c| c >= GAP_WORK_CORES)
+    }
+
     /// Activity rises from the idle level within the window ending at `now`.
     pub(super) fn rises_since(&self, from: i64) -> usize {
         self.rises.iter().filter(|&&t| t >= from).count()

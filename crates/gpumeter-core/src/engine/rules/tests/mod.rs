@@ -3,6 +3,7 @@
 //! lifecycle (acknowledge, snooze, budget alerts, history) is in `lifecycle.rs` beside this.
 
 mod blind;
+mod blind4;
 mod container;
 mod lifecycle;
 mod live;
@@ -557,6 +558,54 @@ fn a_saturated_decoder_nic_or_memory_is_named_with_its_figure_and_idle_ones_are_
     let (v, _, next) = verdict_of(&|m| m.gpus[0].decoder_util_pct = Some(99));
     assert_eq!(v, "decoder-bound input");
     assert!(next.contains("NVDEC"), "{next}");
+
+    // Full both ways is a multi-node all-reduce, not input: the advice is NCCL's, not a cache.
+    let (v, words, next) = verdict_of(&|m| {
+        m.host.nic_rx_util_pct = Some(95.0);
+        m.host.nic_tx_util_pct = Some(94.0);
+    });
+    assert_eq!(v, "inter-node communication");
+    assert!(
+        words
+            .contains("receives 95 % and sends 94 % of its 25 Gbit/s link: at its limit both ways"),
+        "{words}"
+    );
+    assert!(
+        next.contains("NCCL") && !next.contains("local NVMe"),
+        "{next}"
+    );
+    // One way, the data coming in, says what it sends beside.
+    let (v, words, _) = verdict_of(&|m| {
+        m.host.nic_rx_util_pct = Some(95.0);
+        m.host.nic_tx_util_pct = Some(3.0);
+    });
+    assert_eq!(v, "network-bound input");
+    assert!(
+        words.contains("receives 95 % of its 25 Gbit/s link (sends 3 %)"),
+        "{words}"
+    );
+}
+
+#[test]
+fn pcie_rx_filling_a_narrow_link_is_copy_bound_however_busy_the_gpu() {
+    let clock = FakeClock::new(T0);
+    let verdict_at = |width: u32| {
+        let mut r = Rules::default();
+        let ts = drive(&mut r, &clock, 3 * 60, None, |_, t| {
+            // util 55 %: above the 30 % the plain copy test asks for.
+            let mut m = with_job(machine(t, [55, 0]), 5.0, 2);
+            m.gpus[0].pcie_link_gen = Some(3);
+            m.gpus[0].pcie_link_width = Some(width);
+            m.gpus[0].pcie_rx_bytes_per_s = Some(3_400_000_000);
+            m
+        });
+        ts.first()
+            .and_then(|t| crate::engine::rules::verdict(t.alert()).map(str::to_string))
+    };
+    // Gen 3 ×4 carries ~3.9 GB/s: 3.4 GB/s fills 86 % of it.
+    assert_eq!(verdict_at(4).as_deref(), Some("host-to-device copy bound"));
+    // The same copies on a ×16 link leave it three quarters free: not the limit.
+    assert_ne!(verdict_at(16).as_deref(), Some("host-to-device copy bound"));
 }
 
 #[test]

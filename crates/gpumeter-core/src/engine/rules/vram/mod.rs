@@ -1,5 +1,6 @@
-//! VRAM headroom: per GPU, the used VRAM over the last `trend` (default 15 min) and which
-//! process grows. A leak is growth that lasts: the trend is cut into five slices, and every
+//! VRAM headroom: per GPU, the used VRAM over the last `trend` (default 15 min) while the GPU
+//! computes (VRAM filling on an idle GPU is a model loading, not a leak) and which process
+//! grows. A leak is growth that lasts: the trend is cut into five slices, and every
 //! slice's median must sit above the one before (each by ≥ 10 % of the whole rise, ≥ 1 GiB in
 //! all, ≥ 0.05 GiB/min, over at least 5 minutes). A one-time step — a model loading, the
 //! caching allocator growing once — moves at most the two slices it falls in, so it is a change
@@ -22,6 +23,7 @@ use super::config::VramConfig;
 use super::label::process_label;
 use super::line_fit::LineFit;
 use super::window::Window;
+use super::work::GpuWork;
 use super::{Ctx, RuleOutput};
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -141,7 +143,19 @@ impl VramRule {
                 high: Window::new(high_window, fire, clear),
             });
             let used = g.memory_used_bytes.filter(|_| g.state == GpuState::Ok);
-            if let Some(u) = used {
+            // The trend is the job's memory while it computes: VRAM filling on an idle GPU
+            // is a model loading (weights copied in), not a leak in a loop.
+            let computing = ctx
+                .work()
+                .gpus()
+                .iter()
+                .find(|(i, _)| *i == g.index)
+                .is_none_or(|(i, w)| match w {
+                    GpuWork::Work => !ctx.work().is_loading(*i),
+                    GpuWork::Unknown => true,
+                    GpuWork::Idle | GpuWork::Probe | GpuWork::Lost => false,
+                });
+            if let Some(u) = used.filter(|_| computing) {
                 if t.samples.last_t().is_some_and(|last| now < last) {
                     t.samples.clear();
                     t.procs.clear();
