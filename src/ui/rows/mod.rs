@@ -312,6 +312,8 @@ fn compare(
     let ord = match col {
         SortColumn::Pid => directed(a.pid.cmp(&b.pid), desc),
         SortColumn::User => by_option(a.user.as_ref(), b.user.as_ref(), desc),
+        // What the POD cell shows: the pod's name, else its UID's start.
+        SortColumn::Pod => by_option(pod_name(a), pod_name(b), desc),
         SortColumn::Gpu => by_option(first_gpu(a), first_gpu(b), desc),
         SortColumn::Vram => by_option(a.gpu_memory_bytes(), b.gpu_memory_bytes(), desc),
         SortColumn::Sm => by_option(a.sm_util_pct(), b.sm_util_pct(), desc),
@@ -321,6 +323,10 @@ fn compare(
         SortColumn::Command => by_option(command(a), command(b), desc),
     };
     ord.then(a.pid.cmp(&b.pid))
+}
+
+fn pod_name(p: &ProcessReading) -> Option<&str> {
+    p.pod.as_ref().and_then(|pod| pod.short_name())
 }
 
 fn first_gpu(p: &ProcessReading) -> Option<u32> {
