@@ -294,6 +294,10 @@ fn matches_text(p: &ProcessReading, needle: &str) -> bool {
     p.pid.to_string().contains(needle)
         || hit(p.user.as_deref())
         || hit(p.container.as_deref())
+        // On Kubernetes, a pod's name (or UID) and namespace: `/trainer-7f9c`, `/ml`.
+        || p.pod.as_ref().is_some_and(|pod| {
+            hit(pod.pod_or_uid()) || hit(pod.namespace.as_deref()) || hit(pod.container.as_deref())
+        })
         || hit(p.name.as_deref())
         || hit(p.command.as_deref())
         || (!p.visible && INVISIBLE_LABEL.contains(needle))
