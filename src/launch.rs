@@ -187,16 +187,34 @@ pub fn with_notice(
 
 /// `source` with each reading's GPUs and processes named by their Kubernetes pods, asked of
 /// the kubelet's pod-resources socket at `socket` on a thread of its own (`None`: `source` as
-/// it is). The dashboard, `watch` and `serve` all wrap their source here.
+/// it is). The dashboard, `watch` and `serve` all wrap their source here; `snapshot` through
+/// [`with_pods_answered`].
 pub fn with_pods(source: Box<dyn Source>, socket: Option<&Path>) -> Box<dyn Source> {
+    attributed(source, socket, false)
+}
+
+/// [`with_pods`] for one reading (`snapshot`): waits for the kubelet's first answer (or its
+/// failure), within the ask's own bound, so the reading carries the kubelet's names and not
+/// only the UIDs of the processes' cgroups.
+pub fn with_pods_answered(source: Box<dyn Source>, socket: Option<&Path>) -> Box<dyn Source> {
+    attributed(source, socket, true)
+}
+
+fn attributed(source: Box<dyn Source>, socket: Option<&Path>, wait: bool) -> Box<dyn Source> {
     use gpumeter_kube::{Attributed, KubeOptions, PodAttribution};
     let Some(socket) = socket else {
         return source;
     };
-    let asking = PodAttribution::start(KubeOptions {
+    let options = KubeOptions {
         socket: socket.to_path_buf(),
         ..KubeOptions::default()
-    });
+    };
+    // The ask gives up after its timeout; a little more covers starting the thread.
+    let limit = options.timeout + std::time::Duration::from_millis(500);
+    let asking = PodAttribution::start(options);
+    if wait {
+        asking.wait_first(limit);
+    }
     Box::new(Attributed::new(source, asking))
 }
 

@@ -44,6 +44,9 @@ pub(crate) fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
         }
     };
     let mut session = gpumeter_core::session::Session::new(cfg)?;
+    // Pods for a demo or this machine (a replay keeps those it was recorded with).
+    let socket = crate::pods_socket(&args.kube.or(&cli.kube));
+    let pods = socket.as_deref();
     if let Some(path) = &g.replay {
         // Every recorded reading up to `--at` after the first, through the session.
         let mut source = launch::open_replay(path)?;
@@ -69,7 +72,10 @@ pub(crate) fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
         // readings however long `--at` is; the table and the JSON alike carry the alerts and
         // the bill of that moment, so both play every reading up to it.
         let clock = FakeClock::new(SystemClock.now_unix_ms());
-        let mut source = launch::open_source(Some(demo), None, Arc::new(clock.clone()))?;
+        let mut source = launch::with_pods_answered(
+            launch::open_source(Some(demo), None, Arc::new(clock.clone()))?,
+            pods,
+        );
         let at = millis(args.at);
         let step = millis(g.interval()).max(at / 10_000).max(1);
         let mut t = 0;
@@ -82,7 +88,10 @@ pub(crate) fn snapshot(cli: &Cli, args: &SnapshotArgs) -> anyhow::Result<()> {
         session.ingest(source.sample()?);
     } else {
         let clock: SharedClock = Arc::new(SystemClock);
-        let mut source = launch::open_source(None, g.nvml_lib.as_deref(), clock)?;
+        let mut source = launch::with_pods_answered(
+            launch::open_source(None, g.nvml_lib.as_deref(), clock)?,
+            pods,
+        );
         // Rates (CPU %, disk, PCIe) need two readings; one short interval apart, like top -n 1.
         session.ingest(source.sample()?);
         std::thread::sleep(g.interval().min(Duration::from_secs(1)));

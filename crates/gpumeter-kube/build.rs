@@ -1,5 +1,5 @@
 //! Compiles the kubelet's pod-resources proto (proto/podresources_v1.proto) into the gRPC
-//! client source::kube uses: protox parses it in Rust, so no `protoc` is needed to build.
+//! client `src/ask.rs` uses: protox parses it in Rust, so no `protoc` is needed to build.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     const PROTO: &str = "proto/podresources_v1.proto";

@@ -294,6 +294,9 @@ pub struct SnapshotArgs {
     pub at: Duration,
 
     #[command(flatten)]
+    pub kube: KubeArgs,
+
+    #[command(flatten)]
     pub source: SourceArgs,
     // With --json: the config and prices the `billing` block is computed from.
     #[command(flatten)]

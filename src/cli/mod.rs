@@ -74,8 +74,8 @@ impl Cli {
         let fleet = name == "fleet";
         // `--record` before the subcommand counts for the front-ends that run readings.
         let rec = matches!(self.command, Some(Command::Watch(_) | Command::Serve(_)));
-        // So do `--kubernetes` and `--pod-resources`.
-        let kube = rec;
+        // So do `--kubernetes` and `--pod-resources`, for `snapshot` too (one reading of a node).
+        let kube = rec || matches!(self.command, Some(Command::Snapshot(_)));
         let k = &self.kube;
         let r = &self.recording;
         let s = &self.source;

@@ -188,7 +188,7 @@ pub struct UiArgs {
 }
 
 /// Each GPU's Kubernetes pod, namespace and container, from the kubelet (the dashboard,
-/// `watch` and `serve`).
+/// `watch`, `serve` and `snapshot`).
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Kubernetes")]
 pub struct KubeArgs {

@@ -118,12 +118,17 @@ fn pricing_flags_parse_and_bad_values_name_the_flag() {
     );
     assert_eq!(before(&["gpumeter", "--demo", "idle", "watch"]), None);
     assert_eq!(before(&["gpumeter", "--theme", "mono"]), None);
-    // The pod options count before the commands that name pods, and nowhere else.
+    // The pod options count before the commands that name pods (snapshot too), and nowhere
+    // else.
     assert_eq!(before(&["gpumeter", "--kubernetes", "on", "watch"]), None);
     assert_eq!(before(&["gpumeter", "--kubernetes", "on", "serve"]), None);
     assert_eq!(
         before(&["gpumeter", "--kubernetes", "on", "snapshot"]),
-        Some(("--kubernetes", "snapshot"))
+        None
+    );
+    assert_eq!(
+        before(&["gpumeter", "--kubernetes", "on", "record", "x.jsonl"]),
+        Some(("--kubernetes", "record"))
     );
     assert_eq!(
         before(&["gpumeter", "--pod-resources", "/k.sock", "report"]),

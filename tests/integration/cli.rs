@@ -188,6 +188,53 @@ fn snapshot_table_is_readable() {
         .stdout(predicate::str::contains("GPU"));
 }
 
+/// The `kubernetes` demo names its pods in the table (each GPU's, each process's), in the JSON
+/// and in the alerts, as a node beside a kubelet would: pods without a cluster.
+#[test]
+fn the_kubernetes_demo_names_pods_in_the_table_the_json_and_the_alerts() {
+    let home = tempfile::tempdir().unwrap();
+    let out = gpumeter(home.path())
+        .args(["snapshot", "--demo", "kubernetes", "--at", "20m"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("pods: GPU 3 pod jupyter-maria, namespace research (container notebook)"),
+        "{table}"
+    );
+    let header = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("PID "))
+        .unwrap();
+    let pod_at = header.find(" pod ").unwrap() + 1;
+    let row = table
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("60410"))
+        .unwrap();
+    assert!(row[pod_at..].starts_with("llm-api-5d8b "), "{table}");
+    // The idle notebook's GPU: the alert says whose it is and what it costs.
+    assert!(
+        table.contains("GPU 3 (pod jupyter-maria, namespace research) idle"),
+        "{table}"
+    );
+    let json = snapshot_json(home.path(), "kubernetes", "30s");
+    assert_eq!(json["gpus"][0]["pods"][0]["pod"], "trainer-7f9c");
+    assert_eq!(json["gpus"][0]["pods"][0]["namespace"], "ml");
+    let notebook = json["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pid"] == 70220)
+        .unwrap();
+    assert_eq!(notebook["pod"]["pod"], "jupyter-maria");
+    assert_eq!(notebook["pod"]["container"], "notebook");
+}
+
 /// The table carries what makes the tool different: the bill, the standing alerts (worst
 /// first) and SM activity beside utilization, so a hung job's 99 % reads as the lie it is.
 #[test]

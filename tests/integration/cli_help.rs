@@ -34,7 +34,7 @@ const FILES: &[&str] = &["config", "ledger", "no-ledger"];
 const PRICING: &[&str] = &["rate", "budget", "currency", "cloud-metadata"];
 /// How a screen looks (the dashboard and the fleet).
 const LOOK: &[&str] = &["theme", "no-color", "ascii"];
-/// Naming Kubernetes pods (the dashboard, watch, serve).
+/// Naming Kubernetes pods (the dashboard, snapshot, watch, serve).
 const KUBE: &[&str] = &["kubernetes", "pod-resources"];
 /// The dashboard's own: a replay's start, look-don't-touch.
 const DASHBOARD: &[&str] = &["readonly", "start"];
@@ -69,7 +69,11 @@ fn each_command_lists_only_the_options_it_uses() {
         &[SOURCE, FILES, PRICING, LOOK, DASHBOARD, RECORDING, KUBE],
         &[],
     );
-    check(&["snapshot"], &[SOURCE, FILES, PRICING], &["json", "at"]);
+    check(
+        &["snapshot"],
+        &[SOURCE, FILES, PRICING, KUBE],
+        &["json", "at"],
+    );
     check(
         &["watch"],
         &[SOURCE, FILES, PRICING, RECORDING, KUBE],

@@ -132,3 +132,73 @@ fn serve_beside_no_socket_serves_with_empty_pod_labels() {
     );
     s.stop();
 }
+
+/// `snapshot` beside the kubelet waits for its first answer: the one reading names the pods,
+/// in the table and in the JSON; given before the subcommand, the options count too.
+#[test]
+fn snapshot_beside_the_kubelet_names_the_pods_of_its_one_reading() {
+    let kubelet = kubelet();
+    let socket = kubelet.socket();
+    let socket = socket.to_str().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = crate::support::gpumeter(home.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let table = run(&[
+        "snapshot",
+        "--demo",
+        "training",
+        "--at",
+        "5s",
+        "--kubernetes",
+        "on",
+        "--pod-resources",
+        socket,
+    ]);
+    assert!(
+        table.contains("pods: GPU 0 pod trainer-7f9c, namespace ml (container trainer)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("pods: GPU 5 pod infer-b, namespace serve (container server)"),
+        "{table}"
+    );
+    let json = run(&[
+        "--kubernetes",
+        "on",
+        "--pod-resources",
+        socket,
+        "snapshot",
+        "--json",
+        "--demo",
+        "training",
+        "--at",
+        "5s",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["gpus"][0]["pods"][0]["pod"], "trainer-7f9c");
+    assert_eq!(doc["gpus"][5]["pods"][0]["namespace"], "serve");
+    assert!(doc["gpus"][1].get("pods").is_none(), "{json}");
+    // Off: no pods, whatever the socket.
+    let off = run(&[
+        "snapshot",
+        "--demo",
+        "training",
+        "--at",
+        "5s",
+        "--kubernetes",
+        "off",
+        "--pod-resources",
+        socket,
+    ]);
+    assert!(!off.contains("pods:"), "{off}");
+}

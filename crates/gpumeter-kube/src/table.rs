@@ -87,7 +87,8 @@ fn kube_name(raw: &str) -> Option<SharedStr> {
 /// Labels `snap`'s GPUs with their pods: from `table` where the kubelet names the GPU (or its
 /// MIG devices), else from the pods of the processes on it (their cgroup paths). A GPU the
 /// kubelet knows and gave to no one stays unlabelled. A process in a pod on a GPU given to
-/// exactly one pod gets that pod's names beside the UID its cgroup gave.
+/// exactly one pod gets that pod's names beside the UID its cgroup gave; a process with no GPU
+/// (a dataloader worker) in a pod so named gets its pod's name and namespace too.
 pub fn attribute(table: Option<&PodTable>, snap: &mut Snapshot) {
     let Snapshot {
         gpus, processes, ..
@@ -97,6 +98,30 @@ pub fn attribute(table: Option<&PodTable>, snap: &mut Snapshot) {
     }
     for process in processes.iter_mut() {
         name_from_gpus(process, gpus);
+    }
+    name_from_pod_mates(processes);
+}
+
+/// Names the pods of processes known only by their pod's UID where another process of the same
+/// pod was named (a UID is one pod). The container stays the cgroup's id: a process without a
+/// GPU may be in another container of the pod (a sidecar).
+fn name_from_pod_mates(processes: &mut [ProcessReading]) {
+    let named: BTreeMap<SharedStr, (Option<SharedStr>, SharedStr)> = processes
+        .iter()
+        .filter_map(|p| p.pod.as_ref())
+        .filter_map(|p| Some((p.pod_uid.clone()?, (p.namespace.clone(), p.pod.clone()?))))
+        .collect();
+    if named.is_empty() {
+        return;
+    }
+    for pod in processes.iter_mut().filter_map(|p| p.pod.as_mut()) {
+        if pod.pod.is_some() {
+            continue;
+        }
+        if let Some((namespace, name)) = pod.pod_uid.as_ref().and_then(|u| named.get(u)) {
+            pod.namespace = namespace.clone();
+            pod.pod = Some(name.clone());
+        }
     }
 }
 

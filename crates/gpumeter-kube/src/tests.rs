@@ -207,6 +207,42 @@ fn a_pod_process_takes_the_names_of_its_gpus_pod() {
     assert_eq!(snap.processes[2].pod, None);
 }
 
+#[test]
+fn a_worker_without_a_gpu_takes_its_pod_mates_names() {
+    let kubelet = StandIn::serve(node());
+    let table = ask_blocking(&kubelet.socket(), QUICK).unwrap();
+    let mut snap = three_gpus();
+    let mut worker = ProcessReading::invisible(20);
+    worker.pod = Some(by_uid("uid-a", "3f4e5d6c7b8a"));
+    let mut stranger = ProcessReading::invisible(21);
+    stranger.pod = Some(by_uid("uid-z", "999999999999"));
+    snap.processes = vec![
+        worker,
+        on_gpu(10, 0, Some(by_uid("uid-a", "3f4e5d6c7b8a"))),
+        stranger,
+    ];
+    attribute(Some(&table), &mut snap);
+    // The worker (before its trainer in the list) is in trainer-7f9c, as its trainer is; its
+    // container is still the cgroup's: which of the pod's containers it is, nobody said.
+    let w = snap.processes[0].pod.as_ref().unwrap();
+    assert_eq!(w.pod.as_deref(), Some("trainer-7f9c"));
+    assert_eq!(w.namespace.as_deref(), Some("ml"));
+    assert_eq!(w.container.as_deref(), Some("3f4e5d6c7b8a"));
+    assert_eq!(w.pod_uid.as_deref(), Some("uid-a"));
+    // A pod no named process shares keeps its UID only.
+    assert_eq!(snap.processes[2].pod, Some(by_uid("uid-z", "999999999999")));
+    // Without the kubelet nothing is named, so nothing spreads.
+    let mut plain = three_gpus();
+    let mut w = ProcessReading::invisible(20);
+    w.pod = Some(by_uid("uid-a", "3f4e5d6c7b8a"));
+    plain.processes = vec![w, on_gpu(10, 0, Some(by_uid("uid-a", "3f4e5d6c7b8a")))];
+    attribute(None, &mut plain);
+    assert_eq!(
+        plain.processes[0].pod,
+        Some(by_uid("uid-a", "3f4e5d6c7b8a"))
+    );
+}
+
 fn attribution(socket: &Path, timeout: Duration) -> PodAttribution {
     let pods = PodAttribution::start(KubeOptions {
         socket: socket.to_path_buf(),

@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use crate::scenario::Scenario;
 
-const BUILTIN: [(&str, &str); 15] = [
+const BUILTIN: [(&str, &str); 16] = [
     ("training", include_str!("../scenarios/training.toml")),
     ("cpu-starved", include_str!("../scenarios/cpu-starved.toml")),
     ("io-starved", include_str!("../scenarios/io-starved.toml")),
@@ -20,6 +20,7 @@ const BUILTIN: [(&str, &str); 15] = [
     ("job-done", include_str!("../scenarios/job-done.toml")),
     ("shared", include_str!("../scenarios/shared.toml")),
     ("spot", include_str!("../scenarios/spot.toml")),
+    ("kubernetes", include_str!("../scenarios/kubernetes.toml")),
 ];
 
 /// The TOML text of a built-in scenario.

@@ -1,7 +1,9 @@
 //! Simulated GPUs: `[[gpu]]` entries replicated into devices, their readings at a time, and the
 //! energy counter integrated from the power signal.
 
-use gpumeter_model::{GpuReading, GpuState, ProcessReading, ThrottleReason};
+use std::collections::BTreeSet;
+
+use gpumeter_model::{GpuReading, GpuState, PodRef, ProcessReading, ThrottleReason};
 
 use crate::gpm::GpmSpec;
 use crate::noise;
@@ -168,7 +170,7 @@ impl GpuInstance {
             tensor_active_pct: gpm(|g| &g.tensor_active_pct, "gpm_tensor"),
             dram_active_pct: gpm(|g| &g.dram_active_pct, "gpm_dram"),
             xid_errors: Some(xid_counts(scenario, index, elapsed_ms)),
-            pods: Vec::new(),
+            pods: pods_on(index, processes),
             mig_uuids: match (spec.mig_enabled, spec.mig_devices) {
                 (Some(true), Some(n)) => (0..n)
                     .map(|k| mig_uuid(scenario.seed, index, k).into())
@@ -252,4 +254,15 @@ fn pci_bus_id(index: u32) -> String {
         .and_then(|i| HGX_BUSES.get(i).copied())
         .unwrap_or(0x10 + (index % 0xE0));
     format!("00000000:{bus:02X}:00.0")
+}
+
+/// The pods of the processes on GPU `index`, each once: a GPU's pods as the attribution gives
+/// them without a kubelet table (scenario pods carry their names already).
+fn pods_on(index: u32, processes: &[ProcessReading]) -> Vec<PodRef> {
+    let pods: BTreeSet<&PodRef> = processes
+        .iter()
+        .filter(|p| p.gpu.iter().any(|u| u.gpu_index == index))
+        .filter_map(|p| p.pod.as_ref())
+        .collect();
+    pods.into_iter().cloned().collect()
 }

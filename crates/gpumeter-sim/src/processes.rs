@@ -2,7 +2,9 @@
 //! readings at a given time. Strings are passed through raw: the fake NVML needs the exact
 //! names, and consumers sanitise before display.
 
-use gpumeter_model::{GpuProcessKind, GpuUse, PidMatch, ProcessReading, SharedStr, ThreadReading};
+use gpumeter_model::{
+    GpuProcessKind, GpuUse, PidMatch, PodRef, ProcessReading, SharedStr, ThreadReading,
+};
 
 use crate::scenario::{ProcessKind, ProcessSpec, Scenario};
 use crate::signal::Range;
@@ -32,6 +34,8 @@ pub(crate) struct ProcInstance {
     thread_name: Option<SharedStr>,
     /// The parent's name (ranks only: a worker's parent is its rank).
     parent_name: Option<SharedStr>,
+    /// Its Kubernetes pod (ranks and workers alike: one container).
+    pod: Option<PodRef>,
     /// Elapsed second it starts at (before it: absent) and exits at (`repeat` shifts both).
     start_s: i64,
     until_s: Option<f64>,
@@ -73,6 +77,13 @@ pub(crate) fn expand(scenario: &Scenario) -> Vec<ProcInstance> {
             let container = shared(&spec.container);
             let cpus_allowed_list = shared(&spec.cpus_allowed_list);
             let thread_name = spec.busiest_thread.as_ref().and_then(|t| shared(&t.name));
+            let pod = spec.pod.as_ref().map(|p| PodRef {
+                namespace: shared(&p.namespace),
+                pod: shared(&p.name),
+                // As the attribution does: the kubelet's container name, else the cgroup's id.
+                container: shared(&p.container).or_else(|| container.clone()),
+                pod_uid: shared(&p.uid),
+            });
             out.push(ProcInstance {
                 spec: spec_idx,
                 pid,
@@ -90,6 +101,7 @@ pub(crate) fn expand(scenario: &Scenario) -> Vec<ProcInstance> {
                 cpus_allowed_list: cpus_allowed_list.clone(),
                 thread_name: thread_name.clone(),
                 parent_name: shared(&spec.parent),
+                pod: pod.clone(),
                 host_pid: spec
                     .host_pid
                     .map(|h| h.saturating_add(rank.saturating_mul(stride))),
@@ -112,6 +124,7 @@ pub(crate) fn expand(scenario: &Scenario) -> Vec<ProcInstance> {
                         cpus_allowed_list: cpus_allowed_list.clone(),
                         thread_name: None,
                         parent_name: None,
+                        pod: pod.clone(),
                         start_s,
                         until_s,
                     });
@@ -172,7 +185,7 @@ impl ProcInstance {
                 .host_pid
                 .map(|_| spec.pid_match.unwrap_or(PidMatch::Device)),
             busiest_thread: self.thread(spec, at),
-            pod: None,
+            pod: self.pod.clone(),
             parent_name: self.parent_name.clone(),
         })
     }

@@ -306,6 +306,21 @@ pub struct ProcessSpec {
     pub pid_match: Option<PidMatch>,
     /// The busiest thread of each rank (its CPU is part of the rank's `cpu_pct`).
     pub busiest_thread: Option<ThreadSpec>,
+    /// The Kubernetes pod its ranks and workers run in, as the kubelet names it; the GPUs
+    /// they use are that pod's. Absent: in no pod.
+    pub pod: Option<PodSpec>,
+}
+
+/// A process's Kubernetes pod: its name (as the pod-resources API gives it) or, for a pod
+/// known only by its cgroup path, its UID; the namespace and the container's name.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PodSpec {
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+    /// Absent: the process's `container` (its id, as a cgroup path gives it).
+    pub container: Option<String>,
+    pub uid: Option<String>,
 }
 
 /// Repeats of a process entry: copy k (0-based) starts and exits `k × every_s` after the

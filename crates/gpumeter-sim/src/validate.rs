@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::error::ScenarioError;
-use crate::scenario::{Scenario, StateSpec};
+use crate::scenario::{PodSpec, Scenario, StateSpec};
 
 /// The letters `/proc/PID/stat` gives a process's state.
 const STATE_LETTERS: &str = "RSDZTtXIWPK";
@@ -27,6 +27,76 @@ fn state_problem(state: &StateSpec) -> Option<String> {
         .into_iter()
         .find(|c| !STATE_LETTERS.contains(*c))
         .map(|c| format!("`{c}` is not a process state (one of {STATE_LETTERS})"))
+}
+
+/// What is wrong with a pod (no name or UID, a name Kubernetes would refuse), as
+/// `(field, message)`: the dashboard and serve's labels show these names, so a scenario gives
+/// only ones a cluster could. Values are quoted escaped: an escape sequence is not run.
+fn pod_problem(pod: &PodSpec) -> Option<(&'static str, String)> {
+    // A DNS label (RFC 1123): namespaces and container names; a pod's name may also have dots.
+    let dns = |value: &str, max: usize, dots: bool| {
+        let ok_char = |c: char| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || (dots && c == '.')
+        };
+        let edge =
+            |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+        value.len() <= max
+            && value.chars().all(ok_char)
+            && edge(value.chars().next())
+            && edge(value.chars().last())
+    };
+    let name_rule = |max| {
+        format!(
+            "lowercase letters, digits and '-', starting and ending with a letter or digit, at most {max} characters"
+        )
+    };
+    if pod.name.is_none() && pod.uid.is_none() {
+        return Some((
+            "pod",
+            "needs a name (or a uid, for a pod known only by its cgroup)".into(),
+        ));
+    }
+    if let Some(n) = &pod.name
+        && !dns(n, 253, true)
+    {
+        return Some((
+            "pod.name",
+            format!(
+                "`{}` is not a Kubernetes pod name ({}; '.' allowed)",
+                n.escape_debug(),
+                name_rule(253)
+            ),
+        ));
+    }
+    for (field, value) in [
+        ("pod.namespace", &pod.namespace),
+        ("pod.container", &pod.container),
+    ] {
+        if let Some(v) = value
+            && !dns(v, 63, false)
+        {
+            return Some((
+                field,
+                format!(
+                    "`{}` is not a Kubernetes name ({})",
+                    v.escape_debug(),
+                    name_rule(63)
+                ),
+            ));
+        }
+    }
+    if let Some(u) = &pod.uid
+        && (u.is_empty() || u.len() > 36 || !u.chars().all(|c| c.is_ascii_hexdigit() || c == '-'))
+    {
+        return Some((
+            "pod.uid",
+            format!(
+                "`{}` is not a pod UID (hex digits and '-', at most 36)",
+                u.escape_debug()
+            ),
+        ));
+    }
+    None
 }
 
 /// MIG devices one board may hold (an A100/H100 at its smallest slices).
@@ -111,6 +181,9 @@ impl Scenario {
                     format!("process[{i}].cpus_allowed"),
                     "must be at least 1".into(),
                 );
+            }
+            if let Some((field, msg)) = p.pod.as_ref().and_then(pod_problem) {
+                return bad(format!("process[{i}].{field}"), msg);
             }
             let states = [
                 (format!("process[{i}].state"), p.state.as_ref()),

@@ -105,3 +105,45 @@ fn a_bad_process_state_or_link_speed_is_named_with_its_field() {
         .is_ok()
     );
 }
+
+#[test]
+fn a_malformed_pod_is_refused_naming_its_field() {
+    let pod = |pod: &str| err(&format!("[[process]]\npid = 7\npod = {pod}\n"));
+    let e = pod("{ namespace = \"ml\" }");
+    assert!(e.contains("process[0].pod"), "{e}");
+    assert!(e.contains("needs a name (or a uid"), "{e}");
+    let e = pod("{ name = \"Trainer_1\" }");
+    assert!(e.contains("process[0].pod.name"), "{e}");
+    assert!(
+        e.contains("`Trainer_1` is not a Kubernetes pod name"),
+        "{e}"
+    );
+    let e = pod("{ name = \"\" }");
+    assert!(e.contains("process[0].pod.name"), "{e}");
+    let e = pod("{ name = \"t\", namespace = \"-ml\" }");
+    assert!(e.contains("process[0].pod.namespace"), "{e}");
+    let e = pod(&format!(
+        "{{ name = \"t\", container = \"{}\" }}",
+        "c".repeat(64)
+    ));
+    assert!(e.contains("process[0].pod.container"), "{e}");
+    assert!(e.contains("at most 63"), "{e}");
+    let e = pod("{ uid = \"pod\\u001b[31m\" }");
+    assert!(e.contains("process[0].pod.uid"), "{e}");
+    assert!(!e.contains('\u{1b}'), "{e:?}");
+    // A misspelt key is named, with its line.
+    let e = pod("{ nmae = \"t\" }");
+    assert!(e.starts_with("bad.toml:5:"), "{e}");
+    assert!(e.contains("nmae"), "{e}");
+    // Names a cluster could give are accepted (a pod's name may hold dots).
+    assert!(
+        Scenario::from_toml(
+            "ok.toml",
+            &format!(
+                "{HEAD}[[process]]\npid = 7\npod = {{ name = \"web.v2-7f9c\", namespace = \"ml\", container = \"main\" }}\n\
+                 [[process]]\npid = 8\npod = {{ uid = \"0d9a1c2e-5b7f-4c11-9e2a-6f0b3c8d1a22\" }}\n"
+            )
+        )
+        .is_ok()
+    );
+}

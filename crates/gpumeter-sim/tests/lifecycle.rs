@@ -96,3 +96,39 @@ fn a_process_parent_and_the_network_mounts_reach_the_reading() {
     assert_eq!(snap.host.network_mounts, vec!["nfs4 /data".into()]);
     assert_eq!(snap.processes[0].parent_name.as_deref(), Some("bash"));
 }
+
+#[test]
+fn a_process_pod_names_it_its_workers_and_its_gpus() {
+    let mut s = sim("[[gpu]]\ncount = 1\nname = \"G\"\nmemory_total_gib = 80\n\
+         [[process]]\npid = 10\ncontainer = \"3f9c2b7e1a04\"\npod = { name = \"trainer-7f9c\", namespace = \"ml\", container = \"trainer\" }\n\
+         workers = { count = 1 }\ngpus = [{ gpu = 0, memory_gib = { const = 1 } }]\n\
+         [[process]]\npid = 20\ncontainer = \"aa11bb22cc33\"\npod = { uid = \"7b3e91f0-2c4d-4e6f-8a1b-3c5d7e9f0a12\" }\n\
+         gpus = [{ gpu = 1, memory_gib = { const = 1 } }]\n\
+         [[process]]\npid = 30\ngpus = [{ gpu = 1, memory_gib = { const = 1 } }]\n");
+    let snap = s.snapshot_at(1000, 1_700_000_001_000);
+    let pod = |pid: u32| {
+        snap.processes
+            .iter()
+            .find(|p| p.pid == pid)
+            .and_then(|p| p.pod.clone())
+    };
+    let trainer = pod(10).unwrap();
+    assert_eq!(trainer.pod.as_deref(), Some("trainer-7f9c"));
+    assert_eq!(trainer.namespace.as_deref(), Some("ml"));
+    assert_eq!(trainer.container.as_deref(), Some("trainer"));
+    // Its worker is in the same pod.
+    assert_eq!(pod(11), Some(trainer.clone()));
+    // A pod known by its UID only: the container is the process's id, as a cgroup gives it.
+    let by_uid = pod(20).unwrap();
+    assert_eq!(by_uid.pod, None);
+    assert_eq!(by_uid.short_name(), Some("7b3e91f0"));
+    assert_eq!(by_uid.container.as_deref(), Some("aa11bb22cc33"));
+    assert_eq!(pod(30), None);
+    // Each GPU is its processes' pods', once; a GPU no pod uses has none.
+    assert_eq!(snap.gpus[0].pods, vec![trainer]);
+    assert_eq!(snap.gpus[1].pods, vec![by_uid]);
+    let mut bare = sim("[[process]]\npid = 10\ngpus = [{ gpu = 0, memory_gib = { const = 1 } }]\n");
+    let snap = bare.snapshot_at(1000, 1_700_000_001_000);
+    assert!(snap.gpus.iter().all(|g| g.pods.is_empty()));
+    assert_eq!(snap.processes[0].pod, None);
+}

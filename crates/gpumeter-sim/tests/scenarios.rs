@@ -50,7 +50,8 @@ fn all_builtins_parse_and_are_listed_in_order() {
             "oom-soon",
             "job-done",
             "shared",
-            "spot"
+            "spot",
+            "kubernetes"
         ]
     );
     for (name, desc) in list {

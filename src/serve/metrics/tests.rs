@@ -371,3 +371,50 @@ fn gpm_ratios_and_xid_counters_where_supported_absent_elsewhere() {
         "no XIDs, no series"
     );
 }
+
+/// deploy/README.md's series count per 8-GPU node on Kubernetes stays the scrape's: the
+/// `training` demo's eight GPUs with the pod labels on, then with `--compat dcgm`.
+#[test]
+fn the_documented_series_count_per_8_gpu_node_is_what_a_scrape_has() {
+    let engine = played_for("training", 30);
+    let snap = engine.latest().unwrap();
+    assert_eq!(snap.gpus.len(), 8);
+    let scrape = |dcgm| {
+        let mut roster = Roster::with_pods();
+        roster.observe(snap);
+        let opts = MetricsOptions {
+            dcgm,
+            pods: true,
+            ..MetricsOptions::default()
+        };
+        render(&engine, &roster, &health(&engine, 0), &opts).classic
+    };
+    let series = |text: &str| {
+        text.lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .count()
+    };
+    let plain = scrape(false);
+    let total = series(&plain);
+    let families = plain.lines().filter(|l| l.starts_with("# TYPE ")).count();
+    let per_gpu = plain
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains("gpu=\"0\""))
+        .count();
+    let dcgm = series(&scrape(true));
+    let added = dcgm - total;
+    let readme = include_str!("../../../deploy/README.md")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let said = format!(
+        "exports **{total} series** in {families} families, {} of them per GPU ({per_gpu} per GPU); \
+         `--compat dcgm` adds {added} ({} per GPU): {dcgm} ",
+        per_gpu * 8,
+        added / 8
+    );
+    assert!(
+        readme.contains(&said),
+        "deploy/README.md should say: {said}"
+    );
+}

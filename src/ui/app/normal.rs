@@ -31,7 +31,7 @@ impl App {
             }
             KeyAction::UserFilter => self.users.open(),
             KeyAction::Sort => {
-                self.sort = self.sort.next();
+                self.sort = self.sort.next(self.table_columns.pod);
                 self.sort_desc = self.sort.descending_by_default();
                 Action::Redraw
             }
@@ -39,6 +39,7 @@ impl App {
             KeyAction::SortMemory => self.sort_by(SortColumn::Vram),
             KeyAction::SortTime => self.sort_by(SortColumn::Runtime),
             KeyAction::SortPid => self.sort_by(SortColumn::Pid),
+            KeyAction::SortPod => self.sort_by(SortColumn::Pod),
             KeyAction::Reverse => {
                 self.sort_desc = !self.sort_desc;
                 Action::Redraw

@@ -294,6 +294,10 @@ fn matches_text(p: &ProcessReading, needle: &str) -> bool {
     p.pid.to_string().contains(needle)
         || hit(p.user.as_deref())
         || hit(p.container.as_deref())
+        // On Kubernetes, a pod's name (or UID) and namespace: `/trainer-7f9c`, `/ml`.
+        || p.pod.as_ref().is_some_and(|pod| {
+            hit(pod.pod_or_uid()) || hit(pod.namespace.as_deref()) || hit(pod.container.as_deref())
+        })
         || hit(p.name.as_deref())
         || hit(p.command.as_deref())
         || (!p.visible && INVISIBLE_LABEL.contains(needle))
@@ -312,6 +316,8 @@ fn compare(
     let ord = match col {
         SortColumn::Pid => directed(a.pid.cmp(&b.pid), desc),
         SortColumn::User => by_option(a.user.as_ref(), b.user.as_ref(), desc),
+        // What the POD cell shows: the pod's name, else its UID's start.
+        SortColumn::Pod => by_option(pod_name(a), pod_name(b), desc),
         SortColumn::Gpu => by_option(first_gpu(a), first_gpu(b), desc),
         SortColumn::Vram => by_option(a.gpu_memory_bytes(), b.gpu_memory_bytes(), desc),
         SortColumn::Sm => by_option(a.sm_util_pct(), b.sm_util_pct(), desc),
@@ -321,6 +327,10 @@ fn compare(
         SortColumn::Command => by_option(command(a), command(b), desc),
     };
     ord.then(a.pid.cmp(&b.pid))
+}
+
+fn pod_name(p: &ProcessReading) -> Option<&str> {
+    p.pod.as_ref().and_then(|pod| pod.short_name())
 }
 
 fn first_gpu(p: &ProcessReading) -> Option<u32> {

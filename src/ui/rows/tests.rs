@@ -114,6 +114,39 @@ fn text_filter_matches_user_command_container_and_pid_case_insensitively() {
 }
 
 #[test]
+fn text_filter_matches_a_pods_name_uid_namespace_and_container() {
+    let mut snap = testing::snapshot(2);
+    for p in &mut snap.processes {
+        p.pod = match p.pid {
+            1000 | 2000 => Some(gpumeter_model::PodRef {
+                namespace: Some("research".into()),
+                pod: Some("Trainer-7f9c".into()),
+                container: Some("pytorch-main".into()),
+                pod_uid: Some("0d9a1c2e-5b7f".into()),
+            }),
+            3100 => Some(gpumeter_model::PodRef {
+                pod_uid: Some("7b3e91f0-2c4d".into()),
+                ..Default::default()
+            }),
+            _ => None,
+        };
+    }
+    let mut a = app();
+    a.sort = SortColumn::Pid;
+    a.sort_desc = false;
+    a.filter = "trainer-7F9C".into();
+    assert_eq!(pids(&build_rows(&snap, &a, NOW)), vec![1000, 2000]);
+    a.filter = "research".into();
+    assert_eq!(pids(&build_rows(&snap, &a, NOW)), vec![1000, 2000]);
+    a.filter = "pytorch-main".into();
+    assert_eq!(pids(&build_rows(&snap, &a, NOW)), vec![1000, 2000]);
+    a.filter = "7b3e91".into();
+    assert_eq!(pids(&build_rows(&snap, &a, NOW)), vec![3100]);
+    a.filter = "no-such-pod".into();
+    assert!(build_rows(&snap, &a, NOW).is_empty());
+}
+
+#[test]
 fn gpu_filter_keeps_processes_on_it_and_the_workers_feeding_them() {
     let snap = testing::snapshot(4);
     let mut a = app();

@@ -153,6 +153,109 @@ fn at_120x40_the_pod_column_names_each_process_pod() {
     assert!(gpu1.contains("infer-a, infer-b"), "{s}");
 }
 
+/// The process rows in screen order: each PID and the text of its POD cell (char positions,
+/// so a sort arrow in the header does not shift them).
+fn pod_cells(screen: &str) -> Vec<(u32, String)> {
+    let lines: Vec<Vec<char>> = screen.lines().map(|l| l.chars().collect()).collect();
+    let Some(top) = lines.iter().position(|l| {
+        let l: String = l.iter().collect();
+        l.contains("PID") && l.contains("VRAM")
+    }) else {
+        return Vec::new();
+    };
+    let header: String = lines[top].iter().collect();
+    let Some(byte) = header.find(" POD") else {
+        return Vec::new();
+    };
+    let start = header[..byte].chars().count() + 1;
+    lines[top + 1..]
+        .iter()
+        .map_while(|l| {
+            let row: String = l.iter().collect();
+            let pid = row.split_whitespace().next()?.parse().ok()?;
+            let cell: String = l.get(start..start + 13)?.iter().collect();
+            Some((pid, cell.trim().to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn o_sorts_the_table_by_pod_both_ways_with_no_pod_last() {
+    let engine = fixtures::engine_with(on_kubernetes());
+    let mut a = app();
+    render(&mut a, &engine, 120, 40);
+    // Flat, so every row takes part in the one order.
+    key(&mut a, KeyCode::Char('t'));
+    key(&mut a, KeyCode::Char('O'));
+    let s = buffer_to_string(&render(&mut a, &engine, 120, 40));
+    assert!(s.contains(" POD▲ ") && s.contains("sort pod ▲"), "{s}");
+    let rows = pod_cells(&s);
+    let pods = |rows: &[(u32, String)]| {
+        rows.iter()
+            .map(|(pid, pod)| (*pid, pod.clone()))
+            .take(6)
+            .collect::<Vec<_>>()
+    };
+    let by_uid = |pid| (pid, "7b3e91f0".to_string());
+    let trainer = |pid| (pid, "trainer-7f9c".to_string());
+    // A–Z by what the cell shows (the UID's start sorts before the name), ties by PID.
+    assert_eq!(
+        pods(&rows),
+        [
+            by_uid(1001),
+            by_uid(2010),
+            by_uid(2011),
+            trainer(1000),
+            trainer(2000),
+            trainer(2001)
+        ],
+        "{s}"
+    );
+    // The processes in no pod (`-`) and the one /proc cannot see (`N/A`) come after.
+    assert!(rows.len() > 6, "{s}");
+    assert!(rows[6..].iter().all(|(_, p)| p == "-" || p == "N/A"), "{s}");
+    // Again: Z–A, the processes in no pod still last.
+    key(&mut a, KeyCode::Char('O'));
+    let s = buffer_to_string(&render(&mut a, &engine, 120, 40));
+    assert!(s.contains(" POD▼ "), "{s}");
+    let rows = pod_cells(&s);
+    assert_eq!(
+        pods(&rows),
+        [
+            trainer(1000),
+            trainer(2000),
+            trainer(2001),
+            by_uid(1001),
+            by_uid(2010),
+            by_uid(2011)
+        ],
+        "{s}"
+    );
+    assert!(rows[6..].iter().all(|(_, p)| p == "-" || p == "N/A"), "{s}");
+}
+
+#[test]
+fn s_visits_the_pod_only_while_its_column_is_shown() {
+    use crate::ui::sort::SortColumn;
+    for (engine, pods) in [
+        (fixtures::engine_with(on_kubernetes()), true),
+        (fixtures::engine(2), false),
+    ] {
+        let mut a = app();
+        render(&mut a, &engine, 120, 40);
+        key(&mut a, KeyCode::Char('N'));
+        key(&mut a, KeyCode::Char('s'));
+        assert_eq!(a.sort, SortColumn::User);
+        key(&mut a, KeyCode::Char('s'));
+        let next = if pods {
+            SortColumn::Pod
+        } else {
+            SortColumn::Gpu
+        };
+        assert_eq!(a.sort, next, "pods shown: {pods}");
+    }
+}
+
 #[test]
 fn at_80x24_the_pod_column_goes_first_and_the_panels_still_name_the_pods() {
     let engine = fixtures::engine_with(on_kubernetes());

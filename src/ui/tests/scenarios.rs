@@ -18,7 +18,7 @@ fn screen(engine: &Engine, w: u16, h: u16) -> String {
 
 #[test]
 fn every_scenario_at_the_three_sizes() {
-    assert_eq!(names().len(), 15);
+    assert_eq!(names().len(), 16);
     for name in names() {
         let engine = played(name);
         for (w, h) in SIZES {

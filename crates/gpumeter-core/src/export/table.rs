@@ -1,10 +1,11 @@
 //! The plain-text snapshot: what `gpumeter snapshot` prints for a person (and for logs), with
 //! the same units and `N/A` conventions as the dashboard: the box, the bill (when priced) and
-//! the standing alerts worst first, then the GPUs and their processes.
+//! the standing alerts worst first, then the GPUs (on Kubernetes, whose pods each serves) and
+//! their processes (with a pod column while any process is in a known pod).
 
 use std::fmt::Write as _;
 
-use gpumeter_model::{GpuReading, GpuState, ProcessReading, Snapshot};
+use gpumeter_model::{GpuReading, GpuState, PodRef, ProcessReading, Snapshot};
 
 use crate::billing::BillingView;
 use crate::engine::rules::Alert;
@@ -20,6 +21,7 @@ pub fn to_table(snap: &Snapshot, billing: Option<&BillingView>, alerts: &[Alert]
     }
     alert_lines(&mut out, alerts);
     gpus(&mut out, &snap.gpus);
+    gpu_pods(&mut out, &snap.gpus);
     processes(&mut out, &snap.processes, snap.taken_at_unix_ms / 1000);
     for w in &snap.warnings {
         let _ = writeln!(out, "warning: {w}");
@@ -176,6 +178,39 @@ fn gpus(out: &mut String, gpus: &[GpuReading]) {
     out.push('\n');
 }
 
+/// "pods: GPU 0 pod trainer-7f9c, namespace ml (container trainer)", one line per GPU the
+/// kubelet (or its processes' cgroups) ties to a pod; nothing off Kubernetes.
+fn gpu_pods(out: &mut String, gpus: &[GpuReading]) {
+    let mut any = false;
+    for g in gpus {
+        let Some(who) = PodRef::describe(&g.pods) else {
+            continue;
+        };
+        let mut containers: Vec<&str> = g
+            .pods
+            .iter()
+            .filter_map(|p| p.container.as_deref())
+            .collect();
+        containers.sort_unstable();
+        containers.dedup();
+        let word = if containers.len() == 1 {
+            "container"
+        } else {
+            "containers"
+        };
+        let tail = if containers.is_empty() {
+            String::new()
+        } else {
+            format!(" ({word} {})", containers.join(", "))
+        };
+        let _ = writeln!(out, "pods: GPU {} {who}{tail}", g.index);
+        any = true;
+    }
+    if any {
+        out.push('\n');
+    }
+}
+
 fn state_word(state: GpuState) -> &'static str {
     match state {
         GpuState::Ok => "ok",
@@ -198,12 +233,31 @@ fn processes(out: &mut String, procs: &[ProcessReading], now_s: i64) {
         let _ = writeln!(out, "no GPU processes");
         return;
     }
+    // The pod column only while some process is in a known pod (as the dashboard's POD).
+    let pods = procs
+        .iter()
+        .any(|p| p.pod.as_ref().and_then(PodRef::short_name).is_some());
+    let pod_head = if pods {
+        format!(" {:<POD_W$}", "pod")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{:>8} {:<10} {:<12} {:<5} {:>9} {:>4} {:>6} {:>9} {:>8}  command",
+        "{:>8} {:<10}{pod_head} {:<12} {:<5} {:>9} {:>4} {:>6} {:>9} {:>8}  command",
         "PID", "user", "container", "GPU", "VRAM", "SM%", "CPU%", "RSS", "runtime"
     );
     for p in procs {
+        let pod = if !pods {
+            String::new()
+        } else {
+            let name = match p.pod.as_ref().and_then(PodRef::short_name) {
+                Some(name) => name,
+                None if p.visible => "-",
+                None => NA,
+            };
+            format!(" {:<POD_W$}", clip(name, POD_W))
+        };
         let gpus = if p.gpu.is_empty() {
             "-".to_string()
         } else {
@@ -220,7 +274,7 @@ fn processes(out: &mut String, procs: &[ProcessReading], now_s: i64) {
         };
         let _ = writeln!(
             out,
-            "{:>8} {:<10} {:<12} {:<5} {:>9} {:>4} {:>6} {:>9} {:>8}  {}",
+            "{:>8} {:<10}{pod} {:<12} {:<5} {:>9} {:>4} {:>6} {:>9} {:>8}  {}",
             p.pid,
             clip(p.user.as_deref().unwrap_or(NA), 10),
             clip(p.container.as_deref().unwrap_or("-"), 12),
@@ -244,6 +298,9 @@ fn processes(out: &mut String, procs: &[ProcessReading], now_s: i64) {
         );
     }
 }
+
+/// The pod column's width: a Deployment's pod name (`name-<hash>-<id>`) mostly fits.
+const POD_W: usize = 24;
 
 fn clip(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
@@ -287,6 +344,81 @@ mod tests {
             })
             .process(p)
             .build()
+    }
+
+    fn named(ns: &str, pod: &str, container: &str) -> PodRef {
+        PodRef {
+            namespace: Some(ns.into()),
+            pod: Some(pod.into()),
+            container: Some(container.into()),
+            pod_uid: None,
+        }
+    }
+
+    /// [`snap`] on a Kubernetes node: GPU 0 given to ml/trainer-7f9c, whose process 4242 is;
+    /// a second process in no pod.
+    fn on_kubernetes() -> Snapshot {
+        let mut s = snap();
+        s.gpus[0].pods = vec![named("ml", "trainer-7f9c", "trainer")];
+        s.processes[0].pod = Some(named("ml", "trainer-7f9c", "trainer"));
+        let mut free = ProcessReading::invisible(77);
+        free.visible = true;
+        free.command = Some("python serve.py".into());
+        s.processes.push(free);
+        s
+    }
+
+    /// The text under `column` of the row whose first field is `pid`.
+    fn cell(t: &str, pid: &str, column: &str) -> Option<String> {
+        let header = t.lines().find(|l| l.trim_start().starts_with("PID "))?;
+        let start = header.find(&format!(" {column} "))? + 1;
+        let row = t
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(pid))?;
+        Some(row.get(start..)?.split_whitespace().next()?.to_string())
+    }
+
+    #[test]
+    fn on_kubernetes_the_gpus_and_processes_name_their_pods() {
+        let t = to_table(&on_kubernetes(), None, &[]);
+        assert!(
+            t.contains("pods: GPU 0 pod trainer-7f9c, namespace ml (container trainer)\n"),
+            "{t}"
+        );
+        // GPU 1 has no pod: no line says otherwise.
+        assert!(!t.contains("pods: GPU 1"), "{t}");
+        assert_eq!(
+            cell(&t, "4242", "pod").as_deref(),
+            Some("trainer-7f9c"),
+            "{t}"
+        );
+        assert_eq!(cell(&t, "77", "pod").as_deref(), Some("-"), "{t}");
+        // The columns after it keep their own text.
+        assert_eq!(cell(&t, "4242", "GPU").as_deref(), Some("0"), "{t}");
+        assert_eq!(cell(&t, "77", "container").as_deref(), Some("-"), "{t}");
+    }
+
+    #[test]
+    fn a_pod_known_by_its_uid_shows_its_start_and_a_long_name_is_cut() {
+        let mut s = snap();
+        s.processes[0].pod = Some(PodRef {
+            pod_uid: Some("0d9a1c2e-5b7f-4c11-9e2a-6f0b3c8d1a22".into()),
+            ..PodRef::default()
+        });
+        let t = to_table(&s, None, &[]);
+        assert_eq!(cell(&t, "4242", "pod").as_deref(), Some("0d9a1c2e"), "{t}");
+        s.processes[0].pod = Some(named("ml", &"x".repeat(60), "c"));
+        let t = to_table(&s, None, &[]);
+        let pod = cell(&t, "4242", "pod").unwrap_or_default();
+        assert_eq!(pod.chars().count(), POD_W, "{t}");
+        assert!(pod.ends_with('…'), "{t}");
+        assert_eq!(cell(&t, "4242", "GPU").as_deref(), Some("0"), "{t}");
+    }
+
+    #[test]
+    fn off_kubernetes_no_pod_column_or_line() {
+        let t = to_table(&snap(), None, &[]);
+        assert!(!t.contains("pod"), "{t}");
     }
 
     #[test]

@@ -104,6 +104,7 @@ impl Col {
         Some(match self {
             Col::Pid => SortColumn::Pid,
             Col::User => SortColumn::User,
+            Col::Pod => SortColumn::Pod,
             Col::Gpu => SortColumn::Gpu,
             Col::Vram => SortColumn::Vram,
             Col::Sm => SortColumn::Sm,
@@ -111,7 +112,7 @@ impl Col {
             Col::Rss => SortColumn::Rss,
             Col::Time => SortColumn::Runtime,
             Col::Command => SortColumn::Command,
-            Col::Pod | Col::Container => return None,
+            Col::Container => return None,
         })
     }
 }
@@ -224,9 +225,13 @@ mod tests {
     }
 
     #[test]
-    fn a_click_on_the_pod_header_sorts_nothing() {
-        // PID (7) and a gap, USER (9) and a gap: the pod's header starts at cell 18.
-        assert_eq!(column_at(120, ALL, 18), None);
+    fn a_click_on_the_pod_header_sorts_by_pod() {
+        // PID (7) and a gap, USER (9) and a gap: the pod's header starts at cell 18, 13 wide.
+        assert_eq!(column_at(120, ALL, 18), Some(SortColumn::Pod));
+        assert_eq!(column_at(120, ALL, 30), Some(SortColumn::Pod));
+        assert_eq!(column_at(120, ALL, 31), None);
+        // The container's does not sort.
+        assert_eq!(column_at(120, ALL, 32), None);
         assert_eq!(column_at(120, ALL, 8), Some(SortColumn::User));
         // Its place is the GPU's once it is dropped (PID, USER, GPU at 80 cells).
         assert_eq!(column_at(80, ALL, 18), Some(SortColumn::Gpu));
