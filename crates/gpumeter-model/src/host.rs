@@ -137,6 +137,10 @@ pub struct HostReading {
     /// Bytes swapped in per second (`/proc/vmstat` `pswpin`): the box is short of memory.
     #[serde(default)]
     pub swap_in_bytes_per_s: Option<f64>,
+    /// Major page faults per second (`/proc/vmstat` `pgmajfault`): pages read from disk because
+    /// they were not in memory (a data set larger than the page cache, swapped-out pages).
+    #[serde(default)]
+    pub major_faults_per_s: Option<f64>,
     /// The NIC receiving the most: its link speed (sysfs `speed`), bytes per second…
     #[serde(default)]
     pub nic_speed_bytes_per_s: Option<f64>,

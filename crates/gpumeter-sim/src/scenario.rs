@@ -146,6 +146,8 @@ pub struct HostSpec {
     pub mem_pressure_pct: Option<Signal>,
     /// Pages swapped in, MB/s.
     pub swap_in_mb_per_s: Option<Signal>,
+    /// Major page faults per second (pages read from disk: a data set beyond the page cache).
+    pub major_faults_per_s: Option<Signal>,
     /// Network file systems mounted, `fstype mountpoint` (`"nfs4 /data"`).
     #[serde(default)]
     pub network_mounts: Vec<String>,

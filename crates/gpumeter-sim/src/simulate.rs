@@ -213,6 +213,7 @@ impl Simulator {
             disk_queue_depth: sample(&h.disk_queue_depth, "disk_queue", Range::NonNeg).map(round2),
             mem_pressure_pct: sample(&h.mem_pressure_pct, "mem_psi", Range::Pct).map(round2),
             swap_in_bytes_per_s: mb(&h.swap_in_mb_per_s, "swap_in"),
+            major_faults_per_s: sample(&h.major_faults_per_s, "majflt", Range::NonNeg).map(round2),
             nic_speed_bytes_per_s: nic_speed,
             nic_rx_util_pct: share(net_rx),
             nic_tx_util_pct: share(net_tx),

@@ -61,11 +61,11 @@ mod processes;
 mod scan;
 mod stat;
 mod statics;
-mod swap;
 mod system;
 mod threads;
 mod tree;
 mod users;
+mod vmstat;
 
 #[cfg(test)]
 pub(crate) mod fixture;
@@ -95,7 +95,7 @@ pub struct HostSampler {
     system: system::SystemFiles,
     io: io::IoTracker,
     cgroup: cgroup_usage::CgroupTracker,
-    swap: swap::SwapTracker,
+    vmstat: vmstat::VmstatTracker,
     mounts: mounts::Mounts,
     processes: processes::ProcessTracker,
     /// Where we run, decided once.
@@ -179,7 +179,7 @@ impl HostSampler {
             system: system::SystemFiles::new(&roots),
             io: io::IoTracker::new(&roots),
             cgroup: cgroup_usage::CgroupTracker::new(&roots.proc, &roots.sys),
-            swap: swap::SwapTracker::new(&roots.proc, page_size),
+            vmstat: vmstat::VmstatTracker::new(&roots.proc, page_size),
             mounts: mounts::Mounts::new(&roots.proc),
             processes: processes::ProcessTracker::new(&roots, ticks_per_s.max(1), page_size),
             runs_in: place::detect(&roots),
@@ -231,7 +231,7 @@ impl HostSampler {
         });
         let io = self.io.update(now_unix_ms, &mut warnings);
         let cg = self.cgroup.update(now_unix_ms);
-        let swap_in = self.swap.update(now_unix_ms);
+        let vm = self.vmstat.update(now_unix_ms);
         // Before the processes: their `children` reads use this tick's last pid.
         let load = self.cpu_files.load_avg();
 
@@ -254,7 +254,8 @@ impl HostSampler {
             disk_busy_pct: io.disk_busy_pct,
             disk_queue_depth: io.disk_queue_depth,
             mem_pressure_pct: cg.mem_pressure_pct,
-            swap_in_bytes_per_s: swap_in,
+            swap_in_bytes_per_s: vm.swap_in_bytes_per_s,
+            major_faults_per_s: vm.major_faults_per_s,
             nic_speed_bytes_per_s: io.nic_busiest.map(|(speed, _, _)| speed),
             nic_rx_util_pct: io.nic_busiest.map(|(_, rx, _)| rx),
             nic_tx_util_pct: io.nic_busiest.and_then(|(_, _, tx)| tx),

@@ -6,9 +6,10 @@
 
 use super::cgroup::cores_text;
 use super::state::{
-    CPU_PRESSURE_PCT, DECODER_SATURATED_PCT, Host, IO_PRESSURE_PCT, JobState, MEM_PRESSURE_PCT,
-    NIC_BOTH_WAYS_PCT, NIC_SATURATED_PCT, OFFLOAD_PCIE_BYTES_PER_S, OFFLOAD_RANK_PCT,
-    PCIE_LINK_SATURATED_PCT, SWAP_IN_BYTES_PER_S, THROTTLED_PCT, WORKERS_PEGGED_SHARE,
+    CPU_PRESSURE_PCT, DECODER_SATURATED_PCT, Host, IO_PRESSURE_PCT, JobState, MAJOR_FAULTS_PER_S,
+    MEM_FULL_PCT, MEM_PRESSURE_PCT, NIC_BOTH_WAYS_PCT, NIC_SATURATED_PCT, OFFLOAD_PCIE_BYTES_PER_S,
+    OFFLOAD_RANK_PCT, PCIE_LINK_SATURATED_PCT, SWAP_IN_BYTES_PER_S, THROTTLED_PCT,
+    WORKERS_PEGGED_SHARE,
 };
 use crate::engine::rules::config::StarvedConfig;
 use crate::units;
@@ -410,7 +411,8 @@ pub(super) fn classify(
     }
 }
 
-/// The host's memory signs: pressure stalls (PSI) and pages swapped back in.
+/// The host's memory signs: pressure stalls (PSI), pages swapped back in, and pages read from
+/// disk again (major faults) while memory is full.
 fn memory_signs(host: &Host, sign: &mut impl FnMut(Cause, bool, String)) {
     if let Some(p) = host.mem_pressure.mean() {
         let held = p >= MEM_PRESSURE_PCT;
@@ -441,6 +443,27 @@ fn memory_signs(host: &Host, sign: &mut impl FnMut(Cause, bool, String)) {
                 format!("{} swapped in: not swapping", units::rate(s))
             },
         );
+    }
+    if let Some(f) = host.major_faults.mean() {
+        let used = host.mem_used.mean();
+        let faulting = f >= MAJOR_FAULTS_PER_S;
+        let full = used.is_some_and(|u| u >= MEM_FULL_PCT);
+        let used_text = used.map_or_else(
+            || "memory use unknown".into(),
+            |u| format!("memory {} used", pct(u)),
+        );
+        let text = match (faulting, full) {
+            (true, true) => format!(
+                "{f:.0} major page faults/s with {used_text}: the data no longer fits in memory, \
+                 pages are read from disk again"
+            ),
+            (true, false) => format!(
+                "{f:.0} major page faults/s with {used_text}: files read for the first time, not \
+                 memory pressure"
+            ),
+            (false, _) => format!("{f:.0} major page faults/s: pages stay in memory"),
+        };
+        sign(Cause::MemoryPressure, faulting && full, text);
     }
 }
 

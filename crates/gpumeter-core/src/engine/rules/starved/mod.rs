@@ -6,7 +6,8 @@
 //! The job's host numbers, averaged over the same window, then say what the GPU is waiting on
 //! (after optimizer offload, checked first):
 //! - decoder-bound: the starved GPUs' video decoders (NVDEC) ≥ 90 % busy;
-//! - host memory pressure: memory PSI ≥ 20 % or ≥ 20 MB/s swapped in (before I/O: swapping is
+//! - host memory pressure: memory PSI ≥ 20 %, ≥ 20 MB/s swapped in, or ≥ 1 000 major faults/s
+//!   with memory ≥ 90 % used (before I/O: swapping is
 //!   what blocks the workers on the disk);
 //! - inter-node communication: the busiest NIC at ≥ 85 % of its link one way and ≥ 50 % both
 //!   ways (a multi-node job's all-reduce sends what it receives; input is one way);
@@ -81,6 +82,23 @@ pub use cause::{Cause, cause_label};
 const MAX_SMOOTH_MS: i64 = 10_000;
 /// Warm-up ends after one window of unbroken GPU activity, or this many windows of it in all.
 const WARMUP_WINDOWS: i64 = 3;
+/// The share of memory in use (percent): the host's, or the cgroup's against its limit where
+/// that is fuller (a container runs out at its limit, however much the host has).
+fn mem_used_pct(snap: &Snapshot) -> Option<f64> {
+    let share = |used: Option<u64>, total: Option<u64>| {
+        let (u, t) = (used?, total.filter(|&t| t > 0)?);
+        Some(u as f64 / t as f64 * 100.0)
+    };
+    let h = &snap.host;
+    [
+        share(h.mem_used_bytes, h.mem_total_bytes),
+        share(h.cgroup.mem_used_bytes, h.cgroup.mem_limit_bytes),
+    ]
+    .into_iter()
+    .flatten()
+    .reduce(f64::max)
+}
+
 /// A loop runs when the activity rose from the idle level this many times within one window
 /// (a sawtooth, bursts of compute between waits): compile blips and loading rise less often.
 const LOOP_RISES: usize = 3;
@@ -118,6 +136,8 @@ impl StarvedRule {
                 disk_queue: MeanWindow::new(span),
                 mem_pressure: MeanWindow::new(span),
                 swap_in: MeanWindow::new(span),
+                major_faults: MeanWindow::new(span),
+                mem_used: MeanWindow::new(span),
                 nic_util: MeanWindow::new(span),
                 nic_tx: MeanWindow::new(span),
                 nic_speed: MeanWindow::new(span),
@@ -196,6 +216,10 @@ impl StarvedRule {
         self.host.disk_queue.push(now, snap.host.disk_queue_depth);
         self.host.mem_pressure.push(now, snap.host.mem_pressure_pct);
         self.host.swap_in.push(now, snap.host.swap_in_bytes_per_s);
+        self.host
+            .major_faults
+            .push(now, snap.host.major_faults_per_s);
+        self.host.mem_used.push(now, mem_used_pct(snap));
         self.host.nic_util.push(now, snap.host.nic_rx_util_pct);
         self.host.nic_tx.push(now, snap.host.nic_tx_util_pct);
         self.host
@@ -267,10 +291,11 @@ impl StarvedRule {
                 st.rises.push_back(now);
                 st.active_since = Some(now);
             }
-            if !active && st.was_active {
-                if let Some(rise) = st.active_since.take() {
-                    st.bursts.push_back((rise, now));
-                }
+            if !active
+                && st.was_active
+                && let Some(rise) = st.active_since.take()
+            {
+                st.bursts.push_back((rise, now));
             }
             st.was_active = active;
             while st.rises.front().is_some_and(|&t| t < now - span) {

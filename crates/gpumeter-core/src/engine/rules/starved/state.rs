@@ -22,6 +22,11 @@ pub(super) const WORKERS_PEGGED_SHARE: f64 = 0.75;
 pub(super) const MEM_PRESSURE_PCT: f64 = 20.0;
 /// …or pages come back from swap at this rate or more (bytes/s): each batch waits on the disk.
 pub(super) const SWAP_IN_BYTES_PER_S: f64 = 20e6;
+/// Memory-bound also when pages are read back from disk at this rate or more (major faults a
+/// second) while memory is [`MEM_FULL_PCT`] used: the data no longer fits the page cache.
+pub(super) const MAJOR_FAULTS_PER_S: f64 = 1_000.0;
+/// Memory in use at this share or more is full (percent).
+pub(super) const MEM_FULL_PCT: f64 = 90.0;
 /// Network-bound when the busiest NIC receives at least this share of its link speed (percent).
 pub(super) const NIC_SATURATED_PCT: f64 = 85.0;
 /// A NIC at its limit that also carries at least this share of its link the other way is a
@@ -209,6 +214,10 @@ pub(super) struct Host {
     /// Memory pressure (PSI) and the swap-in rate.
     pub(super) mem_pressure: MeanWindow,
     pub(super) swap_in: MeanWindow,
+    /// Major page faults a second, and the share of memory in use (percent: the host's, or
+    /// the cgroup's against its limit where that is fuller).
+    pub(super) major_faults: MeanWindow,
+    pub(super) mem_used: MeanWindow,
     /// The busiest NIC: received share of its link, sent share, and that link's speed.
     pub(super) nic_util: MeanWindow,
     pub(super) nic_tx: MeanWindow,

@@ -555,6 +555,28 @@ fn a_saturated_decoder_nic_or_memory_is_named_with_its_figure_and_idle_ones_are_
     );
     assert!(next.contains("fewer DataLoader workers"), "{next}");
 
+    // Pages read from disk again while memory is full: the data no longer fits.
+    let faulting = |used_gib: u64| {
+        move |m: &mut Snapshot| {
+            m.host.major_faults_per_s = Some(4000.0);
+            m.host.mem_total_bytes = Some(100 * GIB);
+            m.host.mem_used_bytes = Some(used_gib * GIB);
+        }
+    };
+    let (v, words, _) = verdict_of(&faulting(96));
+    assert_eq!(v, "host memory pressure");
+    assert!(
+        words.contains("4000 major page faults/s with memory 96 % used: the data no longer fits"),
+        "{words}"
+    );
+    // The same faults with memory to spare are files read for the first time.
+    let (v, words, _) = verdict_of(&faulting(40));
+    assert_ne!(v, "host memory pressure");
+    assert!(
+        words.contains("memory 40 % used: files read for the first time"),
+        "{words}"
+    );
+
     let (v, _, next) = verdict_of(&|m| m.gpus[0].decoder_util_pct = Some(99));
     assert_eq!(v, "decoder-bound input");
     assert!(next.contains("NVDEC"), "{next}");
