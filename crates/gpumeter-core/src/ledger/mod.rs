@@ -7,7 +7,7 @@
 //! file: the first instance takes an advisory lock, later ones open the ledger read-only and say
 //! so. A file that is not ours or is damaged is renamed aside (`ledger.sqlite.corrupt-<unix>`),
 //! never overwritten, and said in one line; the rows of a damaged ledger that are still
-//! readable are copied into the new one ([`salvage`]). Touches only the ledger's own files.
+//! readable are copied into the new one (`salvage`). Touches only the ledger's own files.
 
 mod apportion;
 pub mod lock;

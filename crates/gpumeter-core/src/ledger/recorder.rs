@@ -188,7 +188,7 @@ impl Recorder {
 
     /// After the engine ingested a tick: sums it (and its budget events) into its minute,
     /// closing the previous minute first when this tick lies in a later one. A tick whose
-    /// time began in earlier minutes gives each of them its share (see [`super::apportion`]),
+    /// time began in earlier minutes gives each of them its share (see `apportion`),
     /// so no minute holds more than 60 s of observed time; its energy and bytes stay with the
     /// minute it lands in. Returns the minute that was open.
     pub fn record(&mut self, meter: &Meter, events: &[BudgetEvent]) -> Option<FlushedMinute> {
