@@ -157,7 +157,8 @@ pub struct Meter {
 }
 
 impl Meter {
-    /// A meter that has seen nothing yet: the clock starts at the first [`Meter::observe`].
+    /// A meter that has seen nothing yet: the clock start is resolved at the first
+    /// [`Meter::observe`].
     pub fn new(cfg: MeterConfig) -> Meter {
         Meter {
             cfg,

@@ -52,7 +52,7 @@ pub struct BillingView {
     pub watched_ms: i64,
     /// Money billed since the clock start.
     pub spent: Money,
-    /// Money billed since the current UTC day began.
+    /// Money billed in the current UTC day.
     pub spent_today: Money,
     /// Current cost per hour (list rate and extras, plus egress and power at recent levels).
     pub burn_per_hour: Money,

@@ -47,7 +47,7 @@ pub struct SessionStart {
     pub id: i64,
     /// Whether an earlier run's session was resumed (`false`: a new session was started).
     pub resumed: bool,
-    /// Totals to seed the meter with (empty apart from the start floor for a new session).
+    /// Totals to seed the meter with (for a new session: only where its clock may start).
     pub seed: MeterSeed,
     /// Sums already in the ledger for this session (the recorder's starting point).
     pub recorded: super::recorder::Recorded,

@@ -42,9 +42,9 @@ pub enum Outcome {
 /// Counters the worker keeps.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WebhookStats {
-    /// Requests the endpoint accepted.
+    /// Requests answered without an error status (no 4xx/5xx).
     pub sent: u64,
-    /// Requests that failed (connection error, timeout or an error status).
+    /// Requests that failed (connection error, timeout, or a 4xx/5xx answer).
     pub failed: u64,
     /// Messages never sent: over the rate limit, or the worker's queue was full.
     pub dropped: u64,

@@ -32,7 +32,7 @@ pub enum ReadError {
     NotARecording {
         /// The file.
         path: PathBuf,
-        /// What was found instead.
+        /// Why its first line is not a recording header.
         why: String,
     },
     /// A header and nothing readable after it: nothing to play.
@@ -65,7 +65,7 @@ pub struct Tail {
     pub readings: u64,
     /// The 1-based line that could not be read.
     pub line: u64,
-    /// What was wrong with that line (a parse error, a truncated frame).
+    /// What was wrong with that line.
     pub why: String,
 }
 
