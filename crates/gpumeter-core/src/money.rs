@@ -28,24 +28,32 @@ pub struct Money(i64);
 /// Why a decimal amount or a currency code was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MoneyError {
+    /// The text is not a plain decimal number; holds the text as given.
     #[error("'{0}' is not an amount (examples: 31, 2.49, 0.000125)")]
     NotAnAmount(String),
+    /// More than 6 decimal places (finer than one micro-unit); holds the text as given.
     #[error("'{0}' has more than 6 decimal places")]
     TooPrecise(String),
+    /// The amount does not fit an `i64` of micro-units; holds the text as given.
     #[error("'{0}' is too large")]
     TooLarge(String),
+    /// Not an ISO 4217 code gpumeter knows; holds the code as given.
     #[error("unknown currency '{0}' (use an ISO 4217 code such as USD, EUR, GBP, JPY, CHF)")]
     UnknownCurrency(String),
 }
 
 impl Money {
+    /// No money.
     pub const ZERO: Money = Money(0);
+    /// The largest amount: `i64::MAX` micro-units (where saturating arithmetic stops).
     pub const MAX: Money = Money(i64::MAX);
 
+    /// An amount in micro-units (millionths of the currency unit).
     pub const fn from_micros(micros: i64) -> Money {
         Money(micros)
     }
 
+    /// The amount in micro-units (millionths of the currency unit).
     pub const fn micros(self) -> i64 {
         self.0
     }
@@ -88,10 +96,12 @@ impl Money {
         Ok(Money(if negative { -micros } else { micros }))
     }
 
+    /// Adds exactly; `None` on overflow.
     pub fn checked_add(self, other: Money) -> Option<Money> {
         self.0.checked_add(other.0).map(Money)
     }
 
+    /// Subtracts exactly; `None` on overflow.
     pub fn checked_sub(self, other: Money) -> Option<Money> {
         self.0.checked_sub(other.0).map(Money)
     }
@@ -137,6 +147,7 @@ impl Money {
         Money(micros as i64)
     }
 
+    /// Whether the amount is below zero.
     pub fn is_negative(self) -> bool {
         self.0 < 0
     }
@@ -221,6 +232,7 @@ impl Default for Currency {
 }
 
 impl Currency {
+    /// US dollars, `$`, 2 decimals (the default currency).
     pub const USD: Currency = Currency {
         code: "USD",
         symbol: Some("$"),
@@ -241,6 +253,7 @@ impl Currency {
             .ok_or_else(|| MoneyError::UnknownCurrency(code.to_string()))
     }
 
+    /// The ISO 4217 code (`USD`, `EUR`).
     pub fn code(&self) -> &'static str {
         self.code
     }

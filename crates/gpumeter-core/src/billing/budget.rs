@@ -28,11 +28,14 @@ pub const FORECAST_THRESHOLD: u8 = 100;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BudgetEventKind {
+    /// Money spent so far in the period reached the threshold.
     Actual,
+    /// The projection of spend to the period's end reached the threshold (day and month budgets only).
     Forecast,
 }
 
 impl BudgetEventKind {
+    /// `actual` or `forecast`: the name the ledger stores and [`BudgetEventKind::parse`] reads back.
     pub fn name(self) -> &'static str {
         match self {
             BudgetEventKind::Actual => "actual",
@@ -40,6 +43,7 @@ impl BudgetEventKind {
         }
     }
 
+    /// The kind for a name written by [`BudgetEventKind::name`]; `None` for any other text.
     pub fn parse(name: &str) -> Option<BudgetEventKind> {
         match name {
             "actual" => Some(BudgetEventKind::Actual),
@@ -54,11 +58,15 @@ impl BudgetEventKind {
 pub struct BudgetEvent {
     /// Percent of the budget: 50, 80 or 100.
     pub threshold: u8,
+    /// Crossed by money spent or by the projection.
     pub kind: BudgetEventKind,
+    /// When the crossing was seen, ms since the Unix epoch.
     pub at_unix_ms: i64,
     /// Spent in the budget period so far (for `Forecast`: the projection to the period's end).
     pub spent: Money,
+    /// The budget's ceiling (`pricing.budget`).
     pub budget: Money,
+    /// The budget period's name: `day`, `month` or `run`.
     pub period: &'static str,
     /// Which period: `day:2026-05-01`, `month:2026-05` or `run`.
     pub period_key: String,

@@ -5,6 +5,7 @@
 
 use chrono::{Datelike, NaiveDate};
 
+/// Milliseconds in one UTC day.
 pub const DAY_MS: i64 = 86_400_000;
 
 /// Days since 1970-01-01 (UTC) of a time.
@@ -12,6 +13,7 @@ pub fn day_index(unix_ms: i64) -> i64 {
     unix_ms.div_euclid(DAY_MS)
 }
 
+/// The start of a day index (days since 1970-01-01, UTC), ms since the Unix epoch.
 pub fn day_start_ms(day: i64) -> i64 {
     day.saturating_mul(DAY_MS)
 }

@@ -37,6 +37,7 @@ pub(super) const BYTES_PER_GB: i128 = 1_000_000_000;
 /// The meter's configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MeterConfig {
+    /// Rate, granularity, clock start and budget the meter bills with.
     pub pricing: Pricing,
     /// The most one tick may credit (e.g. 10 × the sample interval).
     pub tick_cap_ms: i64,
@@ -45,12 +46,19 @@ pub struct MeterConfig {
 /// Totals carried over from the ledger when a session resumes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MeterSeed {
+    /// Observed (credited) ms already in the ledger.
     pub observed_ms: i64,
+    /// GPU-ms already in the ledger (GPU count × observed ms, summed per tick).
     pub gpu_ms: i64,
+    /// Busy GPU-ms already in the ledger (see [`gpu_busy`]).
     pub busy_gpu_ms: i64,
+    /// Idle ms already in the ledger (observed time with no GPU busy, plus lost GPUs' share).
     pub idle_ms: i64,
+    /// GPU energy already in the ledger, millijoules.
     pub energy_mj: u64,
+    /// Bytes sent out of the machine already in the ledger.
     pub egress_bytes: u64,
+    /// The most GPUs the session has seen.
     pub max_gpus: u32,
     /// The clock does not start before this (the end of an earlier session with other prices).
     pub start_floor_ms: Option<i64>,
@@ -66,8 +74,11 @@ pub struct MeterSeed {
 /// One GPU in the last tick.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuTick {
+    /// NVML index of the GPU.
     pub index: u32,
+    /// Whether it counted as busy this tick (see [`gpu_busy`]).
     pub busy: bool,
+    /// Kernel utilization, percent 0–100; `None` when the reading is unsupported.
     pub util_pct: Option<u32>,
     /// Energy since the previous tick (None: unsupported, first reading, or a counter reset).
     pub energy_mj: Option<u64>,
@@ -76,26 +87,38 @@ pub struct GpuTick {
 /// What the last tick credited (the ledger sums these per minute).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TickRecord {
+    /// Time of the tick, ms since the Unix epoch.
     pub at_unix_ms: i64,
     /// Observed time credited by this tick (after the jump guard).
     pub credited_ms: i64,
     /// Time before the first reading credited on this tick (only on the first tick).
     pub catch_up_ms: i64,
+    /// No GPU was busy this tick (the whole tick counts as idle time).
     pub all_idle: bool,
+    /// Each GPU in the snapshot, in snapshot order.
     pub gpus: Vec<GpuTick>,
 }
 
 /// Running totals, the integers everything else is computed from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MeterTotals {
+    /// Paid ms: billing-clock time from the clock start, before the granularity rounds it.
     pub paid_ms: i64,
+    /// Observed ms: time covered by readings (credited ticks, after the jump guard).
     pub observed_ms: i64,
+    /// GPU-ms: GPU count × observed ms, summed per tick.
     pub gpu_ms: i64,
+    /// Busy GPU-ms: busy GPU count × observed ms (see [`gpu_busy`]).
     pub busy_gpu_ms: i64,
+    /// Idle ms: observed time with no GPU busy, plus lost GPUs' share of the machine's time.
     pub idle_ms: i64,
+    /// GPU energy counted, millijoules (`0` when no GPU reports an energy counter).
     pub energy_mj: u64,
+    /// Bytes sent out of the machine (non-loopback), integrated from the transmit rate.
     pub egress_bytes: u64,
+    /// Money billed so far, from the paid time with one rounding.
     pub spent: Money,
+    /// The list rate over the idle time; never more than `spent` and never grows faster than it.
     pub idle_cost: Money,
 }
 
@@ -134,6 +157,8 @@ pub struct Meter {
 }
 
 impl Meter {
+    /// A meter that has seen nothing yet: the clock start is resolved at the first
+    /// [`Meter::observe`].
     pub fn new(cfg: MeterConfig) -> Meter {
         Meter {
             cfg,
@@ -180,6 +205,7 @@ impl Meter {
         self.refresh_money();
     }
 
+    /// The pricing the meter bills with.
     pub fn pricing(&self) -> &Pricing {
         &self.cfg.pricing
     }
@@ -189,10 +215,12 @@ impl Meter {
         self.start_ms
     }
 
+    /// The running totals (a copy).
     pub fn totals(&self) -> MeterTotals {
         self.totals
     }
 
+    /// What the most recent tick credited (empty before the first tick).
     pub fn last_tick(&self) -> &TickRecord {
         &self.last_tick
     }

@@ -13,28 +13,49 @@ pub const HOUR_MS: i64 = 3_600_000;
 /// Why a pricing value was refused (the config layer adds the file, line and field).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PricingError {
+    /// The amount is not a valid exact money value.
     #[error("{0}")]
     Amount(#[from] MoneyError),
+    /// A negative amount; holds the text as given.
     #[error("must not be negative (got '{0}')")]
     Negative(String),
+    /// A rate without the `AMOUNT/UNIT` shape; holds the text as given.
     #[error("'{0}': expected AMOUNT/UNIT such as 31.00/h, 3.10/gpu-h or 2000/month")]
     RateShape(String),
+    /// A rate whose unit after the `/` is not one gpumeter knows.
     #[error("unknown rate unit '{unit}' in '{text}' (use h, gpu-h, month or gpu-month)")]
-    RateUnit { text: String, unit: String },
+    RateUnit {
+        /// The whole rate as given.
+        text: String,
+        /// The unit after the `/`, lowercased.
+        unit: String,
+    },
+    /// A granularity name that is none of [`Granularity::ALL`]; holds the text as given.
     #[error(
         "unknown granularity '{0}' (use per-second-min-60s, per-second, per-minute, per-hour or monthly)"
     )]
     Granularity(String),
+    /// A budget whose period after the `/` is not `day`, `month` or `run`.
     #[error("unknown budget period '{period}' in '{text}' (use day, month or run)")]
-    BudgetPeriod { text: String, period: String },
+    BudgetPeriod {
+        /// The whole budget as given.
+        text: String,
+        /// The period after the `/`, lowercased.
+        period: String,
+    },
+    /// Neither `boot`, `container`, `first-sample` nor an RFC 3339 time; holds the text as given.
     #[error(
         "'{0}' is not a clock start (use boot, container, or a time such as 2026-05-01T08:00:00Z)"
     )]
     ClockStart(String),
+    /// A monthly rate with a non-monthly granularity, or the other way round (see [`Pricing::check`]).
     #[error("granularity '{granularity}' does not fit rate '{rate}' ({why})")]
     Mismatch {
+        /// The granularity's config name.
         granularity: String,
+        /// The rate as [`Rate`]'s `Display` writes it.
         rate: String,
+        /// Which way round it does not fit.
         why: &'static str,
     },
 }
@@ -53,10 +74,12 @@ pub enum RateUnit {
 }
 
 impl RateUnit {
+    /// Whether the amount is multiplied by the GPU count (`gpu-h`, `gpu-month`).
     pub fn per_gpu(self) -> bool {
         matches!(self, RateUnit::GpuHour | RateUnit::GpuMonth)
     }
 
+    /// Whether the amount is per calendar month (amortised) rather than per hour.
     pub fn monthly(self) -> bool {
         matches!(self, RateUnit::InstanceMonth | RateUnit::GpuMonth)
     }
@@ -75,7 +98,9 @@ impl RateUnit {
 /// A list price: an amount per unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rate {
+    /// Price per unit, exact.
     pub amount: Money,
+    /// What the amount is charged per.
     pub unit: RateUnit,
 }
 
@@ -143,6 +168,7 @@ pub enum Granularity {
 }
 
 impl Granularity {
+    /// Every granularity, in the order the config error lists them.
     pub const ALL: [Granularity; 5] = [
         Granularity::PerSecondMin60,
         Granularity::PerSecond,
@@ -151,6 +177,8 @@ impl Granularity {
         Granularity::Monthly,
     ];
 
+    /// Parses a config name (`pricing.granularity`): `per-second-min-60s`, `per-second`,
+    /// `per-minute`, `per-hour` or `monthly`; surrounding spaces are ignored.
     pub fn parse(text: &str) -> Result<Granularity, PricingError> {
         Granularity::ALL
             .into_iter()
@@ -217,13 +245,16 @@ impl ClockStart {
 /// The period a budget covers; days and months are UTC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BudgetPeriod {
+    /// One UTC calendar day.
     Day,
+    /// One UTC calendar month.
     Month,
     /// The whole billing session (since the clock start).
     Run,
 }
 
 impl BudgetPeriod {
+    /// `day`, `month` or `run`: the config suffix, and the word the budget sentence prints.
     pub fn name(self) -> &'static str {
         match self {
             BudgetPeriod::Day => "day",
@@ -236,7 +267,9 @@ impl BudgetPeriod {
 /// A spend ceiling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
+    /// The ceiling, in the pricing currency.
     pub amount: Money,
+    /// What the ceiling covers.
     pub period: BudgetPeriod,
 }
 
@@ -265,14 +298,19 @@ impl Budget {
 /// Everything the meter needs to turn time and readings into money.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pricing {
+    /// The list price (`pricing.rate` or `--rate`).
     pub rate: Rate,
+    /// How billed time is rounded (`pricing.granularity`; per-second unless the rate is monthly).
     pub granularity: Granularity,
+    /// The currency amounts are in and are printed with (`pricing.currency` or `--currency`; USD).
     pub currency: Currency,
+    /// When billing started (`pricing.clock_start`; boot by default).
     pub clock_start: ClockStart,
     /// Billed per hour whatever the GPUs do (disks, IPs, snapshots).
     pub extras_per_hour: Money,
     /// Per 10⁹ bytes sent out of the machine (non-loopback).
     pub egress_per_gb: Money,
+    /// The spend ceiling (`pricing.budget` or `--budget`); `None` when no budget is set.
     pub budget: Option<Budget>,
     /// Per kWh of GPU energy (on-prem); `None` leaves energy uncosted.
     pub electricity_per_kwh: Option<Money>,

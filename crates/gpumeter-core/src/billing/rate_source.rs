@@ -33,6 +33,7 @@ pub struct ListPrice {
 }
 
 impl RateSource {
+    /// Whether the rate is a catalog list price rather than the user's own.
     pub fn is_list_price(&self) -> bool {
         matches!(self, RateSource::ListPrice(_))
     }

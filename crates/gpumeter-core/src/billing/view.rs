@@ -10,7 +10,9 @@ use crate::money::{Currency, Money};
 /// Where the budget stands.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BudgetView {
+    /// The ceiling (`pricing.budget`), in the pricing currency.
     pub amount: Money,
+    /// The budget period's name: `day`, `month` or `run`.
     pub period: &'static str,
     /// Spent in the current period.
     pub spent: Money,
@@ -28,14 +30,18 @@ pub struct BudgetView {
 /// What the spend panel shows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BillingView {
+    /// The pricing currency (serialized as its ISO code, `USD`).
     #[serde(serialize_with = "ser_currency")]
     pub currency: Currency,
+    /// When the meter last ticked, ms since the Unix epoch.
     pub at_unix_ms: i64,
+    /// The list price (serialized as `Display` writes it: `31/h`).
     #[serde(serialize_with = "ser_rate")]
     pub rate: Rate,
     /// Where the rate came from: the user's, or a catalog list price.
     #[serde(serialize_with = "ser_rate_source")]
     pub rate_source: super::RateSource,
+    /// How billed time is rounded (serialized as its config name, `per-second`).
     #[serde(serialize_with = "ser_granularity")]
     pub granularity: Granularity,
     /// When the billing clock started.
@@ -44,7 +50,9 @@ pub struct BillingView {
     pub paid_ms: i64,
     /// The part of it gpumeter watched (readings came in).
     pub watched_ms: i64,
+    /// Money billed since the clock start.
     pub spent: Money,
+    /// Money billed in the current UTC day.
     pub spent_today: Money,
     /// Current cost per hour (list rate and extras, plus egress and power at recent levels).
     pub burn_per_hour: Money,
@@ -55,21 +63,31 @@ pub struct BillingView {
     pub idle_share: Option<f64>,
     /// What the idle time cost at the list rate.
     pub idle_cost: Money,
+    /// Busy GPU-hours watched (see [`gpu_busy`](super::meter::gpu_busy)).
     pub busy_gpu_hours: f64,
     /// Spend of the watched time per busy GPU-hour (see [`Meter::cost_per_busy_gpu_hour`]).
     pub cost_per_busy_gpu_hour: Option<Money>,
+    /// Spend projected to the end of the current UTC day at the current burn; `None` before the
+    /// first tick.
     pub projected_end_of_day: Option<Money>,
+    /// Spend projected to the end of the current UTC month at the current burn; `None` before the
+    /// first tick.
     pub projected_end_of_month: Option<Money>,
+    /// Where the budget stands; `None` when no budget is set.
     pub budget: Option<BudgetView>,
     /// GPU energy counted so far (None when no GPU reports an energy counter).
     pub energy_kwh: Option<f64>,
     /// Its cost, when an electricity price is set.
     pub energy_cost: Option<Money>,
+    /// Bytes sent out of the machine (non-loopback) so far.
     pub egress_bytes: u64,
     /// What they have cost (`[pricing] egress_per_gb`), and what sending costs per hour now.
     pub egress_cost: Money,
+    /// What sending costs per hour at the recent (smoothed) egress rate.
     pub egress_per_hour: Money,
+    /// GPUs in the last snapshot.
     pub gpus: u32,
+    /// GPUs busy in the last tick (see [`gpu_busy`](super::meter::gpu_busy)).
     pub busy_gpus: u32,
 }
 
@@ -116,6 +134,7 @@ impl Meter {
         per_busy_gpu_hour(t.spent, t.paid_ms, t.observed_ms, t.busy_gpu_ms)
     }
 
+    /// Busy GPU-hours watched: busy GPU-ms as hours.
     pub fn busy_gpu_hours(&self) -> f64 {
         self.totals.busy_gpu_ms as f64 / HOUR_MS as f64
     }

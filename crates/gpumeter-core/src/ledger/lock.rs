@@ -55,6 +55,7 @@ impl LedgerLock {
         }
     }
 
+    /// The lock file held (`<ledger>.lock`).
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -7,7 +7,7 @@
 //! file: the first instance takes an advisory lock, later ones open the ledger read-only and say
 //! so. A file that is not ours or is damaged is renamed aside (`ledger.sqlite.corrupt-<unix>`),
 //! never overwritten, and said in one line; the rows of a damaged ledger that are still
-//! readable are copied into the new one ([`salvage`]). Touches only the ledger's own files.
+//! readable are copied into the new one (`salvage`). Touches only the ledger's own files.
 
 mod apportion;
 pub mod lock;
@@ -33,20 +33,43 @@ pub use session::{SessionKey, SessionStart};
 /// Why the ledger cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
+    /// No ledger file at this path (nothing was recorded there yet).
     #[error("no ledger at {0} (gpumeter writes one while it runs with pricing configured)")]
     Missing(PathBuf),
+    /// The file exists but is not a gpumeter ledger, or is damaged.
     #[error("{path} is not a usable gpumeter ledger: {why}")]
-    NotALedger { path: PathBuf, why: String },
+    NotALedger {
+        /// The ledger file.
+        path: PathBuf,
+        /// What was wrong with it.
+        why: String,
+    },
+    /// The file's schema is newer than this build understands.
     #[error("{path} was written by a newer gpumeter (schema {version}); upgrade to use it")]
-    Newer { path: PathBuf, version: i64 },
+    Newer {
+        /// The ledger file.
+        path: PathBuf,
+        /// The schema version found in the file (newer than [`SCHEMA_VERSION`]).
+        version: i64,
+    },
+    /// A filesystem error (creating its folder, taking the lock, reading the file).
     #[error("ledger {path}: {message}")]
-    Io { path: PathBuf, message: String },
+    Io {
+        /// The ledger file.
+        path: PathBuf,
+        /// The underlying error, as text.
+        message: String,
+    },
+    /// SQLite refused a statement.
     #[error("ledger {path}: {source}")]
     Sql {
+        /// The ledger file.
         path: PathBuf,
+        /// The SQLite error.
         #[source]
         source: rusqlite::Error,
     },
+    /// A write was asked of a ledger opened read-only.
     #[error("the ledger is open read-only (another gpumeter writes it)")]
     ReadOnly,
 }
@@ -54,6 +77,7 @@ pub enum LedgerError {
 /// Whether this process writes the ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LedgerMode {
+    /// This process holds the lock and writes.
     ReadWrite,
     /// Another instance holds the lock: read totals, write nothing.
     ReadOnly,
@@ -207,10 +231,12 @@ impl Ledger {
         })
     }
 
+    /// Whether this process writes the ledger or only reads it.
     pub fn mode(&self) -> LedgerMode {
         self.mode
     }
 
+    /// The ledger file this was opened from.
     pub fn path(&self) -> &Path {
         &self.path
     }

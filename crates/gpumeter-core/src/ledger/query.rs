@@ -7,16 +7,23 @@ use super::{Ledger, LedgerError};
 /// Sums over some minutes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
+    /// Billing-clock ms (see [`MeterTotals::paid_ms`](crate::billing::MeterTotals::paid_ms)).
     pub paid_ms: i64,
     /// The part of the paid time gpumeter watched (readings came in).
     pub observed_ms: i64,
+    /// GPU-ms: GPU count × observed ms.
     pub gpu_ms: i64,
+    /// Busy GPU-ms (see [`gpu_busy`](crate::billing::meter::gpu_busy)).
     pub busy_gpu_ms: i64,
+    /// Observed ms with no GPU busy, plus lost GPUs' share.
     pub idle_ms: i64,
+    /// Money billed, micro-units of the row's currency.
     pub spend_micros: i64,
+    /// The list rate over the idle time, micro-units of the row's currency; never above the spend.
     pub idle_cost_micros: i64,
     /// None when no GPU reported an energy counter.
     pub energy_mj: Option<i64>,
+    /// Bytes sent out of the machine (non-loopback).
     pub egress_bytes: i64,
 }
 
@@ -25,20 +32,31 @@ pub struct Usage {
 pub struct DayRow {
     /// Days since the epoch.
     pub day: i64,
+    /// ISO code of the currency the amounts are in (`USD`).
     pub currency: String,
+    /// Sums over the day's minutes.
     pub usage: Usage,
 }
 
 /// One session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionRow {
+    /// The session's row id in the ledger.
     pub id: i64,
+    /// Host name the session ran on (`localhost` when unknown).
     pub host: String,
+    /// The snapshot source label (`nvml`, `demo:idle`).
     pub source: String,
+    /// ISO code of the currency the amounts are in (`USD`).
     pub currency: String,
+    /// The prices, as text (see [`pricing_text`](super::session::pricing_text)).
     pub pricing: String,
+    /// When the session's billing starts (its clock start, or where the host's previous session
+    /// ended if later), ms since the Unix epoch.
     pub start_ms: i64,
+    /// The session's last recorded tick, ms since the Unix epoch.
     pub last_ms: i64,
+    /// Sums over the session's minutes.
     pub usage: Usage,
 }
 

@@ -26,14 +26,23 @@ const LOCKSTEP_WAIT: Duration = Duration::from_secs(10);
 /// Ledger sums, cumulative over a session (all `i64` as SQLite stores them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Recorded {
+    /// Billing-clock ms.
     pub paid_ms: i64,
+    /// Observed ms: time covered by readings.
     pub observed_ms: i64,
+    /// GPU-ms: GPU count × observed ms.
     pub gpu_ms: i64,
+    /// Busy GPU-ms (see [`gpu_busy`](crate::billing::meter::gpu_busy)).
     pub busy_gpu_ms: i64,
+    /// Observed ms with no GPU busy, plus lost GPUs' share.
     pub idle_ms: i64,
+    /// Money billed, micro-units of the session's currency.
     pub spend_micros: i64,
+    /// The list rate over the idle time, micro-units of the session's currency.
     pub idle_cost_micros: i64,
+    /// GPU energy, millijoules (`0` when no GPU reports an energy counter).
     pub energy_mj: i64,
+    /// Bytes sent out of the machine (non-loopback).
     pub egress_bytes: i64,
 }
 
@@ -179,7 +188,7 @@ impl Recorder {
 
     /// After the engine ingested a tick: sums it (and its budget events) into its minute,
     /// closing the previous minute first when this tick lies in a later one. A tick whose
-    /// time began in earlier minutes gives each of them its share (see [`super::apportion`]),
+    /// time began in earlier minutes gives each of them its share (see `apportion`),
     /// so no minute holds more than 60 s of observed time; its energy and bytes stay with the
     /// minute it lands in. Returns the minute that was open.
     pub fn record(&mut self, meter: &Meter, events: &[BudgetEvent]) -> Option<FlushedMinute> {

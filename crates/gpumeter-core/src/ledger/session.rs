@@ -12,6 +12,7 @@ use crate::billing::{BudgetEventKind, ClockStart, MeterSeed, Pricing};
 /// What identifies a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionKey {
+    /// The host name from the snapshot (`localhost` when it is unknown).
     pub host: String,
     /// The snapshot source label (`nvml`, `demo:idle`).
     pub source: String,
@@ -22,6 +23,7 @@ pub struct SessionKey {
     pub clock_start_slack_ms: i64,
     /// The prices, as text (see [`pricing_text`]).
     pub pricing: String,
+    /// ISO code of the pricing currency (`USD`).
     pub currency: String,
 }
 
@@ -41,8 +43,11 @@ pub fn clock_start_slack(p: &Pricing) -> i64 {
 /// What a session resumes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionStart {
+    /// The session's row id in the ledger.
     pub id: i64,
+    /// Whether an earlier run's session was resumed (`false`: a new session was started).
     pub resumed: bool,
+    /// Totals to seed the meter with (for a new session: only where its clock may start).
     pub seed: MeterSeed,
     /// Sums already in the ledger for this session (the recorder's starting point).
     pub recorded: super::recorder::Recorded,

@@ -26,6 +26,7 @@ pub const FINISH_WAIT: Duration = Duration::from_secs(5);
 /// A rule's alert as the ledger's alert log keeps it (budget crossings have their own fields).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AlertLog {
+    /// When the alert fired, ms since the Unix epoch.
     pub at_unix_ms: i64,
     /// The alert kind's name (`xid`, `hung`, …).
     pub kind: String,
@@ -36,23 +37,28 @@ pub struct AlertLog {
 /// One closed minute as the ledger stores it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MinuteWrite {
+    /// The session's row id in the ledger.
     pub session_id: i64,
     /// Minutes since the epoch (UTC).
     pub minute: i64,
+    /// What the minute added to the session's sums.
     pub delta: super::recorder::Recorded,
     /// The last tick's time (the session's `last_ms`).
     pub at_ms: i64,
     /// Per GPU: (index, busy_ms, idle_ms, util_pct_ms, util_known_ms, energy_mj).
     pub gpus: Vec<(u32, i64, i64, i64, i64, Option<i64>)>,
+    /// Budget crossings in the minute.
     pub events: Vec<BudgetEvent>,
     /// Rule alerts that fired in the minute.
     pub alerts: Vec<AlertLog>,
+    /// The most GPUs the session has seen so far.
     pub max_gpus: u32,
 }
 
 /// What became of a minute handed to [`Writer::try_send`].
 #[derive(Debug)]
 pub enum Handed {
+    /// On the writer thread's queue; it will be written.
     Queued,
     /// The channel is full: here it is back, to keep and hand over later.
     Full(MinuteWrite),

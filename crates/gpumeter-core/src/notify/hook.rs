@@ -22,7 +22,9 @@ const QUEUE: usize = 16;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("command hooks disabled: {path} {reason} (fix: chmod go-w {path})")]
 pub struct Refused {
+    /// The config file (or its folder, when that could not be checked).
     pub path: String,
+    /// What is wrong with it (`is group-writable (mode 664)`).
     pub reason: String,
 }
 

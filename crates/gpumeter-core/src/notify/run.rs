@@ -9,21 +9,43 @@ use std::time::{Duration, Instant};
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RunError {
+    /// The argv list is empty: nothing to run.
     #[error("empty command")]
     Empty,
+    /// The program could not be started (not found, not executable).
     #[error("cannot start {program}: {message}")]
-    Spawn { program: String, message: String },
+    Spawn {
+        /// The program (`argv[0]`).
+        program: String,
+        /// The operating system's error, as text.
+        message: String,
+    },
+    /// The child outlived the timeout and was killed.
     #[error("{program} did not finish within {timeout_ms} ms and was killed")]
-    TimedOut { program: String, timeout_ms: u64 },
+    TimedOut {
+        /// The program (`argv[0]`).
+        program: String,
+        /// The timeout it ran past, ms.
+        timeout_ms: u64,
+    },
+    /// The child exited unsuccessfully (non-zero status or a signal).
     #[error("{program} failed: {status}")]
-    Failed { program: String, status: String },
+    Failed {
+        /// The program (`argv[0]`).
+        program: String,
+        /// The exit status as the standard library prints it (`exit status: 1`).
+        status: String,
+    },
 }
 
 /// What to run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunSpec<'a> {
+    /// The program and its arguments; run directly, never through a shell.
     pub argv: &'a [String],
+    /// Extra environment variables (name, value), on top of the inherited environment.
     pub env: Vec<(String, String)>,
+    /// How long the child may run before it is killed.
     pub timeout: Duration,
     /// Written to the child's standard input, then closed.
     pub stdin: Option<String>,

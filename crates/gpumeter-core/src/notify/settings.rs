@@ -10,11 +10,15 @@ use crate::engine::rules::AlertKind;
 /// Resolved channel settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NotifyConfig {
+    /// Ring the terminal bell on an alert (`[alerts] bell`).
     pub bell: bool,
+    /// Send a desktop notification through the terminal on an alert (`[alerts] desktop`).
     pub desktop: bool,
+    /// Where to POST alerts (`[alerts.webhook]`); `None` when no URL is set.
     pub webhook: Option<WebhookConfig>,
     /// Per alert kind (`None`: every kind) the program to run.
     pub hooks: BTreeMap<Option<AlertKind>, Vec<String>>,
+    /// How long a hook command may run before it is killed (`[alerts] hook_timeout`).
     pub hook_timeout: Duration,
 }
 

@@ -14,7 +14,9 @@ const MAX_BODY: usize = 200;
 /// Which sequences to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TerminalChannels {
+    /// Write BEL (`\x07`) for the bell.
     pub bell: bool,
+    /// Write a desktop-notification escape sequence (OSC 9 / OSC 777).
     pub desktop: bool,
     /// Wrap for tmux passthrough (set when `$TMUX` is).
     pub tmux: bool,

@@ -18,15 +18,20 @@ const QUEUE: usize = 8;
 /// Resolved `[alerts.webhook]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WebhookConfig {
+    /// Where alerts are POSTed as JSON (`[alerts.webhook] url`).
     pub url: String,
+    /// How long one request may take (`[alerts.webhook] timeout`).
     pub timeout: Duration,
+    /// Messages allowed in any 60 s; more are dropped (`[alerts.webhook] max_per_minute`).
     pub max_per_minute: u32,
+    /// Messages allowed in any hour; more are dropped (`[alerts.webhook] max_per_hour`).
     pub max_per_hour: u32,
 }
 
 /// What happened to one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
+    /// Handed to the worker thread, which sends it.
     Queued,
     /// Over the rate limit: dropped.
     RateLimited,
@@ -37,9 +42,13 @@ pub enum Outcome {
 /// Counters the worker keeps.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WebhookStats {
+    /// Requests answered without an error status (no 4xx/5xx).
     pub sent: u64,
+    /// Requests that failed (connection error, timeout, or a 4xx/5xx answer).
     pub failed: u64,
+    /// Messages never sent: over the rate limit, or the worker's queue was full.
     pub dropped: u64,
+    /// The last failure, sanitized (at most 200 characters); `None` until one fails.
     pub last_error: Option<String>,
 }
 
@@ -119,6 +128,7 @@ impl Webhook {
         }
     }
 
+    /// A copy of the worker's counters so far.
     pub fn stats(&self) -> WebhookStats {
         lock(&self.stats).clone()
     }

@@ -22,6 +22,7 @@ pub struct Header {
     pub schema: u32,
     /// The gpumeter that wrote it.
     pub version: String,
+    /// The host name the readings came from; `None` when it was unknown.
     pub host: Option<String>,
     /// The source recorded (`nvml`, `demo:cpu-starved`).
     pub source: String,
@@ -38,6 +39,7 @@ pub struct IndexEntry {
     pub reading: u64,
     /// The index line's byte offset in the uncompressed stream.
     pub offset: u64,
+    /// When the reading after it was taken, ms since the Unix epoch.
     pub taken_at_unix_ms: i64,
 }
 
@@ -45,6 +47,11 @@ pub struct IndexEntry {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
 pub enum Line {
-    Index { index: IndexEntry },
+    /// An index line, written every so many readings for seeking.
+    Index {
+        /// Where the next reading is.
+        index: IndexEntry,
+    },
+    /// One snapshot.
     Reading(Box<Snapshot>),
 }

@@ -2,8 +2,8 @@
 //! `--replay FILE`). The format is versioned NDJSON: one header line ([`Header`]), then one
 //! [`Snapshot`](gpumeter_model::Snapshot) per line, with an index line every
 //! [`INDEX_EVERY`] readings for seeking; zstd-compressed when the name ends in `.zst`. This
-//! room holds the format ([`format`]), the append-only writer ([`writer`]) and the robust
-//! reader ([`reader`]); it touches the model and the file system only.
+//! room holds the format ([`format`](mod@format)), the append-only writer ([`writer`]) and the
+//! robust reader ([`reader`]); it touches the model and the file system only.
 
 pub mod format;
 pub mod reader;

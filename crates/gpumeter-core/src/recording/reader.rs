@@ -19,23 +19,41 @@ const ZSTD_WINDOW_LOG_MAX: u32 = 27;
 /// Why a recording cannot be read at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The file could not be opened or read.
     #[error("cannot read the recording {path}: {source}")]
     Io {
+        /// The recording file.
         path: PathBuf,
+        /// The underlying error.
         source: std::io::Error,
     },
+    /// The file does not start with a recording header.
     #[error("{path} is not a gpumeter recording ({why})")]
-    NotARecording { path: PathBuf, why: String },
+    NotARecording {
+        /// The file.
+        path: PathBuf,
+        /// Why its first line is not a recording header.
+        why: String,
+    },
     /// A header and nothing readable after it: nothing to play.
     #[error("{path} holds no reading to play ({why})")]
-    Empty { path: PathBuf, why: String },
+    Empty {
+        /// The recording file.
+        path: PathBuf,
+        /// Why the first reading could not be read.
+        why: String,
+    },
+    /// The header names a format or schema newer than this build reads.
     #[error(
         "{path} was written by a newer gpumeter (recording format {format}, snapshot schema \
          {schema}); this one reads format {FORMAT_VERSION}, schema {SCHEMA_VERSION}"
     )]
     TooNew {
+        /// The recording file.
         path: PathBuf,
+        /// The header's recording format version.
         format: u32,
+        /// The header's snapshot schema version.
         schema: u32,
     },
 }
@@ -47,6 +65,7 @@ pub struct Tail {
     pub readings: u64,
     /// The 1-based line that could not be read.
     pub line: u64,
+    /// What was wrong with that line.
     pub why: String,
 }
 
@@ -161,10 +180,12 @@ impl Reader {
         })
     }
 
+    /// The file's header line.
     pub fn header(&self) -> &Header {
         &self.header
     }
 
+    /// The recording file being read.
     pub fn path(&self) -> &Path {
         &self.path
     }

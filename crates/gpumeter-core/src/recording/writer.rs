@@ -17,15 +17,29 @@ use super::format::{FORMAT_VERSION, Header, INDEX_EVERY, IndexEntry, MAX_LINE_BY
 /// Why a reading could not be recorded.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
+    /// The target file exists already; it is never overwritten.
     #[error("{path} already exists: gpumeter never writes over a file (pick another name)")]
-    Exists { path: PathBuf },
+    Exists {
+        /// The file that exists.
+        path: PathBuf,
+    },
+    /// Creating, writing or rotating the file failed.
     #[error("cannot write the recording {path}: {source}")]
     Io {
+        /// The recording file (the current one, with rotation).
         path: PathBuf,
+        /// The underlying error.
         source: std::io::Error,
     },
+    /// One reading encodes to more than [`MAX_LINE_BYTES`]; it is skipped.
     #[error("a reading of {bytes} bytes is over the {cap}-byte line cap: not recorded")]
-    LineTooLong { bytes: usize, cap: usize },
+    LineTooLong {
+        /// The encoded reading's size, bytes.
+        bytes: usize,
+        /// The cap, bytes.
+        cap: usize,
+    },
+    /// A reading could not be encoded as JSON.
     #[error("encoding a reading: {0}")]
     Encode(#[from] serde_json::Error),
 }
@@ -37,6 +51,7 @@ pub struct RecordOptions {
     pub max_size: Option<u64>,
     /// Files kept with rotation, the current one included.
     pub max_files: u32,
+    /// The sampling interval written to the header, ms.
     pub interval_ms: i64,
 }
 
@@ -175,6 +190,7 @@ impl Writer {
         })
     }
 
+    /// The file the writer was created for (the newest file, with rotation).
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -30,10 +30,14 @@ pub enum Refusal {
 /// Why autostop cannot be set up as asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AutostopSetupError {
+    /// Autostop is on but no stop command is set (`--stop-cmd` or `[autostop] command`).
     #[error("autostop needs a command: --stop-cmd '…' or [autostop] command in the config file")]
     NoCommand,
+    /// The config file with the stop command may be changed by others (see
+    /// [`check_config_file`](crate::notify::hook::check_config_file)); holds why.
     #[error("autostop: {0}")]
     Refused(String),
+    /// `--autostop` asked for less than one minute.
     #[error("--autostop must be at least 1m")]
     TooShort,
 }
