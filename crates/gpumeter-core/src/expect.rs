@@ -4,6 +4,7 @@
 /// `--expect 8xH100`: how many GPUs of which model were paid for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expect {
+    /// How many GPUs were paid for (`8` in `8xH100`); `None` when only a model is given.
     pub count: Option<u32>,
     /// Matched case-insensitively against the board's name, e.g. `H100`.
     pub model: Option<String>,

@@ -13,12 +13,16 @@ pub const MAX_TEXT_FILE: u64 = 16 << 20;
 /// Why a file could not be read, worded to follow "cannot read PATH: ".
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TextFileError {
+    /// The file could not be opened or read (the reason, worded for the user).
     #[error("{0}")]
     Io(String),
+    /// A directory, FIFO or device: refused without reading.
     #[error("not a regular file (a directory, FIFO or device)")]
     NotRegular,
+    /// Over the `max` bytes the caller allows.
     #[error("larger than {} MiB", MAX_TEXT_FILE >> 20)]
     TooLarge,
+    /// The bytes are not valid UTF-8.
     #[error("not UTF-8 text")]
     NotText,
 }
@@ -28,8 +32,10 @@ const NOT_REGULAR: &str = "not a regular file (a directory, FIFO or device)";
 /// Why [`open_regular`] refused a path.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
+    /// Opening or inspecting the file failed.
     #[error("{}", io_reason(.0))]
     Io(std::io::Error),
+    /// The path is a directory, FIFO or device.
     #[error("{NOT_REGULAR}")]
     NotRegular,
 }

@@ -19,17 +19,34 @@ pub const BUILT_IN_NAME: &str = "<built-in price catalog>";
 /// Why a catalog could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CatalogError {
+    /// The catalog is not valid TOML for a catalog (an unknown key, a value of the wrong type).
     #[error("{name}: {message}")]
-    Invalid { name: String, message: String },
-    #[error("{name}: price {row} ({what}): {message}")]
-    Row {
+    Invalid {
+        /// The catalog's name, with the line when the TOML error gives one (`prices.toml:12`).
         name: String,
-        row: usize,
-        what: String,
+        /// The TOML parser's message.
         message: String,
     },
+    /// One `[[price]]` row is unusable (unknown provider, bad rate, no source or date).
+    #[error("{name}: price {row} ({what}): {message}")]
+    Row {
+        /// How the catalog is named: its file path or `<built-in price catalog>`.
+        name: String,
+        /// 1-based row number among the catalog's `[[price]]` rows.
+        row: usize,
+        /// The row's instance type or GPU model, so the user can find it.
+        what: String,
+        /// What is wrong with the row.
+        message: String,
+    },
+    /// The user's catalog file could not be read.
     #[error("cannot read the price catalog {path}: {message}")]
-    Read { path: String, message: String },
+    Read {
+        /// The file, as given in `[cloud] catalog`.
+        path: String,
+        /// The I/O error.
+        message: String,
+    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -62,21 +79,28 @@ struct RawRow {
 /// One list price.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
+    /// Whose list price it is (the row's `provider`).
     pub provider: Provider,
     /// The instance type it prices (clouds), or…
     pub instance: Option<String>,
     /// …the GPU model it prices per GPU (GPU clouds).
     pub gpu: Option<String>,
+    /// The region the price is for (`us-east-1`); `None` prices every region.
     pub region: Option<String>,
+    /// The on-demand list rate (hourly or per GPU-hour).
     pub on_demand: Rate,
+    /// The spot list rate, when the catalog keeps one.
     pub spot: Option<Rate>,
+    /// The `https://` page the price was taken from.
     pub source: String,
+    /// The date the price was taken (`taken`); rows older than `max_age_days` are stale.
     pub taken: NaiveDate,
 }
 
 /// Rows, first match wins (a user's rows come before the built-in ones).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Catalog {
+    /// The rows in match order: a user's file first, then the built-in ones.
     pub rows: Vec<Row>,
     /// Rows older than this many days are not used.
     pub max_age_days: u32,
@@ -88,7 +112,9 @@ pub const DEFAULT_MAX_AGE_DAYS: u32 = 365;
 /// A price found for this machine, with what it was found for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
+    /// The catalog row that matched.
     pub row: Row,
+    /// The rate used: the row's spot rate for a spot box when it has one, else on-demand.
     pub rate: Rate,
     /// The lifecycle the rate is for (on-demand unless a spot price was listed for a spot box).
     pub priced_as: Lifecycle,
@@ -100,9 +126,13 @@ pub struct Found {
     "the catalog's price for {what} was taken {taken}, {age} days ago (older than {max} days): not used"
 )]
 pub struct Stale {
+    /// The row's instance type or GPU model.
     pub what: String,
+    /// The date the row's price was taken.
     pub taken: NaiveDate,
+    /// How many days before today that was.
     pub age: i64,
+    /// The catalog's `max_age_days` it exceeded.
     pub max: u32,
 }
 

@@ -29,6 +29,7 @@ const MAX_BODY: u64 = 64 * 1024;
 pub struct Endpoints {
     /// `None` asks nothing.
     pub base: Option<String>,
+    /// How long one request may take (connect and answer).
     pub timeout: Duration,
 }
 

@@ -23,14 +23,20 @@ use std::fmt;
 /// Who the machine is rented from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Provider {
+    /// Amazon Web Services (EC2).
     Aws,
+    /// Google Cloud (Compute Engine).
     Gcp,
+    /// Microsoft Azure.
     Azure,
+    /// RunPod (found by its pod environment variables).
     RunPod,
+    /// vast.ai (found by its instance environment variables).
     VastAi,
 }
 
 impl Provider {
+    /// Every provider, in a fixed order.
     pub const ALL: [Provider; 5] = [
         Provider::Aws,
         Provider::Gcp,
@@ -50,6 +56,8 @@ impl Provider {
         }
     }
 
+    /// The provider for a catalog key (`aws`, `gcp`, `azure`, `runpod`, `vast`); `None` for any
+    /// other.
     pub fn from_key(key: &str) -> Option<Provider> {
         Provider::ALL.into_iter().find(|p| p.key() == key)
     }
@@ -75,12 +83,14 @@ impl fmt::Display for Provider {
 /// How the instance is bought.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lifecycle {
+    /// Bought at the on-demand price: not taken back at short notice.
     OnDemand,
     /// Spot, preemptible or low-priority: it can be taken back at short notice.
     Spot,
 }
 
 impl Lifecycle {
+    /// `on-demand` or `spot`, as the config and the catalog write it.
     pub fn name(self) -> &'static str {
         match self {
             Lifecycle::OnDemand => "on-demand",
@@ -92,12 +102,15 @@ impl Lifecycle {
 /// What was found out about the machine; every field may be unknown.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Whereabouts {
+    /// `None` when the machine is not recognised as rented from a known provider.
     pub provider: Option<Provider>,
     /// `p5.48xlarge`, `a3-highgpu-8g`, `Standard_ND96isr_H100_v5`.
     pub instance_type: Option<String>,
     /// `us-east-1`, `us-central1`, `eastus` (a zone is cut to its region).
     pub region: Option<String>,
+    /// Availability zone (`us-east-1a`, `us-central1-a`), when the metadata service says.
     pub zone: Option<String>,
+    /// `None` when neither metadata nor `[cloud] lifecycle` says how it is bought.
     pub lifecycle: Option<Lifecycle>,
     /// The provider's id of this instance or pod (`i-0abc…`, a RunPod pod id).
     pub instance_id: Option<String>,

@@ -27,6 +27,7 @@ pub struct Probe {
     pub metadata_flag: bool,
     /// The metadata services, overridable for tests only.
     pub metadata: super::metadata::Endpoints,
+    /// Today's date (UTC), against which catalog rows are judged stale.
     pub today: NaiveDate,
 }
 
@@ -55,9 +56,12 @@ impl Probe {
 /// What was found, and the rate, if the catalog gives one.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Priced {
+    /// What is known about the machine.
     pub whereabouts: Whereabouts,
     /// Whether the metadata service was asked.
     pub asked_metadata: bool,
+    /// The list-price pricing (USD, the provider's granularity); `None` when there is no list
+    /// price.
     pub pricing: Option<Pricing>,
     /// Why there is no list price, or what to know about it (said on stderr and by `check`).
     pub notes: Vec<String>,

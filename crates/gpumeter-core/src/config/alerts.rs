@@ -16,8 +16,11 @@ use crate::notify::NotifyConfig;
 /// Resolved alert, notification and autostop settings.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AlertSettings {
+    /// Alert rules: thresholds and windows from `[alerts.*]`.
     pub rules: RulesConfig,
+    /// Channels: bell, desktop notifications, webhook, command hooks.
     pub notify: NotifyConfig,
+    /// `[autostop]`.
     pub autostop: AutostopConfig,
     /// The config file the hooks and the autostop command came from (its permissions are
     /// checked before anything from it runs); `None` for the built-in defaults.

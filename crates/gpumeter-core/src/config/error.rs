@@ -9,8 +9,11 @@ use std::path::PathBuf;
 pub enum Origin {
     /// A config file (or the embedded defaults, named `<built-in defaults>`), 1-based position.
     File {
+        /// The file's path, or `<built-in defaults>`.
         name: String,
+        /// 1-based line number.
         line: usize,
+        /// 1-based column, in characters.
         col: usize,
     },
     /// A command-line flag such as `--rate`.
@@ -46,14 +49,22 @@ impl fmt::Display for Origin {
 /// Why the configuration could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
+    /// The config file exists (or was named with `--config`) but could not be read.
     #[error("cannot read config file {path}: {message}")]
-    Read { path: PathBuf, message: String },
+    Read {
+        /// The file that could not be read.
+        path: PathBuf,
+        /// The I/O error, for the user.
+        message: String,
+    },
     /// A bad value or a file that is not valid TOML for gpumeter.
     #[error("{origin}: {field}: {message}")]
     Invalid {
+        /// Where the bad value was written (file position, flag or scenario).
         origin: Origin,
         /// `pricing.rate`, or the key the TOML error points at.
         field: String,
+        /// What is wrong with it, for the user.
         message: String,
     },
 }

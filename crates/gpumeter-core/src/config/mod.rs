@@ -36,8 +36,11 @@ pub const DEFAULT_CONFIG_NAME: &str = "<built-in defaults>";
 /// The environment variables that locate files (read once, passed in so tests can fake them).
 #[derive(Debug, Clone, Default)]
 pub struct Env {
+    /// `$HOME`; `None` when unset or empty.
     pub home: Option<PathBuf>,
+    /// `$XDG_CONFIG_HOME`; `None` when unset or empty.
     pub xdg_config_home: Option<PathBuf>,
+    /// `$XDG_STATE_HOME`; `None` when unset or empty.
     pub xdg_state_home: Option<PathBuf>,
 }
 
@@ -88,9 +91,11 @@ impl Env {
 pub struct LoadOptions {
     /// `--config PATH`: this file instead of the user's (it must exist).
     pub config_path: Option<PathBuf>,
+    /// The environment variables used to locate the user's config and the default ledger.
     pub env: Env,
     /// A demo scenario's prices, layered over the files.
     pub demo: Option<DemoPricing>,
+    /// Pricing, ledger, theme and mode flags from the command line; they win over every layer.
     pub cli: CliPricing,
     /// Where to find out what the machine is, for a list price when no rate is set; `None`
     /// looks nothing up (tests, and commands that meter nothing).
@@ -113,12 +118,16 @@ pub fn parse_layer(name: &str, text: &str) -> Result<RawConfig, ConfigError> {
 /// A layer with its name and text, kept so that value errors can point into it.
 #[derive(Debug, Clone)]
 pub struct Layer {
+    /// How errors name this layer: a file path or [`DEFAULT_CONFIG_NAME`].
     pub name: String,
+    /// The layer's TOML source, kept so errors can point at a key's line and column.
     pub text: String,
+    /// The parsed tables.
     pub raw: RawConfig,
 }
 
 impl Layer {
+    /// Parses `text` as a layer named `name`; a TOML error names the file, position and key.
     pub fn parse(name: &str, text: &str) -> Result<Layer, ConfigError> {
         Ok(Layer {
             name: name.to_string(),

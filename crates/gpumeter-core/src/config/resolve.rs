@@ -16,8 +16,11 @@ use crate::money::{Currency, Money};
 /// Pricing given on the command line, already parsed by clap.
 #[derive(Debug, Clone, Default)]
 pub struct CliPricing {
+    /// `--rate`: overrides every layer's `pricing.rate`.
     pub rate: Option<Rate>,
+    /// `--budget`: overrides every layer's `pricing.budget`.
     pub budget: Option<Budget>,
+    /// `--currency`: overrides every layer's `pricing.currency`.
     pub currency: Option<Currency>,
     /// `--ledger PATH`.
     pub ledger: Option<PathBuf>,
@@ -37,16 +40,21 @@ pub struct CliPricing {
 /// A demo scenario's `[pricing]` table, as the simulator parsed it.
 #[derive(Debug, Clone)]
 pub struct DemoPricing {
+    /// The scenario's name, used in errors (`demo scenario NAME [pricing]`).
     pub scenario: String,
     /// The rate as written (`31.00/h`).
     pub rate: String,
+    /// ISO 4217 code; `None` keeps the configured currency.
     pub currency: Option<String>,
+    /// A per-run budget in micro-units of the currency; `None` keeps the configured budget.
     pub budget_micros: Option<u64>,
 }
 
 /// Where the ledger lives, or that there is none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerSettings {
+    /// `[ledger] enabled`; off with `--no-ledger`, and for a simulated run unless `--ledger` names
+    /// a file.
     pub enabled: bool,
     /// `None` when enabled but no location is known (no HOME): the caller says so and runs without.
     pub path: Option<PathBuf>,
@@ -56,7 +64,9 @@ pub struct LedgerSettings {
 /// chosen; the UI loads it (see `ui::theme::file`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThemeSetting {
+    /// A built-in theme name or a theme file path (`~/` expanded).
     pub name: String,
+    /// Where the choice was made: `--theme`, a file's `ui.theme`, or the built-in default.
     pub origin: Origin,
 }
 
@@ -64,7 +74,9 @@ pub struct ThemeSetting {
 /// and where they were set; `ui::keys` checks them against its table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KeySettings {
+    /// Action name (`quit`, `next_gpu`, …) → its keys as written (`"q"`, `"Ctrl-C"`).
     pub bindings: std::collections::BTreeMap<String, Vec<String>>,
+    /// Action name → where its keys were set, for errors.
     pub origins: std::collections::BTreeMap<String, Origin>,
 }
 
@@ -73,9 +85,11 @@ pub struct KeySettings {
 pub struct Settings {
     /// `None` when no rate is configured: no meter runs.
     pub pricing: Option<Pricing>,
+    /// `[ledger]`, with `--ledger` / `--no-ledger` applied.
     pub ledger: LedgerSettings,
     /// `[alerts]` and `[autostop]`.
     pub alerts: super::AlertSettings,
+    /// `[ui] theme` or `--theme`.
     pub theme: ThemeSetting,
     /// `[keys]`.
     pub keys: KeySettings,

@@ -7,11 +7,14 @@ use crate::units::parse_duration;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{field}: {message}")]
 pub struct ValueError {
+    /// The dotted key, e.g. `alerts.idle.remind_after`.
     pub field: String,
+    /// What is wrong with the value, for the user.
     pub message: String,
 }
 
 impl ValueError {
+    /// An error about `field`.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             field: field.into(),

@@ -21,22 +21,34 @@ pub const MIN_TOKEN_LEN: usize = 16;
 /// Why the server may not start as asked.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum AuthError {
+    /// Asked to listen on a non-loopback address with no token configured.
     #[error(
         "refusing to listen on {0} without a token: anyone who can reach that address could read \
          this machine's processes and spend. Listen on 127.0.0.1, or pass --token-file PATH \
          (or set {TOKEN_ENV}) and give scrapers the token"
     )]
     NonLoopbackWithoutToken(SocketAddr),
+    /// The token file could not be opened or read.
     #[error("cannot read the token file {path}: {reason}")]
-    Unreadable { path: PathBuf, reason: String },
+    Unreadable {
+        /// The `--token-file` path.
+        path: PathBuf,
+        /// The I/O error (or why its contents are not text).
+        reason: String,
+    },
+    /// The token file may be written by users other than its owner (mode `o+w`).
     #[error("the token file {0} is writable by others (chmod 600 it): refusing to use it")]
     WorldWritable(PathBuf),
+    /// The token (from the named file or variable) has fewer than [`MIN_TOKEN_LEN`] characters.
     #[error("the token from {0} is shorter than {MIN_TOKEN_LEN} characters")]
     TooShort(String),
+    /// The token file is a FIFO, device or directory, refused without reading it.
     #[error("the token file {0} is not a regular file (a FIFO, device or directory): refusing it")]
     NotRegular(PathBuf),
+    /// The token file is over [`MAX_TOKEN_FILE`] bytes.
     #[error("the token file {0} is larger than {MAX_TOKEN_FILE} bytes: a token is one short line")]
     TooLarge(PathBuf),
+    /// The token file holds more than one line once blank lines around the token are dropped.
     #[error("the token file {0} has more than one line: put one token on one line")]
     SeveralLines(PathBuf),
 }

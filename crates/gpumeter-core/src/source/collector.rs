@@ -19,8 +19,11 @@ use super::Source;
 pub enum CollectorEvent {
     /// Boxed: a snapshot is large and the failure variant small.
     Snapshot(Box<Snapshot>),
+    /// Taking a reading failed as a whole; the collector retries after a backoff.
     SourceFailed {
+        /// Why (sanitized, at most 200 characters).
         message: String,
+        /// Milliseconds until the next try.
         retry_in_ms: u64,
     },
     /// What the first reading waits for (the source is still opening), until it comes.
@@ -70,6 +73,7 @@ pub struct Backoff {
 }
 
 impl Backoff {
+    /// Delays starting at `initial`, doubling after each failure up to `max`.
     pub fn new(initial: Duration, max: Duration) -> Self {
         Self {
             initial,
@@ -85,6 +89,7 @@ impl Backoff {
         now
     }
 
+    /// Resets the delay to `initial` after a good reading.
     pub fn succeed(&mut self) {
         self.next = self.initial;
     }

@@ -29,6 +29,7 @@ impl std::fmt::Debug for LaggingClock {
 }
 
 impl LaggingClock {
+    /// A clock `behind_ms` milliseconds behind `base` (a negative lag counts as none).
     pub fn new(base: SharedClock, behind_ms: i64) -> Self {
         Self {
             base,
@@ -36,6 +37,7 @@ impl LaggingClock {
         }
     }
 
+    /// How far behind the base clock it still is, in ms (0 once caught up).
     pub fn behind_ms(&self) -> i64 {
         self.behind_ms.load(Ordering::Relaxed)
     }

@@ -13,6 +13,7 @@ pub struct Noticed {
 }
 
 impl Noticed {
+    /// `inner`'s readings, each carrying the notice `watch` last read.
     pub fn new(inner: Box<dyn Source>, watch: NoticeWatch) -> Noticed {
         Noticed { inner, watch }
     }

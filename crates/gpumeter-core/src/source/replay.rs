@@ -22,6 +22,7 @@ pub struct ReplaySource {
 }
 
 impl ReplaySource {
+    /// Opens a recording and reads its first reading; [`ReadError::Empty`] when it has none.
     pub fn open(path: &Path) -> Result<ReplaySource, ReadError> {
         let mut reader = Reader::open(path)?;
         let Some(first) = reader.next_reading() else {

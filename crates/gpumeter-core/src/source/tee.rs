@@ -21,6 +21,7 @@ impl std::fmt::Debug for Tee {
 }
 
 impl Tee {
+    /// `inner`'s readings, each also appended to `writer`'s recording.
     pub fn new(inner: Box<dyn Source>, writer: Writer) -> Tee {
         Tee {
             inner,

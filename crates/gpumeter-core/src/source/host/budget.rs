@@ -27,9 +27,13 @@ pub struct CpuBudget {
 /// Which limit decides the usable cores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CpuLimit {
+    /// The logical CPUs online.
     Online,
+    /// The process's CPU affinity (`taskset`).
     Affinity,
+    /// Its cgroup's cpuset.
     Cpuset,
+    /// Its cgroup's CPU quota (fractional cores).
     Quota,
 }
 

@@ -17,11 +17,13 @@ const V1_UNLIMITED: u64 = 1 << 62;
 /// This process's share of the host.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HostLimits {
+    /// Logical CPUs online (`<sys>/devices/system/cpu/online`); `None` when unreadable.
     pub cpus_online: Option<u32>,
     /// CPUs the affinity allows, by number.
     pub affinity: Option<Vec<u32>>,
     /// Cgroup CPU quota in cores (`None`: unlimited or unknown).
     pub quota_cores: Option<f64>,
+    /// `MemTotal` of `<proc>/meminfo`, in bytes; `None` when unreadable.
     pub mem_total_bytes: Option<u64>,
     /// Cgroup memory limit (`None`: unlimited or unknown).
     pub mem_limit_bytes: Option<u64>,

@@ -107,6 +107,7 @@ pub struct HostSampler {
 pub struct HostSample {
     /// Hostname, uptime and boot time (the driver fields stay `None`: NVML fills them).
     pub system: SystemInfo,
+    /// CPU, memory, disk, network and pressure readings of the host (or its cgroup).
     pub host: HostReading,
     /// GPU processes (visible or not) and the visible descendants of the visible ones.
     pub processes: Vec<ProcessReading>,

@@ -47,9 +47,11 @@ const MAX_VERSION_CHARS: usize = 32;
 /// One NVML reading of all GPUs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NvmlSample {
+    /// The NVIDIA driver version, e.g. `550.54.15`; `None` when NVML does not say.
     pub driver_version: Option<String>,
     /// CUDA driver API version, e.g. `12.4`.
     pub cuda_driver_version: Option<String>,
+    /// One reading per GPU, in NVML index order.
     pub gpus: Vec<GpuReading>,
     /// Per host PID, its use of each GPU (compute and graphics merged).
     pub gpu_procs: BTreeMap<u32, Vec<GpuUse>>,
