@@ -34,6 +34,8 @@ struct Track {
     power: MeanWindow,
 }
 
+/// The hung-GPU rule's state across ticks: a track per GPU (see the module
+/// docs).
 #[derive(Debug, Clone)]
 pub struct HungRule {
     cfg: HungConfig,
@@ -83,6 +85,8 @@ fn waited_on(ctx: &Ctx<'_>, hung: &[(u32, i64)]) -> Option<(u32, u32)> {
 pub const HUNG_ID: &str = "hung";
 
 impl HungRule {
+    /// A rule with these settings; it fires when its condition held for `fire_share` of its window
+    /// and clears at or below `clear_share` (0–1, `RulesConfig`).
     pub fn new(cfg: HungConfig, fire_share: f64, clear_share: f64) -> Self {
         Self {
             cfg,
@@ -93,6 +97,7 @@ impl HungRule {
         }
     }
 
+    /// One tick: folds `ctx` in and returns the alerts that stand now (and any due a reminder).
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;

@@ -103,6 +103,8 @@ fn mem_used_pct(snap: &Snapshot) -> Option<f64> {
 /// (a sawtooth, bursts of compute between waits): compile blips and loading rise less often.
 const LOOP_RISES: usize = 3;
 
+/// The starved-GPU rule's state across ticks: per GPU and per job windows, the host's numbers and
+/// the time starved by cause (see the module docs).
 #[derive(Debug, Clone)]
 pub struct StarvedRule {
     cfg: StarvedConfig,
