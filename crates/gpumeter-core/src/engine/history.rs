@@ -1,7 +1,7 @@
 //! The metric histories the dashboard charts: per GPU (util, GPM's SM activity where the card
 //! has it, memory-controller util, VRAM %, power), for the host (CPU, iowait), each a
 //! bounded [`Series`], and each GPU process's own VRAM and SM share
-//! ([`ProcessHistories`](super::process_history::ProcessHistories), coarser and capped).
+//! ([`ProcessHistories`], coarser and capped).
 
 use std::collections::BTreeMap;
 

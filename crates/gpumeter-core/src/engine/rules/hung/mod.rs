@@ -53,7 +53,7 @@ fn evidence_span(window_ms: i64) -> i64 {
     (window_ms / 4).max(1_000)
 }
 
-/// A stuck wait on a rank that is alive elsewhere (see [`waited_on`]) is hung only after this
+/// A stuck wait on a rank that is alive elsewhere (see `waited_on`) is hung only after this
 /// long: a checkpoint save by one rank holds the others in the barrier for minutes.
 pub const ALIVE_RANK_WAIT_MS: i64 = 5 * 60_000;
 

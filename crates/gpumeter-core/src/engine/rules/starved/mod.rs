@@ -28,9 +28,9 @@
 //!   of the time with ≥ 2 requests in flight, `/proc/diskstats`); a steady read rate alone is
 //!   no limit; else unclassified.
 //!
-//! Rooms: [`state`] (what is kept per GPU, per job and for the host between readings),
-//! [`cause`] (weighs those signs into one cause and words the ones that decided it and the
-//! ones weighed and rejected), [`text`] (the alert's words, evidence and next step), [`cgroup`]
+//! Rooms: `state` (what is kept per GPU, per job and for the host between readings),
+//! `cause` (weighs those signs into one cause and words the ones that decided it and the
+//! ones weighed and rejected), `text` (the alert's words, evidence and next step), `cgroup`
 //! (the container's CPU budget and cgroup evidence). Every threshold is an `[alerts.starved]`
 //! key ([`StarvedConfig`]).
 //!
