@@ -26,14 +26,19 @@ pub fn ignored_note(tolerated: Option<&str>) -> String {
 /// Resolved `[autostop]` settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AutostopConfig {
+    /// Whether autostop runs at all (`[autostop] enabled`, default off); off, [`Autostop::observe`]
+    /// returns nothing.
     pub enabled: bool,
     /// Idle this long, then stop.
     pub after_ms: i64,
+    /// Host CPU at most this counts as quiet, percent 0–100 (`[autostop] cpu_pct`, default 10).
     pub cpu_pct: f64,
     /// Network RX + TX at most this (bytes/s).
     pub net_bytes_per_s: f64,
     /// Warnings this long before the stop, largest first.
     pub warn_before_ms: Vec<i64>,
+    /// The countdown arms this long after boot even without GPU activity, ms (`[autostop]
+    /// arm_after_boot`, default 15 min).
     pub arm_after_boot_ms: i64,
     /// Host activity shorter than this does not reset the countdown.
     pub host_blip_ms: i64,
@@ -64,21 +69,32 @@ impl Default for AutostopConfig {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum AutostopEvent {
     /// The countdown may run from now on (first GPU activity, or long enough after boot).
-    Armed { at_unix_ms: i64 },
+    Armed {
+        /// When it armed, ms since the Unix epoch.
+        at_unix_ms: i64,
+    },
     /// The machine stops in `remaining_ms` unless something happens.
     Warning {
+        /// When the warning was given, ms since the Unix epoch.
         at_unix_ms: i64,
+        /// Time left before the stop, ms.
         remaining_ms: i64,
+        /// How long the machine has been idle so far, ms.
         idle_ms: i64,
         /// GPU activity the countdown ignored (short probes), in words; `None`: none.
         #[serde(skip_serializing_if = "Option::is_none")]
         tolerated: Option<String>,
     },
     /// A warned countdown was cancelled (a key in the dashboard).
-    Cancelled { at_unix_ms: i64 },
+    Cancelled {
+        /// When the countdown was cancelled, ms since the Unix epoch.
+        at_unix_ms: i64,
+    },
     /// Run the stop command now.
     Stop {
+        /// When the stop was decided, ms since the Unix epoch.
         at_unix_ms: i64,
+        /// How long the machine had been idle, ms (at least `after_ms`).
         idle_ms: i64,
         /// As in the warnings.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -89,7 +105,9 @@ pub enum AutostopEvent {
 /// Where the countdown stands, for the dashboard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct AutostopStatus {
+    /// Autostop is configured on (`[autostop] enabled`).
     pub enabled: bool,
+    /// The countdown may run (first GPU activity seen, or `arm_after_boot_ms` after boot).
     pub armed: bool,
     /// How long the machine has been idle (None: not idle).
     pub idle_ms: Option<i64>,
@@ -99,6 +117,7 @@ pub struct AutostopStatus {
     pub fired: bool,
 }
 
+/// The autostop state machine: fed one snapshot per tick, says when to warn and when to stop.
 #[derive(Debug, Clone)]
 pub struct Autostop {
     cfg: AutostopConfig,
@@ -112,6 +131,7 @@ pub struct Autostop {
 }
 
 impl Autostop {
+    /// A countdown with these settings, not armed yet; the warnings are sorted largest first.
     pub fn new(mut cfg: AutostopConfig) -> Self {
         cfg.warn_before_ms.sort_unstable_by(|a, b| b.cmp(a));
         Self {
@@ -125,6 +145,7 @@ impl Autostop {
         }
     }
 
+    /// The settings it runs with (warnings sorted largest first).
     pub fn config(&self) -> &AutostopConfig {
         &self.cfg
     }

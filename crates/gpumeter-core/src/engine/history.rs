@@ -1,7 +1,7 @@
 //! The metric histories the dashboard charts: per GPU (util, GPM's SM activity where the card
 //! has it, memory-controller util, VRAM %, power), for the host (CPU, iowait), each a
 //! bounded [`Series`], and each GPU process's own VRAM and SM share
-//! ([`ProcessHistories`](super::process_history::ProcessHistories), coarser and capped).
+//! ([`ProcessHistories`], coarser and capped).
 
 use std::collections::BTreeMap;
 
@@ -16,11 +16,16 @@ const POWER_STEP_W: f64 = 0.1;
 /// One GPU's histories.
 #[derive(Debug, Clone)]
 pub struct GpuHistory {
+    /// GPU utilization: share of each sample period in which a kernel ran, percent 0–100.
     pub util_pct: Series,
     /// GPM SM activity; empty on cards without GPM.
     pub sm_active_pct: Series,
+    /// Memory-controller utilization: share of each sample period in which device memory was read
+    /// or written, percent 0–100.
     pub memory_util_pct: Series,
+    /// VRAM used, percent 0–100 of the card's total.
     pub vram_used_pct: Series,
+    /// Board power draw, watts, kept to 0.1 W.
     pub power_watts: Series,
 }
 
@@ -39,8 +44,11 @@ impl Default for GpuHistory {
 /// All histories, keyed by GPU index.
 #[derive(Debug, Clone, Default)]
 pub struct History {
+    /// Each GPU's histories, keyed by the GPU index.
     pub gpus: BTreeMap<u32, GpuHistory>,
+    /// Host CPU busy share across all CPUs, percent 0–100.
     pub host_cpu_pct: Series,
+    /// Share of host CPU time spent waiting on I/O, percent 0–100.
     pub host_iowait_pct: Series,
     /// Each GPU process's own, per GPU it uses.
     pub processes: ProcessHistories,

@@ -121,6 +121,7 @@ impl Engine {
         self.insights.rules.set_currency(currency);
     }
 
+    /// The alert rules and their state (for their settings and the standing alerts' detail).
     pub fn rules(&self) -> &Rules {
         &self.insights.rules
     }
@@ -145,10 +146,12 @@ impl Engine {
         std::mem::take(&mut self.insights.transitions)
     }
 
+    /// Where the autostop countdown stands after the latest tick.
     pub fn autostop(&self) -> AutostopStatus {
         self.insights.autostop.status()
     }
 
+    /// The autostop settings the engine runs with.
     pub fn autostop_config(&self) -> &AutostopConfig {
         self.insights.autostop.config()
     }

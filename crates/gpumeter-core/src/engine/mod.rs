@@ -28,8 +28,12 @@ pub enum SourceHealth {
     Ok,
     /// The whole source failed; the collector retries after `retry_in_ms`.
     Failing {
+        /// What failed, in words (the source's error).
         message: String,
+        /// When the failure began, ms since the Unix epoch (the first failure of this run of
+        /// failures).
         since_unix_ms: i64,
+        /// Delay until the collector's next try, ms.
         retry_in_ms: u64,
     },
 }
@@ -61,6 +65,7 @@ impl Default for Engine {
 }
 
 impl Engine {
+    /// An engine with no reading yet, no pricing and default rules (autostop off).
     pub fn new() -> Self {
         Self {
             latest: None,
@@ -124,14 +129,17 @@ impl Engine {
         };
     }
 
+    /// The last snapshot ingested (`None`: no reading yet); it stays after the source fails.
     pub fn latest(&self) -> Option<&Snapshot> {
         self.latest.as_ref()
     }
 
+    /// The metric histories the charts draw.
     pub fn history(&self) -> &History {
         &self.history
     }
 
+    /// How the source is doing (starting, ok, failing).
     pub fn health(&self) -> &SourceHealth {
         &self.health
     }
@@ -141,6 +149,7 @@ impl Engine {
         self.billing.as_ref()
     }
 
+    /// The billing meter, when pricing is configured (`None`: unpriced).
     pub fn meter(&self) -> Option<&Meter> {
         self.meter.as_ref()
     }

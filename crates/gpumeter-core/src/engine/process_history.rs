@@ -37,15 +37,20 @@ const VRAM_STEP_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
 /// such a PID's reuse cannot be told apart) and the GPU's index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ProcessKey {
+    /// The process ID.
     pub pid: u32,
+    /// The process's start time, seconds since the Unix epoch (`None`: /proc could not tell).
     pub start_time_unix_s: Option<i64>,
+    /// Index of the GPU the process uses.
     pub gpu_index: u32,
 }
 
 /// One process's history on one GPU.
 #[derive(Debug, Clone)]
 pub struct ProcessGpuHistory {
+    /// The process's VRAM on this GPU, bytes, kept to 8 MiB; gaps where the driver does not say.
     pub vram_bytes: Series,
+    /// The process's share of this GPU's SMs, percent 0–100; gaps where the driver does not say.
     pub sm_util_pct: Series,
 }
 
@@ -123,6 +128,7 @@ impl ProcessHistories {
         self.by_key.len()
     }
 
+    /// No (process, GPU) pair is tracked.
     pub fn is_empty(&self) -> bool {
         self.by_key.is_empty()
     }

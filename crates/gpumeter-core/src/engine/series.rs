@@ -13,13 +13,16 @@
 pub struct Point {
     /// Start of the bucket, milliseconds since the Unix epoch.
     pub t_ms: i64,
+    /// Mean of the samples in the bucket, in the metric's unit, rounded to the series' step.
     pub mean: f64,
 }
 
 /// How one tier buckets and how many buckets it keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TierSpec {
+    /// Width of one bucket, ms.
     pub resolution_ms: i64,
+    /// How many buckets the tier keeps (a ring: the oldest is overwritten).
     pub capacity: usize,
 }
 

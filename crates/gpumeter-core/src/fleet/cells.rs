@@ -1,5 +1,5 @@
 //! The words of a fleet row, column by column: one wording for `fleet --once`'s table and the
-//! fleet screen. Money through [`Currency::format`], times through [`utc_text`], ages as the
+//! fleet screen. Money through [`Currency::format`](crate::money::Currency::format), times through [`utc_text`], ages as the
 //! dashboard writes them; an unknown value is `N/A`.
 
 use super::view::{BudgetState, HostRow, Totals};

@@ -44,18 +44,31 @@ impl Host {
 /// Why the host list could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum HostsError {
+    /// Neither a URL on the command line nor a hosts file with a host in it.
     #[error("no hosts to watch: give URLs (gpumeter fleet http://10.0.0.5:9958 …) or --hosts FILE")]
     NoHosts,
+    /// The hosts file could not be read.
     #[error("cannot read the hosts file {path}: {reason}")]
-    Unreadable { path: PathBuf, reason: String },
+    Unreadable {
+        /// The hosts file, as given.
+        path: PathBuf,
+        /// Why not (the read error), in words.
+        reason: String,
+    },
+    /// A line of the hosts file is bad (address, `key=value` word or token file).
     #[error("{path}:{line}: {message}")]
     Line {
+        /// The hosts file, as given.
         path: PathBuf,
+        /// The line number, from 1.
         line: usize,
+        /// What is wrong with the line.
         message: String,
     },
+    /// A URL given on the command line is bad or listed twice; the message quotes it.
     #[error("{0}")]
     Url(String),
+    /// A token file could not be used (the token loader's error, converted).
     #[error("{0}")]
     Token(#[from] auth::AuthError),
 }
@@ -63,7 +76,9 @@ pub enum HostsError {
 /// A checked address: `scheme://host:port` and the `host:port` part.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Address {
+    /// `scheme://host:port`, the port filled in, no trailing slash.
     pub base: String,
+    /// `host:port` (the default name shown for the host).
     pub authority: String,
 }
 

@@ -170,6 +170,8 @@ pub struct PollEvent {
     pub host: usize,
     /// When the answer came (the fleet's clock).
     pub at_unix_ms: i64,
+    /// The host's snapshot document, or why it gave none (unreachable, timeout, HTTP status,
+    /// garbage, schema).
     pub result: Result<Box<Document>, Failure>,
 }
 
@@ -230,10 +232,13 @@ impl Backoff {
         }
     }
 
+    /// Whether the host should be asked now (`now_ms` at or past [`Backoff::next_at_ms`]), ms since
+    /// the Unix epoch.
     pub fn is_due(&self, now_ms: i64) -> bool {
         now_ms >= self.next_at_ms
     }
 
+    /// When the host is to be asked next, ms since the Unix epoch.
     pub fn next_at_ms(&self) -> i64 {
         self.next_at_ms
     }

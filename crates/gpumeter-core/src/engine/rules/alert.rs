@@ -57,6 +57,7 @@ impl AlertKind {
         }
     }
 
+    /// Every kind, in declaration order (the order [`AlertKind`] sorts in).
     pub const ALL: [AlertKind; 13] = [
         AlertKind::IdlePaid,
         AlertKind::Forgotten,
@@ -83,12 +84,17 @@ impl AlertKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
+    /// A notice: worth knowing, no action needed (a power cap, another tenant on the cards).
     Info,
+    /// Costs money or time; worth a look.
     Moderate,
+    /// Act now: money burns or the job is at risk.
     High,
 }
 
 impl Severity {
+    /// Stable lower-case name (`info`, `moderate`, `high`), as JSON and the hook environment write
+    /// it.
     pub fn name(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -104,7 +110,9 @@ impl Severity {
 pub struct Alert {
     /// Stable while the verdict stands (`idle`, `starved:job:20488`, `forgotten:22817`).
     pub id: String,
+    /// The rule it comes from.
     pub kind: AlertKind,
+    /// How much it matters; the panel sorts most severe first.
     pub severity: Severity,
     /// The GPU concerned, when exactly one is.
     pub gpu: Option<u32>,
@@ -228,6 +236,7 @@ pub enum Transition {
 }
 
 impl Transition {
+    /// The alert the transition carries (as it stood at the transition).
     pub fn alert(&self) -> &Alert {
         match self {
             Transition::Fired(a)

@@ -42,6 +42,8 @@ enum Phase {
     },
 }
 
+/// The checkpoint rule's state across ticks: the busy/paused phase and the recent pauses (see the
+/// module docs).
 #[derive(Debug, Clone)]
 pub struct CheckpointRule {
     cfg: CheckpointConfig,
@@ -54,6 +56,8 @@ pub struct CheckpointRule {
 }
 
 impl CheckpointRule {
+    /// A rule with these settings; `enabled` follows `[alerts.starved] enabled` (checkpoints are
+    /// what starved would misread). Off, it still tracks pauses but raises no alert.
     pub fn new(cfg: CheckpointConfig, enabled: bool) -> Self {
         Self {
             busy_writes: MeanWindow::new(cfg.max_pause_ms),
@@ -100,6 +104,7 @@ impl CheckpointRule {
         }
     }
 
+    /// One tick: folds `ctx` in and returns the alerts that stand now (and any due a reminder).
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;

@@ -5,6 +5,7 @@
 /// Idle paid time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IdleConfig {
+    /// The idle rule runs (`[alerts.idle] enabled`, default on).
     pub enabled: bool,
     /// A GPU sample is idle when util ≤ this…
     pub gpu_util_pct: f64,
@@ -29,18 +30,27 @@ pub struct IdleConfig {
 /// Forgotten allocation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForgottenConfig {
+    /// The forgotten rule runs (`[alerts.forgotten] enabled`, default on).
     pub enabled: bool,
+    /// A process must hold at least this much VRAM on the GPU, bytes (`[alerts.forgotten]
+    /// min_vram_gib`, default 1 GiB).
     pub min_vram_bytes: u64,
     /// "~0 SM": per-process SM util (or the GPU's util when unknown) at most this.
     pub max_sm_pct: f64,
+    /// Quiet this long since its last kernel, ms, before it is forgotten (`[alerts.forgotten]
+    /// after`, default 15 min).
     pub after_ms: i64,
+    /// The window over which a process's busy/quiet samples are judged, ms (2 min; no config key).
     pub window_ms: i64,
 }
 
 /// Starved GPU.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StarvedConfig {
+    /// The starved rule runs (`[alerts.starved] enabled`, default on); the checkpoint rule follows
+    /// it.
     pub enabled: bool,
+    /// Hysteresis window for the starved verdict, ms (`[alerts.starved] window`, default 60 s).
     pub window_ms: i64,
     /// No verdict in a job's first this long (by its GPU processes' start time): warm-up.
     pub warmup_ms: i64,
@@ -70,9 +80,13 @@ pub struct StarvedConfig {
     pub phase_drop_share: f64,
     /// Host-to-device copies: PCIe RX at least this while util is below `h2d_util_below_pct`.
     pub h2d_rx_bytes_per_s: f64,
+    /// Util below this, percent 0–100, while PCIe RX is at `h2d_rx_bytes_per_s` (`[alerts.starved]
+    /// h2d_util_below_pct`, default 30).
     pub h2d_util_below_pct: f64,
     /// Severity by the starved share of the job's recent time.
     pub moderate_share: f64,
+    /// At least this starved share (0–1) is high severity, else at `moderate_share` moderate
+    /// (`[alerts.starved] high_share_pct`, default 20 %).
     pub high_share: f64,
     /// How far back that share looks.
     pub severity_horizon_ms: i64,
@@ -87,6 +101,8 @@ pub struct CheckpointConfig {
     pub busy_util_pct: f64,
     /// A pause this long or longer, and no longer than `max_pause_ms`, may be a checkpoint…
     pub min_pause_ms: i64,
+    /// The longest pause that may be a checkpoint, ms (`[alerts.checkpoint] max_pause`, default 10
+    /// min).
     pub max_pause_ms: i64,
     /// …when disk writes during it averaged at least this (bytes/s)…
     pub min_write_bytes_per_s: f64,
@@ -99,27 +115,35 @@ pub struct CheckpointConfig {
 /// Clock throttling.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ThrottleConfig {
+    /// The throttle rule runs (`[alerts.throttle] enabled`, default on).
     pub enabled: bool,
+    /// Hysteresis window for each throttle reason, ms (`[alerts.throttle] window`, default 60 s).
     pub window_ms: i64,
 }
 
 /// Hung GPU: util high while GPM says the SMs do no work (see `StuckThresholds`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HungConfig {
+    /// The hung rule runs (`[alerts.hung] enabled`, default on).
     pub enabled: bool,
+    /// Hysteresis window for the hung verdict, ms (`[alerts.hung] window`, default 2 min).
     pub window_ms: i64,
+    /// What a stuck sample looks like (util high, SM activity and power low); the model's defaults,
+    /// no config key.
     pub thresholds: gpumeter_model::StuckThresholds,
 }
 
 /// Critical XID errors.
 #[derive(Debug, Clone, PartialEq)]
 pub struct XidConfig {
+    /// The XID rule runs (`[alerts.xid] enabled`, default on).
     pub enabled: bool,
 }
 
 /// VRAM headroom.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VramConfig {
+    /// The VRAM rule runs (`[alerts.vram] enabled`, default on).
     pub enabled: bool,
     /// The trend is fitted over this much history…
     pub trend_ms: i64,
@@ -140,15 +164,18 @@ pub struct VramConfig {
 /// Shared or foreign cards.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SharedConfig {
+    /// The shared-card rule runs (`[alerts.shared] enabled`, default on).
     pub enabled: bool,
     /// VRAM no process we can see accounts for, at least this much, counts.
     pub min_hidden_bytes: u64,
+    /// Hysteresis window for the shared notice, ms (`[alerts.shared] window`, default 60 s).
     pub window_ms: i64,
 }
 
 /// Lost GPUs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LostConfig {
+    /// The lost-GPU rule runs (`[alerts.lost] enabled`, default on).
     pub enabled: bool,
     /// A lost GPU must answer again this long before the alert clears (no flapping).
     pub clear_after_ms: i64,
@@ -157,12 +184,14 @@ pub struct LostConfig {
 /// Spot interruption notice.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpotConfig {
+    /// The spot-interruption rule runs (`[alerts.spot] enabled`, default on).
     pub enabled: bool,
 }
 
 /// Job finished, meter running.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobDoneConfig {
+    /// The job-done rule runs (`[alerts.job_done] enabled`, default on).
     pub enabled: bool,
     /// A job counts once its GPUs were busy this long in all…
     pub min_busy_ms: i64,
@@ -184,17 +213,29 @@ pub struct RulesConfig {
     pub clear_share: f64,
     /// Alert transitions kept for the history view.
     pub history_len: usize,
+    /// Idle paid time, from `[alerts.idle]`.
     pub idle: IdleConfig,
+    /// Forgotten allocations, from `[alerts.forgotten]`.
     pub forgotten: ForgottenConfig,
+    /// Starved GPUs, from `[alerts.starved]`.
     pub starved: StarvedConfig,
+    /// Checkpoint pauses, from `[alerts.checkpoint]` (switched on and off with the starved rule).
     pub checkpoint: CheckpointConfig,
+    /// Clock throttling, from `[alerts.throttle]`.
     pub throttle: ThrottleConfig,
+    /// Hung GPUs, from `[alerts.hung]`.
     pub hung: HungConfig,
+    /// Critical XID errors, from `[alerts.xid]`.
     pub xid: XidConfig,
+    /// Lost GPUs, from `[alerts.lost]`.
     pub lost: LostConfig,
+    /// VRAM headroom, from `[alerts.vram]`.
     pub vram: VramConfig,
+    /// Shared or foreign cards, from `[alerts.shared]`.
     pub shared: SharedConfig,
+    /// Finished jobs, from `[alerts.job_done]`.
     pub job_done: JobDoneConfig,
+    /// Spot interruption notices, from `[alerts.spot]`.
     pub spot: SpotConfig,
 }
 

@@ -63,6 +63,8 @@ struct Track {
     seen: u64,
 }
 
+/// The forgotten-allocation rule's state across ticks: a track per process and GPU it uses (see the
+/// module docs).
 #[derive(Debug, Clone)]
 pub struct ForgottenRule {
     cfg: ForgottenConfig,
@@ -75,6 +77,8 @@ pub struct ForgottenRule {
 }
 
 impl ForgottenRule {
+    /// A rule with these settings; it fires when its condition held for `fire_share` of its window
+    /// and clears at or below `clear_share` (0–1, `RulesConfig`).
     pub fn new(cfg: ForgottenConfig, fire_share: f64, clear_share: f64) -> Self {
         Self {
             cfg,
@@ -103,6 +107,7 @@ impl ForgottenRule {
         Some(sm <= self.cfg.max_sm_pct)
     }
 
+    /// One tick: folds `ctx` in and returns the alerts that stand now (and any due a reminder).
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;

@@ -65,6 +65,7 @@ pub fn machine_idle(snap: &Snapshot, cfg: &IdleConfig) -> Option<bool> {
 /// Idle time and what it cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IdleTally {
+    /// Idle time counted so far, ms.
     pub idle_ms: i64,
     /// Sum of rate × ms (micro-units·ms per hour), divided only when read: no rounding drift.
     cost_acc: i128,
@@ -92,7 +93,9 @@ impl IdleTally {
 /// Idle totals since gpumeter started: the machine (all GPUs idle) and each GPU.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct IdleTotals {
+    /// While every GPU was idle (the idle paid time of the whole machine).
     pub machine: IdleTally,
+    /// Each GPU's own idle time, keyed by GPU index (idle beside busy cards too).
     pub gpus: BTreeMap<u32, IdleTally>,
 }
 
@@ -124,6 +127,8 @@ pub struct IdleRule {
 }
 
 impl IdleRule {
+    /// A rule with these settings; it fires when the machine was idle for `fire_share` of its
+    /// window and clears at or below `clear_share` (0–1, `RulesConfig`).
     pub fn new(cfg: IdleConfig, fire_share: f64, clear_share: f64) -> Self {
         Self {
             window: Window::new(cfg.window_ms, fire_share, clear_share),
@@ -137,10 +142,13 @@ impl IdleRule {
         }
     }
 
+    /// Idle time and cost since gpumeter started, for the machine and each GPU.
     pub fn totals(&self) -> &IdleTotals {
         &self.totals
     }
 
+    /// One tick: adds the tick to the idle tallies and returns the idle alert while it stands (with
+    /// a reminder when one is due).
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;

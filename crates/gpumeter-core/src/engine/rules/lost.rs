@@ -36,6 +36,8 @@ struct Lost {
     back_since_ms: Option<i64>,
 }
 
+/// The lost-GPU rule's state across ticks: the lost GPUs and the job last seen on each (see the
+/// module docs).
 #[derive(Debug, Clone)]
 pub struct LostRule {
     cfg: LostConfig,
@@ -46,6 +48,7 @@ pub struct LostRule {
 }
 
 impl LostRule {
+    /// A rule with these settings.
     pub fn new(cfg: LostConfig) -> Self {
         Self {
             cfg,
@@ -54,6 +57,7 @@ impl LostRule {
         }
     }
 
+    /// One tick: folds `ctx` in and returns the alerts that stand now (and any due a reminder).
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let now = ctx.now_ms;
         for j in ctx.jobs() {

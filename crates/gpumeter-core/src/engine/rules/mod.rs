@@ -57,7 +57,9 @@ pub use starved::cause_label;
 /// What every rule sees on a tick.
 #[derive(Debug, Clone)]
 pub struct Ctx<'a> {
+    /// The reading of this tick.
     pub snap: &'a Snapshot,
+    /// This tick's time, ms since the Unix epoch (the snapshot's, or the caller's clock).
     pub now_ms: i64,
     /// The machine's current price per hour (from billing); `None`: no pricing.
     pub rate_per_hour: Option<Money>,
@@ -147,7 +149,9 @@ impl<'a> Ctx<'a> {
 /// What one rule says on a tick: the alerts that stand, and which are due a reminder.
 #[derive(Debug, Clone, Default)]
 pub struct RuleOutput {
+    /// The alerts that stand this tick (an id missing next tick clears).
     pub alerts: Vec<Alert>,
+    /// Ids of standing alerts due a reminder this tick.
     pub remind: Vec<String>,
 }
 
@@ -203,6 +207,7 @@ fn verdict(a: &Alert) -> Option<&str> {
 }
 
 impl Rules {
+    /// A rule set with these settings, no alert yet, money in USD until [`Rules::set_currency`].
     pub fn new(config: RulesConfig) -> Self {
         let (fire, clear) = (config.fire_share, config.clear_share);
         Self {
@@ -241,6 +246,7 @@ impl Rules {
         }
     }
 
+    /// The settings the rules run with.
     pub fn config(&self) -> &RulesConfig {
         &self.config
     }
@@ -255,6 +261,7 @@ impl Rules {
         self.currency = currency;
     }
 
+    /// The currency the messages write money in.
     pub fn currency(&self) -> Currency {
         self.currency
     }

@@ -13,6 +13,7 @@ use super::{Ctx, RuleOutput};
 use crate::clock::{UtcStyle, utc_text};
 use crate::units::{DurationStyle, duration};
 
+/// The spot-interruption rule's state across ticks (see the module docs).
 #[derive(Debug, Clone)]
 pub struct SpotRule {
     cfg: SpotConfig,
@@ -21,6 +22,7 @@ pub struct SpotRule {
 }
 
 impl SpotRule {
+    /// A rule with these settings.
     pub fn new(cfg: SpotConfig) -> Self {
         Self {
             cfg,
@@ -28,6 +30,7 @@ impl SpotRule {
         }
     }
 
+    /// One tick: folds `ctx` in and returns the alerts that stand now (and any due a reminder).
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let mut out = RuleOutput::default();
         let Some(notice) = &ctx.snap.system.interruption else {

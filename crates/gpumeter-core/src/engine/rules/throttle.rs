@@ -17,6 +17,8 @@ use super::window::Window;
 use super::{Ctx, RuleOutput};
 use crate::units;
 
+/// The throttle rule's state across ticks: a window per GPU and throttle reason (see the module
+/// docs).
 #[derive(Debug, Clone)]
 pub struct ThrottleRule {
     cfg: ThrottleConfig,
@@ -95,6 +97,8 @@ fn cap_lowered(g: &GpuReading) -> bool {
 }
 
 impl ThrottleRule {
+    /// A rule with these settings; it fires when its condition held for `fire_share` of its window
+    /// and clears at or below `clear_share` (0–1, `RulesConfig`).
     pub fn new(cfg: ThrottleConfig, fire_share: f64, clear_share: f64) -> Self {
         Self {
             cfg,
@@ -104,6 +108,7 @@ impl ThrottleRule {
         }
     }
 
+    /// One tick: folds `ctx` in and returns the alerts that stand now (and any due a reminder).
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;

@@ -163,6 +163,7 @@ impl Window {
         self.segments.len()
     }
 
+    /// No segment stored (nothing observed yet, or all aged out).
     pub fn is_empty(&self) -> bool {
         self.segments.is_empty()
     }
@@ -181,6 +182,8 @@ pub struct MeanWindow {
 }
 
 impl MeanWindow {
+    /// A mean over the last `span_ms` (at least 1 ms); a sample weighs the time since the
+    /// previous one, at most [`DEFAULT_MAX_GAP_MS`] (a stalled source).
     pub fn new(span_ms: i64) -> Self {
         Self {
             span_ms: span_ms.max(1),

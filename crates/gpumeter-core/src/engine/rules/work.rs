@@ -28,19 +28,25 @@ use super::idle::gpu_idle;
 /// One GPU's tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GpuWork {
+    /// At the idle level (util, memory-controller util and PCIe low: `[alerts.idle]`).
     Idle,
     /// Busy, but a short burst on a GPU holding only a context.
     Probe,
+    /// Work the meter is paid for: busy with a model in memory or for longer than a probe, or idle
+    /// while a model loads (VRAM rising).
     Work,
+    /// The card is lost (`GPU_IS_LOST`): no work, still billed.
     Lost,
     /// The reading cannot say (utilization unsupported).
     Unknown,
 }
 
-/// A probe that ended: when, how long, and the processes it ran in.
+/// A probe that ended: when, and the processes it ran in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Probe {
+    /// When the probe ended, ms since the Unix epoch.
     pub ended_ms: i64,
+    /// The processes on the probing GPUs during the probe (pids).
     pub pids: BTreeSet<u32>,
 }
 

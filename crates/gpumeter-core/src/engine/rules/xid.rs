@@ -30,6 +30,8 @@ struct Seen {
     first_ms: i64,
 }
 
+/// The XID rule's state across ticks: each (GPU, XID) seen and the job last on each GPU (see
+/// the module docs).
 #[derive(Debug, Clone)]
 pub struct XidRule {
     cfg: XidConfig,
@@ -64,6 +66,7 @@ impl LastJob {
 }
 
 impl XidRule {
+    /// A rule with these settings.
     pub fn new(cfg: XidConfig) -> Self {
         Self {
             cfg,
@@ -72,6 +75,7 @@ impl XidRule {
         }
     }
 
+    /// One tick: folds `ctx` in and returns the alerts that stand now (and any due a reminder).
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;

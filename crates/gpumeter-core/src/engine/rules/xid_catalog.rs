@@ -7,9 +7,11 @@ use super::alert::Severity;
 /// One XID's entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct XidInfo {
+    /// The XID number, as the driver reports it.
     pub xid: u64,
     /// What it usually means, a few words.
     pub meaning: &'static str,
+    /// How serious the alert for this XID is.
     pub severity: Severity,
     /// What to do about it.
     pub next_step: &'static str,

@@ -29,7 +29,9 @@ const MAX_TITLE_CHARS: usize = 120;
 /// One host as the fleet knows it.
 #[derive(Debug, Clone)]
 pub struct HostState {
+    /// What the screen calls the host (from the host list: `name=`, else `host:port`).
     pub name: String,
+    /// The host's `scheme://host:port`.
     pub base: String,
     /// The newest good answer.
     pub latest: Option<Box<Document>>,
@@ -42,10 +44,12 @@ pub struct HostState {
 /// Every host, in the order given.
 #[derive(Debug, Clone)]
 pub struct Fleet {
+    /// Each host's state, in the order of the host list (a [`PollEvent`]'s `host` indexes it).
     pub hosts: Vec<HostState>,
 }
 
 impl Fleet {
+    /// Every host waiting for its first answer.
     pub fn new(hosts: &[Host]) -> Fleet {
         Fleet {
             hosts: hosts
@@ -94,6 +98,7 @@ pub enum RowState {
 }
 
 impl RowState {
+    /// The state column's word: `waiting`, `up`, `stale`, or the failure's (`down`, `timeout`, …).
     pub fn label(&self) -> &'static str {
         match self {
             RowState::Waiting => "waiting",
@@ -114,16 +119,21 @@ impl RowState {
 pub struct BudgetState {
     /// `day`, `month`, `run`.
     pub period: String,
+    /// Spent in the period over the budget (1.0 = the ceiling), as the server reports it.
     pub used_ratio: f64,
+    /// Projected spend at the period's end over the budget (`None`: no forecast, e.g. a run
+    /// budget).
     pub forecast_ratio: Option<f64>,
 }
 
 /// The worst standing alert.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AlertBrief {
+    /// The rule it comes from (`idle`, `starved`, …), as the server names it.
     pub kind: String,
     /// `info`, `moderate`, `high`.
     pub severity: String,
+    /// The alert's one-line title, cleaned of control characters and cut to 120 characters.
     pub title: String,
 }
 
@@ -132,23 +142,38 @@ pub struct AlertBrief {
 pub struct HostRow {
     /// Index into the host list.
     pub index: usize,
+    /// What the screen calls the host.
     pub name: String,
+    /// The host's `scheme://host:port`.
     pub base: String,
+    /// Where the host stands (waiting, up, stale, down).
     pub state: RowState,
     /// The error's text while down.
     pub error: Option<String>,
     /// The last good answer (the fleet's clock), while down.
     pub last_seen_unix_ms: Option<i64>,
+    /// GPUs in the newest reading (`None`: no reading yet).
     pub gpus: Option<u32>,
+    /// GPUs doing work: the server's billing count, else those above the idle rule's default
+    /// thresholds.
     pub busy_gpus: Option<u32>,
+    /// Mean GPU utilization over the GPUs that report it, percent 0–100 (`None`: none does).
     pub mean_util_pct: Option<f64>,
+    /// VRAM used, summed over the GPUs that report it, bytes.
     pub vram_used_bytes: Option<u64>,
+    /// VRAM total, summed over the GPUs that report it, bytes.
     pub vram_total_bytes: Option<u64>,
+    /// The currency of the host's billing (`None`: unpriced, an unknown code, or silent too long).
     pub currency: Option<Currency>,
+    /// What the host burns per hour now, as its billing says.
     pub burn_per_hour: Option<Money>,
+    /// The part of the burn paying for idle GPUs: burn × idle GPUs ÷ GPUs.
     pub idle_burn_per_hour: Option<Money>,
+    /// Spent in the current billing day, as the host's billing says.
     pub spent_today: Option<Money>,
+    /// The host's budget, when one is set.
     pub budget: Option<BudgetState>,
+    /// The most severe standing alert on the host (`None`: none, or no session there).
     pub alert: Option<AlertBrief>,
     /// Age of the reading (the server's time against the fleet's).
     pub sample_age_ms: Option<i64>,
@@ -271,16 +296,24 @@ fn sum(values: impl Iterator<Item = Option<u64>>) -> Option<u64> {
 /// What the rows can be sorted by (`s` cycles, `S` reverses, as in the process table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortKey {
+    /// By idle burn per hour.
     IdleBurn,
+    /// By burn per hour.
     Burn,
+    /// By money spent today.
     SpentToday,
+    /// By mean GPU utilization.
     Util,
+    /// By the severity of the worst alert.
     Alert,
+    /// By the age of the newest reading.
     Age,
+    /// By host name (A to Z by default).
     Name,
 }
 
 impl SortKey {
+    /// Every key, in the order `s` cycles through them.
     pub const ALL: [SortKey; 7] = [
         SortKey::IdleBurn,
         SortKey::Burn,
@@ -291,11 +324,13 @@ impl SortKey {
         SortKey::Name,
     ];
 
+    /// The key after this one in [`SortKey::ALL`] (the last wraps to the first).
     pub fn next(self) -> SortKey {
         let i = Self::ALL.iter().position(|k| *k == self).unwrap_or(0);
         Self::ALL[(i + 1) % Self::ALL.len()]
     }
 
+    /// The column header the key sorts (`idle/h`, `burn/h`, `today`, …).
     pub fn label(self) -> &'static str {
         match self {
             SortKey::IdleBurn => "idle/h",
@@ -379,21 +414,30 @@ pub fn rows(fleet: &Fleet, now_unix_ms: i64, key: SortKey, descending: bool) -> 
 /// The money of the hosts billed in one currency.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CurrencyTotals {
+    /// The currency these sums are in.
     pub currency: Currency,
+    /// Burn per hour summed.
     pub burn_per_hour: Money,
+    /// Idle burn per hour summed.
     pub idle_burn_per_hour: Money,
+    /// Spent today summed.
     pub spent_today: Money,
 }
 
 /// The fleet at a glance.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Totals {
+    /// Hosts in the list.
     pub hosts: usize,
+    /// Hosts answering (up or stale).
     pub up: usize,
+    /// Hosts failing now.
     pub down: usize,
     /// Answering hosts with every GPU idle.
     pub idle_hosts: usize,
+    /// GPUs on the answering hosts.
     pub gpus: u32,
+    /// Busy GPUs on the answering hosts.
     pub busy_gpus: u32,
     /// Down hosts whose last burn is in the money totals ([`KEEP_SILENT_MS`]).
     pub silent_kept: usize,

@@ -34,6 +34,8 @@ struct Track {
     power: MeanWindow,
 }
 
+/// The hung-GPU rule's state across ticks: a track per GPU (see the module
+/// docs).
 #[derive(Debug, Clone)]
 pub struct HungRule {
     cfg: HungConfig,
@@ -51,7 +53,7 @@ fn evidence_span(window_ms: i64) -> i64 {
     (window_ms / 4).max(1_000)
 }
 
-/// A stuck wait on a rank that is alive elsewhere (see [`waited_on`]) is hung only after this
+/// A stuck wait on a rank that is alive elsewhere (see `waited_on`) is hung only after this
 /// long: a checkpoint save by one rank holds the others in the barrier for minutes.
 pub const ALIVE_RANK_WAIT_MS: i64 = 5 * 60_000;
 
@@ -83,6 +85,8 @@ fn waited_on(ctx: &Ctx<'_>, hung: &[(u32, i64)]) -> Option<(u32, u32)> {
 pub const HUNG_ID: &str = "hung";
 
 impl HungRule {
+    /// A rule with these settings; it fires when its condition held for `fire_share` of its window
+    /// and clears at or below `clear_share` (0–1, `RulesConfig`).
     pub fn new(cfg: HungConfig, fire_share: f64, clear_share: f64) -> Self {
         Self {
             cfg,
@@ -93,6 +97,7 @@ impl HungRule {
         }
     }
 
+    /// One tick: folds `ctx` in and returns the alerts that stand now (and any due a reminder).
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;

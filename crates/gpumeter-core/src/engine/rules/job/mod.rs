@@ -29,6 +29,7 @@ pub enum JobKey {
 }
 
 impl JobKey {
+    /// The job's stable id in alert ids: `job-<parent pid>`, `ranks-<lowest pid>` or `pid-<pid>`.
     pub fn id(self) -> String {
         match self {
             JobKey::Parent(p) => format!("job-{p}"),
@@ -41,7 +42,9 @@ impl JobKey {
 /// A job this tick: its GPUs, the GPU processes at its root, and its whole tree.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
+    /// How the job was grouped, and its stable id.
     pub key: JobKey,
+    /// The GPUs it holds (indices), ascending.
     pub gpus: Vec<u32>,
     /// The process holding the most memory on the job's first GPU.
     pub main: u32,
@@ -461,10 +464,13 @@ pub fn busiest_thread<'a>(
 /// A job's CPU, memory and threads summed over its visible processes.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct JobTotals {
+    /// How many of the given processes the snapshot lists (only those are summed).
     pub processes: usize,
     /// Percent of one core, summed.
     pub cpu_pct: Option<f64>,
+    /// Resident memory summed, bytes (`None`: no process reported it).
     pub rss_bytes: Option<u64>,
+    /// Threads summed (`None`: no process reported them).
     pub threads: Option<u32>,
 }
 

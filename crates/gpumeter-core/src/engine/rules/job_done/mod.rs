@@ -90,6 +90,8 @@ struct Ended {
     exit: String,
 }
 
+/// The job-done rule's state across ticks: the jobs seen working and those that ended (see the
+/// module docs).
 #[derive(Debug, Clone)]
 pub struct JobDoneRule {
     cfg: JobDoneConfig,
@@ -164,6 +166,8 @@ fn xid_total(snap: &Snapshot, gpus: &[u32]) -> u64 {
 }
 
 impl JobDoneRule {
+    /// A rule with these settings; `idle` is the idle rule's (`[alerts.idle]`), which says when a
+    /// GPU sample is idle.
     pub fn new(cfg: JobDoneConfig, idle: IdleConfig) -> Self {
         Self {
             cfg,
@@ -181,6 +185,7 @@ impl JobDoneRule {
             && s.busy_ms * 2 >= s.observed_ms
     }
 
+    /// One tick: folds `ctx` in and returns the alerts that stand now (and any due a reminder).
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;

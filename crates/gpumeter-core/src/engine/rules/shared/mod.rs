@@ -191,6 +191,8 @@ impl Foreign {
     }
 }
 
+/// The shared-card rule's state across ticks: a window per GPU, what was last foreign there and the
+/// renting user (see the module docs).
 #[derive(Debug, Clone)]
 pub struct SharedRule {
     cfg: SharedConfig,
@@ -213,6 +215,8 @@ fn holds_memory(snap: &Snapshot, user: &str) -> bool {
 }
 
 impl SharedRule {
+    /// A rule with these settings; it fires when its condition held for `fire_share` of its window
+    /// and clears at or below `clear_share` (0–1, `RulesConfig`).
     pub fn new(cfg: SharedConfig, fire_share: f64, clear_share: f64) -> Self {
         Self {
             cfg,
@@ -245,6 +249,7 @@ impl SharedRule {
         }
     }
 
+    /// One tick: folds `ctx` in and returns the alerts that stand now (and any due a reminder).
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;

@@ -29,17 +29,24 @@ pub enum Cause {
     /// A NIC at its limit both ways: a collective between nodes (all-reduce of a multi-node
     /// job), not input.
     Communication,
+    /// The job's processes use nearly all the cores they may use (or the cgroup throttles them, or
+    /// CPU pressure starves them): input prepared on the CPU too slowly.
     CpuBound,
     /// One thread of the GPU process at a full core: the pipeline does not run in parallel.
     SingleThread,
+    /// Waiting on storage: iowait high, a process in D state, or I/O pressure (PSI).
     IoBound,
+    /// Host-to-device copies: PCIe RX near the link's capacity, or high while the GPU computes
+    /// little.
     HostToDevice,
     /// Disk reads high while the disk shows saturation (busy, requests queued).
     DiskThroughput,
+    /// No sign decided it: starved, cause unknown.
     Unclassified,
 }
 
 impl Cause {
+    /// Every cause, in the order the verdict checks them (offload first, unclassified last).
     pub const ALL: [Cause; 11] = [
         Cause::Offload,
         Cause::Decoder,

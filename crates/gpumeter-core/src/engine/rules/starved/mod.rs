@@ -28,9 +28,9 @@
 //!   of the time with ≥ 2 requests in flight, `/proc/diskstats`); a steady read rate alone is
 //!   no limit; else unclassified.
 //!
-//! Rooms: [`state`] (what is kept per GPU, per job and for the host between readings),
-//! [`cause`] (weighs those signs into one cause and words the ones that decided it and the
-//! ones weighed and rejected), [`text`] (the alert's words, evidence and next step), [`cgroup`]
+//! Rooms: `state` (what is kept per GPU, per job and for the host between readings),
+//! `cause` (weighs those signs into one cause and words the ones that decided it and the
+//! ones weighed and rejected), `text` (the alert's words, evidence and next step), `cgroup`
 //! (the container's CPU budget and cgroup evidence). Every threshold is an `[alerts.starved]`
 //! key ([`StarvedConfig`]).
 //!
@@ -103,6 +103,8 @@ fn mem_used_pct(snap: &Snapshot) -> Option<f64> {
 /// (a sawtooth, bursts of compute between waits): compile blips and loading rise less often.
 const LOOP_RISES: usize = 3;
 
+/// The starved-GPU rule's state across ticks: per GPU and per job windows, the host's numbers and
+/// the time starved by cause (see the module docs).
 #[derive(Debug, Clone)]
 pub struct StarvedRule {
     cfg: StarvedConfig,

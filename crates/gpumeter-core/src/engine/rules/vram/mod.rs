@@ -64,6 +64,8 @@ struct Growth {
     to_full_ms: i64,
 }
 
+/// The VRAM-headroom rule's state across ticks: each GPU's used-VRAM trend and its processes'
+/// growth (see the module docs).
 #[derive(Debug, Clone)]
 pub struct VramRule {
     cfg: VramConfig,
@@ -73,6 +75,8 @@ pub struct VramRule {
 }
 
 impl VramRule {
+    /// A rule with these settings; it fires when its condition held for `fire_share` of its window
+    /// and clears at or below `clear_share` (0–1, `RulesConfig`).
     pub fn new(cfg: VramConfig, fire_share: f64, clear_share: f64) -> Self {
         Self {
             cfg,
@@ -124,6 +128,7 @@ fn growing(cfg: &VramConfig, t: &Track, g: &GpuReading) -> Option<Growth> {
 }
 
 impl VramRule {
+    /// One tick: folds `ctx` in and returns the alerts that stand now (and any due a reminder).
     pub fn evaluate(&mut self, ctx: &Ctx<'_>) -> RuleOutput {
         let snap = ctx.snap;
         let now = ctx.now_ms;
