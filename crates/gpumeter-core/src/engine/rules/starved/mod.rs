@@ -267,10 +267,11 @@ impl StarvedRule {
                 st.rises.push_back(now);
                 st.active_since = Some(now);
             }
-            if !active && st.was_active {
-                if let Some(rise) = st.active_since.take() {
-                    st.bursts.push_back((rise, now));
-                }
+            if !active
+                && st.was_active
+                && let Some(rise) = st.active_since.take()
+            {
+                st.bursts.push_back((rise, now));
             }
             st.was_active = active;
             while st.rises.front().is_some_and(|&t| t < now - span) {
