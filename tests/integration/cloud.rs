@@ -48,6 +48,51 @@ fn a_plain_snapshot_on_an_aws_p5_carries_its_list_price_and_says_it_is_one() {
     assert_eq!(b["granularity"], "per-second-min-60s");
 }
 
+/// A `/sys/block` with two 1000 GB EBS volumes and an instance-store disk.
+fn p5_disks(root: &Path) {
+    for (dev, model) in [
+        ("nvme0n1", "Amazon Elastic Block Store"),
+        ("nvme1n1", "Amazon Elastic Block Store"),
+        ("nvme2n1", "Amazon EC2 NVMe Instance Storage"),
+    ] {
+        std::fs::create_dir_all(root.join(dev).join("device")).unwrap();
+        std::fs::write(root.join(dev).join("device/model"), format!("{model}\n")).unwrap();
+        std::fs::write(root.join(dev).join("size"), format!("{}\n", 1000u64 << 21)).unwrap();
+    }
+}
+
+#[test]
+fn the_attached_ebs_volumes_are_what_bills_while_stopped_unless_the_user_prices_them() {
+    let (dmi, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    p5_tree(dmi.path());
+    let block = dmi.path().join("block");
+    p5_disks(&block);
+    let block_s = block.to_str().unwrap();
+    let doc = snapshot_on(dmi.path(), home.path(), &[("GPUMETER_BLOCK_ROOT", block_s)]);
+    let s = &doc["billing"]["stopped_storage"];
+    assert_eq!(
+        s["what"], "2 × 1000 GB EBS gp3 at the catalogued $0.08/GB-month",
+        "{:#}",
+        doc["billing"]
+    );
+    assert_eq!(s["per_hour_micros"], 219_178);
+
+    // The user's own figure for what bills while stopped wins.
+    let dir = home.path().join("config/gpumeter");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        "[pricing]\nextras_per_hour = \"0.40\"\n",
+    )
+    .unwrap();
+    let doc = snapshot_on(dmi.path(), home.path(), &[("GPUMETER_BLOCK_ROOT", block_s)]);
+    let b = &doc["billing"];
+    assert!(b.get("stopped_storage").is_none(), "{b:#}");
+    // …and rides on the list price, as the user's egress and electricity do.
+    assert_eq!(b["rate_source"], "list-price");
+    assert_eq!(b["burn_per_hour_micros"], 98_720_000, "{b:#}");
+}
+
 #[test]
 fn the_users_rate_wins_over_the_list_price() {
     let (dmi, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

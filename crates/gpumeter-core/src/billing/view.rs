@@ -69,6 +69,10 @@ pub struct BillingView {
     /// What they have cost (`[pricing] egress_per_gb`), and what sending costs per hour now.
     pub egress_cost: Money,
     pub egress_per_hour: Money,
+    /// The catalogued storage of the attached volumes, which bills while the box is stopped
+    /// (not in the burn; see [`super::Pricing::stopped_storage`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_storage: Option<super::StoppedStorage>,
     pub gpus: u32,
     pub busy_gpus: u32,
 }
@@ -204,6 +208,7 @@ impl Meter {
             egress_bytes: t.egress_bytes,
             egress_cost: self.egress_cost(),
             egress_per_hour: self.egress_per_hour(),
+            stopped_storage: p.stopped_storage.clone(),
             gpus: self.gpus_now,
             busy_gpus: self.busy_now,
         }
