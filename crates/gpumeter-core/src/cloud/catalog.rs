@@ -121,6 +121,9 @@ pub struct Catalog {
     pub storage: Vec<StorageRow>,
     /// Rows older than this many days are not used.
     pub max_age_days: u32,
+    /// Whether the file said `max_age_days` (else the default stands in, and does not
+    /// tighten the built-in catalog's limit when a user's file is layered on it).
+    max_age_said: bool,
 }
 
 /// The default for `max_age_days` when a catalog does not say.
@@ -153,7 +156,8 @@ impl Catalog {
         Catalog::parse(BUILT_IN_NAME, BUILT_IN)
     }
 
-    /// A user's file, its rows before `base`'s (the stricter age limit of the two holds).
+    /// A user's file, its rows before `base`'s (the stricter age limit of the two holds; a
+    /// file that sets none keeps `base`'s).
     pub fn with_file(self, path: &Path) -> Result<Catalog, CatalogError> {
         let text =
             crate::textfile::read_text(path, crate::textfile::MAX_TEXT_FILE).map_err(|e| {
@@ -163,7 +167,12 @@ impl Catalog {
                 }
             })?;
         let mut mine = Catalog::parse(&path.display().to_string(), &text)?;
-        mine.max_age_days = mine.max_age_days.min(self.max_age_days);
+        mine.max_age_days = if mine.max_age_said {
+            mine.max_age_days.min(self.max_age_days)
+        } else {
+            self.max_age_days
+        };
+        mine.max_age_said |= self.max_age_said;
         mine.rows.extend(self.rows);
         mine.storage.extend(self.storage);
         Ok(mine)
@@ -180,6 +189,7 @@ impl Catalog {
                 message: e.message().trim().to_string(),
             }
         })?;
+        let max_age = raw.catalog.as_ref().and_then(|c| c.max_age_days);
         let rows = raw
             .price
             .into_iter()
@@ -195,10 +205,8 @@ impl Catalog {
         Ok(Catalog {
             rows,
             storage,
-            max_age_days: raw
-                .catalog
-                .and_then(|c| c.max_age_days)
-                .unwrap_or(DEFAULT_MAX_AGE_DAYS),
+            max_age_days: max_age.unwrap_or(DEFAULT_MAX_AGE_DAYS),
+            max_age_said: max_age.is_some(),
         })
     }
 

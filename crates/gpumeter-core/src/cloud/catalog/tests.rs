@@ -291,3 +291,22 @@ fn malformed_storage_rows_say_which_row_and_field() {
     );
     assert!(e.contains("disk: every storage row names"), "{e}");
 }
+
+#[test]
+fn a_users_file_that_sets_no_age_limit_keeps_the_built_in_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mine.toml");
+    std::fs::write(
+        &path,
+        "[[price]]\nprovider = \"aws\"\ninstance = \"m7i.large\"\non_demand = \"0.1/h\"\nsource = \"https://mine\"\ntaken = \"2026-11-01\"\n",
+    )
+    .unwrap();
+    let base = Catalog::built_in().unwrap();
+    let limit = base.max_age_days;
+    assert!(limit > DEFAULT_MAX_AGE_DAYS);
+    let c = base.with_file(&path).unwrap();
+    assert_eq!(c.max_age_days, limit);
+    // The built-in p5 row, older than the default 365 days, still prices the box.
+    let found = c.price(&aws("p5.48xlarge", None), None, day("2026-12-07"));
+    assert_eq!(found.unwrap().unwrap().rate.to_string(), "98.32/h");
+}
