@@ -94,6 +94,37 @@ fn the_attached_ebs_volumes_are_what_bills_while_stopped_unless_the_user_prices_
 }
 
 #[test]
+fn a_runpod_pod_is_priced_per_gpu_by_the_model_the_driver_names() {
+    let (root, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let gpu = root.path().join("gpus/0000:1a:00.0");
+    std::fs::create_dir_all(&gpu).unwrap();
+    std::fs::write(
+        gpu.join("information"),
+        "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 114\n",
+    )
+    .unwrap();
+    let gpus = root.path().join("gpus");
+    let doc = snapshot_on(
+        &root.path().join("no-dmi"),
+        home.path(),
+        &[
+            ("RUNPOD_POD_ID", "abc123xyz"),
+            ("GPUMETER_NVIDIA_GPUS_ROOT", gpus.to_str().unwrap()),
+        ],
+    );
+    let b = &doc["billing"];
+    assert_eq!(b["rate"], "2.99/gpu-h", "{b:#}");
+    assert_eq!(b["rate_source"], "list-price");
+    assert!(
+        b["rate_note"]
+            .as_str()
+            .unwrap()
+            .starts_with("list price, RunPod H100 80GB HBM3 on-demand, catalog 2025-05"),
+        "{b:#}"
+    );
+}
+
+#[test]
 fn the_users_rate_wins_over_the_list_price() {
     let (dmi, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     p5_tree(dmi.path());

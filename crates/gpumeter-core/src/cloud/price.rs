@@ -18,6 +18,8 @@ use crate::money::{Currency, Money};
 
 /// Overrides the DMI directory (tests: a fixture tree; an empty path reads none).
 pub const DMI_ROOT_VAR: &str = "GPUMETER_DMI_ROOT";
+/// Overrides the driver's GPU directory, `/proc/driver/nvidia/gpus` (tests; empty: none).
+pub const GPUS_ROOT_VAR: &str = "GPUMETER_NVIDIA_GPUS_ROOT";
 /// Overrides the block-device directory, `/sys/block` (tests: a fixture tree; empty: none).
 pub const BLOCK_ROOT_VAR: &str = "GPUMETER_BLOCK_ROOT";
 
@@ -31,6 +33,8 @@ pub struct Probe {
     pub dmi_root: Option<PathBuf>,
     /// `None` looks for no attached volumes.
     pub block_root: Option<PathBuf>,
+    /// `None` reads no GPU model from the driver (GPU clouds price per model).
+    pub gpus_root: Option<PathBuf>,
     /// The pod variables that were set (see [`local::POD_VARS`]).
     pub env: BTreeMap<String, String>,
     /// `--cloud-metadata` was given.
@@ -50,6 +54,7 @@ impl Probe {
         };
         let dmi_root = root(DMI_ROOT_VAR, local::DMI_ROOT);
         let block_root = root(BLOCK_ROOT_VAR, volumes::BLOCK_ROOT);
+        let gpus_root = root(GPUS_ROOT_VAR, local::NVIDIA_GPUS_ROOT);
         let env = local::POD_VARS
             .iter()
             .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
@@ -57,6 +62,7 @@ impl Probe {
         Probe {
             dmi_root,
             block_root,
+            gpus_root,
             env,
             metadata_flag,
             metadata: super::metadata::Endpoints::from_process(),
@@ -80,7 +86,7 @@ pub struct Priced {
 
 /// Finds the machine and its list price. `metadata` allows the metadata call (`[cloud]
 /// metadata` or `--cloud-metadata`); `catalog_file` is the user's own catalog; `gpu` the first
-/// GPU's name when known (GPU clouds price per GPU model).
+/// GPU's name when known (GPU clouds price per GPU model), else the driver's name for it.
 pub fn list_pricing(
     probe: &Probe,
     metadata: bool,
@@ -125,7 +131,14 @@ pub fn list_pricing(
         Ok(s) => out.storage = s,
         Err(note) => out.notes.push(note),
     }
-    match catalog.price(&w, gpu, probe.today) {
+    let gpu = gpu.map(String::from).or_else(|| {
+        probe
+            .gpus_root
+            .as_deref()
+            .filter(|_| w.instance_type.is_none())
+            .and_then(local::gpu_model)
+    });
+    match catalog.price(&w, gpu.as_deref(), probe.today) {
         Ok(Some(found)) => {
             let mut p = Pricing::simple(found.rate);
             p.granularity = granularity(provider);
@@ -248,6 +261,7 @@ mod tests {
         let p = Probe {
             dmi_root: Some(dir.path().to_path_buf()),
             block_root: None,
+            gpus_root: None,
             env: BTreeMap::new(),
             metadata_flag: false,
             metadata: super::super::metadata::Endpoints::none(),
