@@ -1,8 +1,8 @@
 //! The provider from facts on this machine, with no network: the firmware's DMI strings
 //! (`/sys/class/dmi/id`: `sys_vendor`, `product_name`, `board_asset_tag`, `chassis_asset_tag`),
 //! the environment variables GPU clouds set in their pods, and the GPU model the driver names
-//! (`/proc/driver/nvidia`), which the GPU clouds' per-GPU prices go by. The DMI directory is a parameter
-//! so tests read fixture trees.
+//! (`/proc/driver/nvidia`), which the GPU clouds' per-GPU prices go by. The directories are
+//! parameters so tests read fixture trees.
 //!
 //! What each provider writes (from their docs on identifying an instance):
 //! - AWS (Nitro): `sys_vendor` "Amazon EC2", `product_name` the instance type (`p5.48xlarge`),
