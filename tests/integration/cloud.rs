@@ -333,3 +333,45 @@ fn on_a_spot_box_the_live_meter_watches_the_notice_and_raises_the_alert() {
     );
     assert!(text.contains("    action: terminate"), "{text}");
 }
+
+#[test]
+fn the_dashboard_on_an_aws_p5_shows_its_spend_at_the_list_price_with_no_flag() {
+    use crate::support::tmux::{self, Tmux};
+    if !tmux::available() {
+        return;
+    }
+    let dmi = tempfile::tempdir().unwrap();
+    p5_tree(dmi.path());
+    let block = dmi.path().join("block");
+    p5_disks(&block);
+    let bin = env!("CARGO_BIN_EXE_gpumeter");
+    let lib = fake_nvml::library().to_str().unwrap().to_string();
+    let t = Tmux::start(
+        &format!("exec {bin} --interval 200ms --no-ledger"),
+        140,
+        45,
+        &[
+            ("GPUMETER_NVML_LIB", &lib),
+            ("GPUMETER_FAKE_NVML_SCENARIO", "training"),
+            ("GPUMETER_FAKE_NVML_ELAPSED_MS", "5000"),
+            ("GPUMETER_DMI_ROOT", dmi.path().to_str().unwrap()),
+            ("GPUMETER_BLOCK_ROOT", block.to_str().unwrap()),
+            ("GPUMETER_NVIDIA_GPUS_ROOT", ""),
+        ],
+    );
+    let screen = t.wait_for(
+        "the spend at the list price",
+        std::time::Duration::from_secs(30),
+        |s| s.contains("list price") && s.contains("$98.32/h"),
+    );
+    assert!(!screen.contains("no pricing"), "{screen}");
+    assert!(
+        screen.contains("priced as  AWS p5.48xlarge on-demand us-east-1")
+            && screen.contains("stopped    $0.22/h of catalogued storage bills on:")
+            && screen.contains("           2 × 1000 GB EBS gp3 at $0.08/GB-month"),
+        "{screen}"
+    );
+    t.keys(&["q"]);
+    t.wait_dead(std::time::Duration::from_secs(15));
+    assert_eq!(t.exit_status(), Some(0));
+}

@@ -122,11 +122,13 @@ pub fn lines(view: &BillingView, theme: &Theme) -> Vec<Line<'static>> {
         // What stopping the box does not save, and where the figure came from.
         out.push(line(
             "stopped",
-            format!("{} of storage bills on", c.per_hour(s.per_hour)),
+            format!("{} of catalogued storage bills on:", c.per_hour(s.per_hour)),
             Tone::Plain,
             theme,
         ));
-        out.push(line("", s.what.clone(), Tone::Plain, theme));
+        for l in &s.lines {
+            out.push(line("", l.clone(), Tone::Plain, theme));
+        }
     }
     if let gpumeter_core::billing::RateSource::ListPrice(l) = &view.rate_source {
         // A guessed price is said to be one, with how to give the real one.
@@ -303,11 +305,12 @@ mod tests {
         v.stopped_storage = Some(gpumeter_core::billing::StoppedStorage {
             per_hour: gpumeter_core::money::Money::from_micros(219_178),
             what: "2 × 1000 GB EBS gp3 at the catalogued $0.08/GB-month".into(),
+            lines: vec!["2 × 1000 GB EBS gp3 at $0.08/GB-month".into()],
         });
         let t = draw(&v);
         assert!(
-            t.contains("stopped    $0.22/h of storage bills on")
-                && t.contains("2 × 1000 GB EBS gp3 at the catalogued $0.08/GB-month"),
+            t.contains("stopped    $0.22/h of catalogued storage bills on:")
+                && t.contains("           2 × 1000 GB EBS gp3 at $0.08/GB-month"),
             "{t}"
         );
     }

@@ -289,8 +289,11 @@ pub struct Pricing {
 pub struct StoppedStorage {
     /// Per hour, from the monthly list price (a month of 730 hours, as the clouds count it).
     pub per_hour: Money,
-    /// Where the figure came from: `2 × 1000 GB EBS at the catalogued $0.08/GB-month`.
+    /// Where the figure came from: `2 × 1000 GB EBS gp3 at the catalogued $0.08/GB-month`.
     pub what: String,
+    /// The same for a narrow panel, one line per kind of volume: `2 × 1000 GB EBS gp3 at
+    /// $0.08/GB-month`.
+    pub lines: Vec<String>,
 }
 
 impl Pricing {

@@ -232,9 +232,14 @@ pub fn stopped_storage(
         .map(|(disk, gb, price, n)| format!("{n} × {gb} GB {disk} at the catalogued {price}"))
         .collect::<Vec<_>>()
         .join(" + ");
+    let lines = groups
+        .iter()
+        .map(|(disk, gb, price, n)| format!("{n} × {gb} GB {disk} at {price}"))
+        .collect();
     Ok(Some(StoppedStorage {
         per_hour: monthly.mul_div(1, HOURS_PER_MONTH),
         what,
+        lines,
     }))
 }
 
@@ -353,6 +358,10 @@ mod tests {
         assert_eq!(
             s.what,
             "2 × 1000 GB EBS gp3 at the catalogued $0.08/GB-month"
+        );
+        assert_eq!(
+            s.lines,
+            vec!["2 × 1000 GB EBS gp3 at $0.08/GB-month".to_string()]
         );
         // $160 a month over 730 hours.
         assert_eq!(s.per_hour, Money::from_micros(219_178));

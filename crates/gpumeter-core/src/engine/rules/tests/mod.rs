@@ -758,6 +758,7 @@ fn with_no_extras_set_the_advice_to_stop_names_the_catalogued_storage_and_its_so
         r.set_stopped_storage(Some(crate::billing::StoppedStorage {
             per_hour: crate::money::Money::from_micros(219_178),
             what: "2 × 1000 GB EBS gp3 at the catalogued $0.08/GB-month".into(),
+            lines: Vec::new(),
         }));
         let ts = drive(&mut r, &clock, 11 * 60, Some(8_000_000), |_, t| {
             machine(t, [0, 0])
