@@ -375,3 +375,44 @@ fn the_dashboard_on_an_aws_p5_shows_its_spend_at_the_list_price_with_no_flag() {
     t.wait_dead(std::time::Duration::from_secs(15));
     assert_eq!(t.exit_status(), Some(0));
 }
+
+#[test]
+fn a_budget_with_no_rate_holds_on_the_list_price_and_is_refused_with_none() {
+    let (dmi, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    p5_tree(dmi.path());
+    let dir = home.path().join("config/gpumeter");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), "[pricing]\nbudget = \"500/day\"\n").unwrap();
+    let doc = snapshot_on(dmi.path(), home.path(), &[]);
+    let b = &doc["billing"];
+    assert_eq!(b["rate_source"], "list-price", "{b:#}");
+    assert_eq!(b["budget"]["amount_micros"], 500_000_000, "{b:#}");
+    assert_eq!(b["budget"]["period"], "day");
+
+    // Not a box the catalog knows: nothing to price the budget with.
+    std::fs::write(dmi.path().join("product_name"), "m7i.large\n").unwrap();
+    let out = fake_nvml::gpumeter(
+        &["snapshot", "--json", "--interval", "100ms"],
+        "training",
+        5_000,
+        &[
+            ("GPUMETER_DMI_ROOT", dmi.path().to_str().unwrap()),
+            ("HOME", home.path().to_str().unwrap()),
+            (
+                "XDG_CONFIG_HOME",
+                home.path().join("config").to_str().unwrap(),
+            ),
+            (
+                "XDG_STATE_HOME",
+                home.path().join("state").to_str().unwrap(),
+            ),
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("pricing.budget: a budget needs a rate")
+            && err.contains("no list price was found for this machine"),
+        "{err}"
+    );
+}

@@ -147,7 +147,8 @@ impl Layer {
 /// Loads the settings: defaults, then the user file (`--config` or the XDG path, when present),
 /// then the demo's prices, then the flags.
 /// With no rate set on a real machine, the list price of the machine it finds itself on (see
-/// [`crate::cloud`]), said to be one, with the user's extras, egress and electricity; with no
+/// [`crate::cloud`]), said to be one, with the user's extras, egress, electricity and budget
+/// (a budget with neither is refused); with no
 /// extras set, the catalogued storage of its attached volumes as what bills while stopped.
 pub fn load(opts: &LoadOptions) -> Result<Settings, ConfigError> {
     let mut settings = resolve::resolve(&layers(opts)?, opts.demo.as_ref(), &opts.cli, &opts.env)?;
@@ -177,6 +178,9 @@ pub fn load(opts: &LoadOptions) -> Result<Settings, ConfigError> {
             p.stopped_storage = priced.storage.clone();
         }
         settings.whereabouts = Some(priced);
+    }
+    if settings.pricing.is_none() {
+        settings.beside.refuse_unpriced_budget()?;
     }
     Ok(settings)
 }

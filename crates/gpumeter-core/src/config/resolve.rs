@@ -102,6 +102,9 @@ pub struct Beside {
     pub extras_per_hour: Option<Money>,
     pub egress_per_gb: Money,
     pub electricity_per_kwh: Option<Money>,
+    /// `budget` and where it was set, when no rate was: it holds on a list price, and with
+    /// none the load is refused.
+    pub budget: Option<(Budget, Origin)>,
 }
 
 impl Beside {
@@ -110,6 +113,19 @@ impl Beside {
         p.extras_per_hour = self.extras_per_hour.unwrap_or(Money::ZERO);
         p.egress_per_gb = self.egress_per_gb;
         p.electricity_per_kwh = self.electricity_per_kwh;
+        p.budget = self.budget.as_ref().map(|(b, _)| *b);
+    }
+
+    /// A budget set with nothing to price it is a mistake in the config.
+    pub fn refuse_unpriced_budget(&self) -> Result<(), ConfigError> {
+        match &self.budget {
+            Some((_, origin)) => Err(invalid(
+                origin.clone(),
+                "pricing.budget",
+                "a budget needs a rate (pricing.rate or --rate; no list price was found for this machine)",
+            )),
+            None => Ok(()),
+        }
     }
 }
 
@@ -208,6 +224,7 @@ pub fn resolve(
         }),
         egress_per_gb: egress.as_ref().map_or(Money::ZERO, |(m, _)| *m),
         electricity_per_kwh: power.as_ref().map(|(m, _)| *m),
+        budget: None,
     };
 
     if let Some(d) = demo {
@@ -235,15 +252,11 @@ pub fn resolve(
         budget = Some((b, Origin::Flag("--budget")));
     }
 
+    // With no rate, a budget waits for a list price ([`super::load`] refuses it if none comes).
+    let mut beside = beside;
     let pricing = match rate {
         None => {
-            if let Some((_, origin)) = budget {
-                return Err(invalid(
-                    origin,
-                    "pricing.budget",
-                    "a budget needs a rate (pricing.rate or --rate)",
-                ));
-            }
+            beside.budget = budget.take();
             None
         }
         Some((rate, origin)) => {
