@@ -15,6 +15,9 @@
 # parts, not machine-type totals; its rows, and the GPU clouds' per-GPU rows (RunPod's pricing
 # page), are entered by hand from the `source` page: the machine type's hourly total as shown.
 #
+# The [[storage]] rows (per GB-month of EBS gp3, GCP pd-balanced, Azure Premium SSD tiers) are
+# entered by hand from the providers' storage price pages named in each row; this script does
+# not print them.
 # The rows shipped were entered by hand (not by this script); `taken` is the date their figures
 # are given for. Run this script, and re-read the GCP and GPU-cloud pages, to refresh them. Needs: bash, curl, jq, and the aws CLI for AWS.
 #

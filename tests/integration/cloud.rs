@@ -48,6 +48,82 @@ fn a_plain_snapshot_on_an_aws_p5_carries_its_list_price_and_says_it_is_one() {
     assert_eq!(b["granularity"], "per-second-min-60s");
 }
 
+/// A `/sys/block` with two 1000 GB EBS volumes and an instance-store disk.
+fn p5_disks(root: &Path) {
+    for (dev, model) in [
+        ("nvme0n1", "Amazon Elastic Block Store"),
+        ("nvme1n1", "Amazon Elastic Block Store"),
+        ("nvme2n1", "Amazon EC2 NVMe Instance Storage"),
+    ] {
+        std::fs::create_dir_all(root.join(dev).join("device")).unwrap();
+        std::fs::write(root.join(dev).join("device/model"), format!("{model}\n")).unwrap();
+        std::fs::write(root.join(dev).join("size"), format!("{}\n", 1000u64 << 21)).unwrap();
+    }
+}
+
+#[test]
+fn the_attached_ebs_volumes_are_what_bills_while_stopped_unless_the_user_prices_them() {
+    let (dmi, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    p5_tree(dmi.path());
+    let block = dmi.path().join("block");
+    p5_disks(&block);
+    let block_s = block.to_str().unwrap();
+    let doc = snapshot_on(dmi.path(), home.path(), &[("GPUMETER_BLOCK_ROOT", block_s)]);
+    let s = &doc["billing"]["stopped_storage"];
+    assert_eq!(
+        s["what"], "2 × 1000 GB EBS gp3 at the catalogued $0.08/GB-month",
+        "{:#}",
+        doc["billing"]
+    );
+    assert_eq!(s["per_hour_micros"], 219_178);
+
+    // The user's own figure for what bills while stopped wins.
+    let dir = home.path().join("config/gpumeter");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        "[pricing]\nextras_per_hour = \"0.40\"\n",
+    )
+    .unwrap();
+    let doc = snapshot_on(dmi.path(), home.path(), &[("GPUMETER_BLOCK_ROOT", block_s)]);
+    let b = &doc["billing"];
+    assert!(b.get("stopped_storage").is_none(), "{b:#}");
+    // …and rides on the list price, as the user's egress and electricity do.
+    assert_eq!(b["rate_source"], "list-price");
+    assert_eq!(b["burn_per_hour_micros"], 98_720_000, "{b:#}");
+}
+
+#[test]
+fn a_runpod_pod_is_priced_per_gpu_by_the_model_the_driver_names() {
+    let (root, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let gpu = root.path().join("gpus/0000:1a:00.0");
+    std::fs::create_dir_all(&gpu).unwrap();
+    std::fs::write(
+        gpu.join("information"),
+        "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 114\n",
+    )
+    .unwrap();
+    let gpus = root.path().join("gpus");
+    let doc = snapshot_on(
+        &root.path().join("no-dmi"),
+        home.path(),
+        &[
+            ("RUNPOD_POD_ID", "abc123xyz"),
+            ("GPUMETER_NVIDIA_GPUS_ROOT", gpus.to_str().unwrap()),
+        ],
+    );
+    let b = &doc["billing"];
+    assert_eq!(b["rate"], "2.99/gpu-h", "{b:#}");
+    assert_eq!(b["rate_source"], "list-price");
+    assert!(
+        b["rate_note"]
+            .as_str()
+            .unwrap()
+            .starts_with("list price, RunPod H100 80GB HBM3 on-demand, catalog 2025-05"),
+        "{b:#}"
+    );
+}
+
 #[test]
 fn the_users_rate_wins_over_the_list_price() {
     let (dmi, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -256,4 +332,87 @@ fn on_a_spot_box_the_live_meter_watches_the_notice_and_raises_the_alert() {
         "{text}\n{err}"
     );
     assert!(text.contains("    action: terminate"), "{text}");
+}
+
+#[test]
+fn the_dashboard_on_an_aws_p5_shows_its_spend_at_the_list_price_with_no_flag() {
+    use crate::support::tmux::{self, Tmux};
+    if !tmux::available() {
+        return;
+    }
+    let dmi = tempfile::tempdir().unwrap();
+    p5_tree(dmi.path());
+    let block = dmi.path().join("block");
+    p5_disks(&block);
+    let bin = env!("CARGO_BIN_EXE_gpumeter");
+    let lib = fake_nvml::library().to_str().unwrap().to_string();
+    let t = Tmux::start(
+        &format!("exec {bin} --interval 200ms --no-ledger"),
+        140,
+        45,
+        &[
+            ("GPUMETER_NVML_LIB", &lib),
+            ("GPUMETER_FAKE_NVML_SCENARIO", "training"),
+            ("GPUMETER_FAKE_NVML_ELAPSED_MS", "5000"),
+            ("GPUMETER_DMI_ROOT", dmi.path().to_str().unwrap()),
+            ("GPUMETER_BLOCK_ROOT", block.to_str().unwrap()),
+            ("GPUMETER_NVIDIA_GPUS_ROOT", ""),
+        ],
+    );
+    let screen = t.wait_for(
+        "the spend at the list price",
+        std::time::Duration::from_secs(30),
+        |s| s.contains("list price") && s.contains("$98.32/h"),
+    );
+    assert!(!screen.contains("no pricing"), "{screen}");
+    assert!(
+        screen.contains("priced as  AWS p5.48xlarge on-demand us-east-1")
+            && screen.contains("stopped    $0.22/h of catalogued storage bills on:")
+            && screen.contains("           2 × 1000 GB EBS gp3 at $0.08/GB-month"),
+        "{screen}"
+    );
+    t.keys(&["q"]);
+    t.wait_dead(std::time::Duration::from_secs(15));
+    assert_eq!(t.exit_status(), Some(0));
+}
+
+#[test]
+fn a_budget_with_no_rate_holds_on_the_list_price_and_is_refused_with_none() {
+    let (dmi, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    p5_tree(dmi.path());
+    let dir = home.path().join("config/gpumeter");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), "[pricing]\nbudget = \"500/day\"\n").unwrap();
+    let doc = snapshot_on(dmi.path(), home.path(), &[]);
+    let b = &doc["billing"];
+    assert_eq!(b["rate_source"], "list-price", "{b:#}");
+    assert_eq!(b["budget"]["amount_micros"], 500_000_000, "{b:#}");
+    assert_eq!(b["budget"]["period"], "day");
+
+    // Not a box the catalog knows: nothing to price the budget with.
+    std::fs::write(dmi.path().join("product_name"), "m7i.large\n").unwrap();
+    let out = fake_nvml::gpumeter(
+        &["snapshot", "--json", "--interval", "100ms"],
+        "training",
+        5_000,
+        &[
+            ("GPUMETER_DMI_ROOT", dmi.path().to_str().unwrap()),
+            ("HOME", home.path().to_str().unwrap()),
+            (
+                "XDG_CONFIG_HOME",
+                home.path().join("config").to_str().unwrap(),
+            ),
+            (
+                "XDG_STATE_HOME",
+                home.path().join("state").to_str().unwrap(),
+            ),
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("pricing.budget: a budget needs a rate")
+            && err.contains("no list price was found for this machine"),
+        "{err}"
+    );
 }

@@ -14,8 +14,9 @@
 //! [`clock::Clock`] so every rule is testable with a fake clock. The front-ends (the `gpumeter`
 //! crate: the dashboard, `watch`, `serve`, `fleet`, `check`) use this crate and never each other.
 
-// The surface is deliberate: an item public inside a private room is the room's business.
-#![warn(unreachable_pub)]
+// The surface is deliberate: an item public inside a private room is the room's business,
+// and every public item says what it means (units, what `None` is, the key it comes from).
+#![warn(unreachable_pub, missing_docs)]
 
 pub mod billing;
 pub mod clock;

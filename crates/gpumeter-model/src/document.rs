@@ -54,6 +54,19 @@ pub struct BillingSummary {
     pub budget: Option<BudgetSummary>,
     pub gpus: u32,
     pub busy_gpus: u32,
+    /// The catalogued storage of the attached volumes, which bills while the box is stopped
+    /// (absent when the user priced it with `[pricing] extras_per_hour`, or none was found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_storage: Option<StorageSummary>,
+}
+
+/// What bills while the box is stopped, and where the figure came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StorageSummary {
+    /// Per hour, not in `burn_per_hour_micros`.
+    pub per_hour_micros: i64,
+    /// `2 × 1000 GB EBS gp3 at the catalogued $0.08/GB-month`.
+    pub what: String,
 }
 
 /// Documents older than the rate's provenance carried the user's own rates only.

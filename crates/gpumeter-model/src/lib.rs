@@ -25,7 +25,9 @@ mod throttle;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;
 
-pub use document::{AlertSummary, BillingSummary, BudgetSummary, Document, Evidence};
+pub use document::{
+    AlertSummary, BillingSummary, BudgetSummary, Document, Evidence, StorageSummary,
+};
 pub use gpu::{GpuReading, GpuState, StuckThresholds, XidCount};
 pub use host::{CgroupReading, HostReading, Interruption, PlaceKind, RunsIn, SystemInfo};
 pub use pod::PodRef;

@@ -418,3 +418,49 @@ fn the_documented_series_count_per_8_gpu_node_is_what_a_scrape_has() {
         "deploy/README.md should say: {said}"
     );
 }
+
+#[test]
+fn a_list_price_is_said_to_be_one_in_the_rate_info_series() {
+    use gpumeter_core::billing::{ListPrice, Meter, MeterConfig, Pricing, Rate, RateSource};
+    use gpumeter_core::source::Source;
+    let scrape = |source: RateSource| {
+        let mut pricing = Pricing::simple(Rate::parse("98.32/h").unwrap());
+        pricing.source = source;
+        let meter = Meter::new(MeterConfig {
+            pricing,
+            tick_cap_ms: 10_000,
+        });
+        let mut engine = Engine::new().with_meter(meter);
+        let clock = gpumeter_core::clock::FakeClock::new(1_767_603_600_000);
+        let mut source = gpumeter_core::source::sim::SimSource::new(
+            gpumeter_sim::Scenario::builtin("training").unwrap(),
+            std::sync::Arc::new(clock.clone()),
+        );
+        for _ in 0..3 {
+            engine.ingest(source.sample().unwrap());
+            clock.advance_ms(1_000);
+        }
+        scrape_of(&engine, MetricsOptions::default()).classic
+    };
+    let listed = scrape(RateSource::ListPrice(ListPrice {
+        what: "AWS p5.48xlarge on-demand us-east-1".into(),
+        catalog: "2025-05".into(),
+        url: "https://aws.amazon.com/ec2/pricing/on-demand/".into(),
+    }));
+    let info = samples(&listed, "gpumeter_rate_info");
+    assert_eq!(info.len(), 1, "{info:?}");
+    assert!(
+        info[0].0.contains("source=\"list-price\"")
+            && info[0].0.contains(
+                "detail=\"list price, AWS p5.48xlarge on-demand us-east-1, catalog 2025-05\""
+            ),
+        "{info:?}"
+    );
+    let yours = scrape(RateSource::Yours("config.toml".into()));
+    let info = samples(&yours, "gpumeter_rate_info");
+    assert!(
+        info[0].0.contains("source=\"yours\"")
+            && info[0].0.contains("detail=\"your rate (config.toml)\""),
+        "{info:?}"
+    );
+}

@@ -98,6 +98,7 @@ mod tests {
                 budget: None,
                 gpus: 0,
                 busy_gpus: 0,
+                stopped_storage: None,
             }),
             alerts: Vec::new(),
         }

@@ -345,6 +345,7 @@ pub fn billing_view() -> gpumeter_core::billing::BillingView {
         egress_bytes: 0,
         egress_cost: Money::ZERO,
         egress_per_hour: Money::ZERO,
+        stopped_storage: None,
         gpus: 8,
         busy_gpus: 2,
     }

@@ -118,6 +118,18 @@ pub fn lines(view: &BillingView, theme: &Theme) -> Vec<Line<'static>> {
             theme,
         ));
     }
+    if let Some(s) = &view.stopped_storage {
+        // What stopping the box does not save, and where the figure came from.
+        out.push(line(
+            "stopped",
+            format!("{} of catalogued storage bills on:", c.per_hour(s.per_hour)),
+            Tone::Plain,
+            theme,
+        ));
+        for l in &s.lines {
+            out.push(line("", l.clone(), Tone::Plain, theme));
+        }
+    }
     if let gpumeter_core::billing::RateSource::ListPrice(l) = &view.rate_source {
         // A guessed price is said to be one, with how to give the real one.
         let catalog = if l.catalog.is_empty() {
@@ -278,6 +290,29 @@ mod tests {
         let one = crate::ui::widgets::spend_line::line(&listed, &Theme::colour(), 120);
         let one: String = one.spans.iter().map(|s| s.content.as_ref()).collect();
         assert!(one.contains("(list price: set --rate)"), "{one}");
+    }
+
+    #[test]
+    fn catalogued_storage_says_what_bills_while_stopped_and_where_the_figure_is_from() {
+        let area = Rect::new(0, 0, 80, 16);
+        let draw = |v: &BillingView| {
+            let mut buf = Buffer::empty(area);
+            render(&mut buf, area, v, &Theme::colour());
+            text(&buf)
+        };
+        assert!(!draw(&view()).contains("stopped"));
+        let mut v = view();
+        v.stopped_storage = Some(gpumeter_core::billing::StoppedStorage {
+            per_hour: gpumeter_core::money::Money::from_micros(219_178),
+            what: "2 × 1000 GB EBS gp3 at the catalogued $0.08/GB-month".into(),
+            lines: vec!["2 × 1000 GB EBS gp3 at $0.08/GB-month".into()],
+        });
+        let t = draw(&v);
+        assert!(
+            t.contains("stopped    $0.22/h of catalogued storage bills on:")
+                && t.contains("           2 × 1000 GB EBS gp3 at $0.08/GB-month"),
+            "{t}"
+        );
     }
 
     #[test]

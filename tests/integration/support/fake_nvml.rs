@@ -91,7 +91,9 @@ pub fn gpumeter(args: &[&str], scenario: &str, elapsed_ms: u64, env: &[(&str, &s
         .env_remove("GPUMETER_NVML_LIB")
         .env("GPUMETER_FAKE_NVML_SCENARIO", name)
         .env("GPUMETER_FAKE_NVML_ELAPSED_MS", elapsed_ms.to_string())
-        .env("GPUMETER_DMI_ROOT", "");
+        .env("GPUMETER_DMI_ROOT", "")
+        .env("GPUMETER_BLOCK_ROOT", "")
+        .env("GPUMETER_NVIDIA_GPUS_ROOT", "");
     for var in gpumeter_core::cloud::local::POD_VARS {
         cmd.env_remove(var);
     }

@@ -19,7 +19,9 @@ pub fn gpumeter(home: &Path) -> Command {
         .env("XDG_STATE_HOME", home.join("state"))
         .env_remove("GPUMETER_NVML_LIB");
     // Not on a cloud (whatever box CI runs on): no DMI strings, no pod variables.
-    cmd.env("GPUMETER_DMI_ROOT", "");
+    cmd.env("GPUMETER_DMI_ROOT", "")
+        .env("GPUMETER_BLOCK_ROOT", "")
+        .env("GPUMETER_NVIDIA_GPUS_ROOT", "");
     for var in gpumeter_core::cloud::local::POD_VARS {
         cmd.env_remove(var);
     }

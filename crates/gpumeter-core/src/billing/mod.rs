@@ -19,6 +19,7 @@ pub use budget::{BudgetEvent, BudgetEventKind, spent_share};
 pub use meter::{GpuTick, Meter, MeterConfig, MeterSeed, MeterTotals, TickRecord};
 pub use pricing::{
     Budget, BudgetPeriod, ClockStart, Granularity, Pricing, PricingError, Rate, RateUnit,
+    StoppedStorage,
 };
 pub use rate_source::{ListPrice, RateSource, rate_text};
 pub use view::{BillingView, BudgetView, per_busy_gpu_hour};

@@ -316,6 +316,22 @@ pub struct Pricing {
     pub electricity_per_kwh: Option<Money>,
     /// Where the rate came from: the user's, or a catalog list price.
     pub source: super::RateSource,
+    /// The catalogued storage of the attached volumes, when the user priced none
+    /// (`extras_per_hour`): what keeps billing while the box is stopped. Not in the burn or the
+    /// ledger: it is a list figure for volumes whose type is assumed, said beside the spend.
+    pub stopped_storage: Option<StoppedStorage>,
+}
+
+/// Storage that bills while the machine is stopped, priced from the catalog.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StoppedStorage {
+    /// Per hour, from the monthly list price (a month of 730 hours, as the clouds count it).
+    pub per_hour: Money,
+    /// Where the figure came from: `2 × 1000 GB EBS gp3 at the catalogued $0.08/GB-month`.
+    pub what: String,
+    /// The same for a narrow panel, one line per kind of volume: `2 × 1000 GB EBS gp3 at
+    /// $0.08/GB-month`.
+    pub lines: Vec<String>,
 }
 
 impl Pricing {
@@ -335,6 +351,7 @@ impl Pricing {
             budget: None,
             electricity_per_kwh: None,
             source: super::RateSource::default(),
+            stopped_storage: None,
         }
     }
 

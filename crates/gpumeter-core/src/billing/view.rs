@@ -85,6 +85,10 @@ pub struct BillingView {
     pub egress_cost: Money,
     /// What sending costs per hour at the recent (smoothed) egress rate.
     pub egress_per_hour: Money,
+    /// The catalogued storage of the attached volumes, which bills while the box is stopped
+    /// (not in the burn; see [`super::Pricing::stopped_storage`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_storage: Option<super::StoppedStorage>,
     /// GPUs in the last snapshot.
     pub gpus: u32,
     /// GPUs busy in the last tick (see [`gpu_busy`](super::meter::gpu_busy)).
@@ -223,6 +227,7 @@ impl Meter {
             egress_bytes: t.egress_bytes,
             egress_cost: self.egress_cost(),
             egress_per_hour: self.egress_per_hour(),
+            stopped_storage: p.stopped_storage.clone(),
             gpus: self.gpus_now,
             busy_gpus: self.busy_now,
         }

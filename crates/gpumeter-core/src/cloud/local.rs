@@ -1,7 +1,8 @@
 //! The provider from facts on this machine, with no network: the firmware's DMI strings
-//! (`/sys/class/dmi/id`: `sys_vendor`, `product_name`, `board_asset_tag`, `chassis_asset_tag`)
-//! and the environment variables GPU clouds set in their pods. The DMI directory is a parameter
-//! so tests read fixture trees.
+//! (`/sys/class/dmi/id`: `sys_vendor`, `product_name`, `board_asset_tag`, `chassis_asset_tag`),
+//! the environment variables GPU clouds set in their pods, and the GPU model the driver names
+//! (`/proc/driver/nvidia`), which the GPU clouds' per-GPU prices go by. The directories are
+//! parameters so tests read fixture trees.
 //!
 //! What each provider writes (from their docs on identifying an instance):
 //! - AWS (Nitro): `sys_vendor` "Amazon EC2", `product_name` the instance type (`p5.48xlarge`),
@@ -31,6 +32,10 @@ pub const POD_VARS: [&str; 6] = [
     "CONTAINER_ID",
     "GPU_COUNT",
 ];
+
+/// Where the NVIDIA driver lists its GPUs without NVML, one directory per PCI address (a
+/// container given GPUs sees its own).
+pub const NVIDIA_GPUS_ROOT: &str = "/proc/driver/nvidia/gpus";
 
 /// Azure's fixed chassis asset tag.
 const AZURE_ASSET_TAG: &str = "7783-7084-3265-9085-8269-3286-77";
@@ -106,6 +111,24 @@ pub fn from_dmi(root: &Path) -> Whereabouts {
     }
 }
 
+/// The first GPU's model as the driver names it (the `Model:` line of its `information`
+/// file under `root`: `NVIDIA H100 80GB HBM3`), for the GPU clouds that list a price per GPU
+/// model. `None` without a driver or a readable file.
+pub fn gpu_model(root: &Path) -> Option<String> {
+    let mut dirs: Vec<_> = std::fs::read_dir(root)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    dirs.iter().find_map(|d| {
+        let text = std::fs::read_to_string(d.join("information")).ok()?;
+        text.lines()
+            .find_map(|l| l.strip_prefix("Model:"))
+            .and_then(clean)
+    })
+}
+
 /// `p5.48xlarge`, `g6e.xlarge`, `p4d.24xlarge`, `m7i.metal-24xl`.
 fn looks_like_aws_type(text: &str) -> bool {
     let Some((family, size)) = text.split_once('.') else {
@@ -146,6 +169,28 @@ mod tests {
 
     fn no_env(_: &str) -> Option<String> {
         None
+    }
+
+    #[test]
+    fn the_drivers_first_gpu_model_is_read_without_nvml() {
+        let root = tempfile::tempdir().unwrap();
+        for (bus, model) in [
+            ("0000:1a:00.0", "NVIDIA H100 80GB HBM3"),
+            ("0000:18:00.0", "NVIDIA A100-SXM4-80GB"),
+        ] {
+            let dir = root.path().join(bus);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("information"),
+                format!("Model: \t\t {model}\nIRQ:   \t\t 114\nBus Type: \t PCIe\n"),
+            )
+            .unwrap();
+        }
+        assert_eq!(
+            gpu_model(root.path()).as_deref(),
+            Some("NVIDIA A100-SXM4-80GB")
+        );
+        assert_eq!(gpu_model(&root.path().join("none")), None);
     }
 
     #[test]

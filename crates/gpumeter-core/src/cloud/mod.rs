@@ -1,11 +1,12 @@
 //! Where am I: which cloud or GPU host this machine is rented from, and, where local facts or
 //! (when the user allows it) the instance metadata service tell, its instance type, region and
 //! whether it is spot. Then what such a box lists at ([`catalog`]), so the meter can run on a
-//! list price, said to be one, when the user set no rate; on a spot box, the provider's
-//! interruption notice, polled on a thread of its own ([`watch`]).
+//! list price, said to be one, when the user set no rate, and what its attached volumes
+//! ([`volumes`]) cost while it is stopped; on a spot box, the provider's interruption notice,
+//! polled on a thread of its own ([`watch`]).
 //!
 //! A room of its own beside `billing` rather than under `source`: these are facts read once at
-//! launch (files under `/sys/class/dmi/id`, environment variables, and an opt-in HTTP call to
+//! launch (files under `/sys/class/dmi/id` and `/sys/block`, environment variables, and an opt-in HTTP call to
 //! the link-local metadata service), not readings taken every tick, and `billing` stays pure (no
 //! I/O). Unknown is a normal answer: nothing here fails a launch.
 
@@ -14,6 +15,7 @@ pub mod local;
 pub mod metadata;
 pub mod notice;
 pub mod price;
+pub mod volumes;
 pub mod watch;
 
 pub use price::{Priced, Probe, list_pricing};

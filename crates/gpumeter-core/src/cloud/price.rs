@@ -2,25 +2,39 @@
 //! then the metadata service when allowed) and price it from the catalog. The result is a
 //! [`Pricing`] whose source says "list price", or no pricing and a note saying why (unknown
 //! machine, no row, a stale or broken catalog): never a guessed rate passed off as the user's.
+//! Beside it, the catalogued storage of the attached volumes ([`StoppedStorage`]), said with
+//! the sizes and the price it was worked out from.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use chrono::NaiveDate;
 
-use super::catalog::{self, Catalog};
+use super::catalog::{self, Catalog, StoragePrice};
+use super::volumes::{self, Volume};
 use super::{Provider, Whereabouts, local};
-use crate::billing::{Granularity, ListPrice, Pricing, RateSource};
-use crate::money::Currency;
+use crate::billing::{Granularity, ListPrice, Pricing, RateSource, StoppedStorage};
+use crate::money::{Currency, Money};
 
 /// Overrides the DMI directory (tests: a fixture tree; an empty path reads none).
 pub const DMI_ROOT_VAR: &str = "GPUMETER_DMI_ROOT";
+/// Overrides the driver's GPU directory, `/proc/driver/nvidia/gpus` (tests; empty: none).
+pub const GPUS_ROOT_VAR: &str = "GPUMETER_NVIDIA_GPUS_ROOT";
+/// Overrides the block-device directory, `/sys/block` (tests: a fixture tree; empty: none).
+pub const BLOCK_ROOT_VAR: &str = "GPUMETER_BLOCK_ROOT";
+
+/// Hours in the month the clouds turn a monthly storage price into an hourly one by.
+const HOURS_PER_MONTH: i128 = 730;
 
 /// What the launcher hands in: where to read facts, and today's date (the catalog's age).
 #[derive(Debug, Clone)]
 pub struct Probe {
     /// `None` reads no firmware strings.
     pub dmi_root: Option<PathBuf>,
+    /// `None` looks for no attached volumes.
+    pub block_root: Option<PathBuf>,
+    /// `None` reads no GPU model from the driver (GPU clouds price per model).
+    pub gpus_root: Option<PathBuf>,
     /// The pod variables that were set (see [`local::POD_VARS`]).
     pub env: BTreeMap<String, String>,
     /// `--cloud-metadata` was given.
@@ -34,17 +48,22 @@ pub struct Probe {
 impl Probe {
     /// This machine, now.
     pub fn from_process(metadata_flag: bool) -> Probe {
-        let dmi_root = match std::env::var_os(DMI_ROOT_VAR) {
+        let root = |var: &str, default: &str| match std::env::var_os(var) {
             Some(v) if v.is_empty() => None,
             Some(v) => Some(PathBuf::from(v)),
-            None => Some(PathBuf::from(local::DMI_ROOT)),
+            None => Some(PathBuf::from(default)),
         };
+        let dmi_root = root(DMI_ROOT_VAR, local::DMI_ROOT);
+        let block_root = root(BLOCK_ROOT_VAR, volumes::BLOCK_ROOT);
+        let gpus_root = root(GPUS_ROOT_VAR, local::NVIDIA_GPUS_ROOT);
         let env = local::POD_VARS
             .iter()
             .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
             .collect();
         Probe {
             dmi_root,
+            block_root,
+            gpus_root,
             env,
             metadata_flag,
             metadata: super::metadata::Endpoints::from_process(),
@@ -63,13 +82,15 @@ pub struct Priced {
     /// The list-price pricing (USD, the provider's granularity); `None` when there is no list
     /// price.
     pub pricing: Option<Pricing>,
+    /// What the attached volumes cost while the box is stopped, at the catalog's prices.
+    pub storage: Option<StoppedStorage>,
     /// Why there is no list price, or what to know about it (said on stderr and by `check`).
     pub notes: Vec<String>,
 }
 
 /// Finds the machine and its list price. `metadata` allows the metadata call (`[cloud]
 /// metadata` or `--cloud-metadata`); `catalog_file` is the user's own catalog; `gpu` the first
-/// GPU's name when known (GPU clouds price per GPU model).
+/// GPU's name when known (GPU clouds price per GPU model), else the driver's name for it.
 pub fn list_pricing(
     probe: &Probe,
     metadata: bool,
@@ -105,7 +126,23 @@ pub fn list_pricing(
             return out;
         }
     };
-    match catalog.price(&w, gpu, probe.today) {
+    let attached = probe
+        .block_root
+        .as_deref()
+        .map(volumes::scan)
+        .unwrap_or_default();
+    match stopped_storage(&attached, &catalog, &w, probe.today) {
+        Ok(s) => out.storage = s,
+        Err(note) => out.notes.push(note),
+    }
+    let gpu = gpu.map(String::from).or_else(|| {
+        probe
+            .gpus_root
+            .as_deref()
+            .filter(|_| w.instance_type.is_none())
+            .and_then(local::gpu_model)
+    });
+    match catalog.price(&w, gpu.as_deref(), probe.today) {
         Ok(Some(found)) => {
             let mut p = Pricing::simple(found.rate);
             p.granularity = granularity(provider);
@@ -149,6 +186,67 @@ pub fn list_pricing(
     out
 }
 
+/// What `attached` costs per hour while the box is stopped, at the catalog's storage prices:
+/// only the volumes of the provider the box was found on (a Hyper-V "Virtual Disk" off Azure is
+/// no managed disk), only when the catalog prices every one of them (a part would understate
+/// it). `Err`: a note saying why there is no figure where the catalog had one but stale.
+pub fn stopped_storage(
+    attached: &[Volume],
+    catalog: &Catalog,
+    w: &Whereabouts,
+    today: NaiveDate,
+) -> Result<Option<StoppedStorage>, String> {
+    let ours: Vec<&Volume> = attached
+        .iter()
+        .filter(|v| Some(v.provider) == w.provider)
+        .collect();
+    if ours.is_empty() {
+        return Ok(None);
+    }
+    // (what it is priced as, its size, the price as written) → how many, in the order found.
+    let mut groups: Vec<(String, u64, String, u32)> = Vec::new();
+    let mut monthly = Money::ZERO;
+    for v in ours {
+        let found = catalog
+            .storage_price(v.provider, w.region.as_deref(), v.gb(), today)
+            .map_err(|stale| {
+                format!("{stale}, so no storage figure for the stop advice ([pricing] extras_per_hour sets one)")
+            })?;
+        let Some((row, per_month)) = found else {
+            return Ok(None);
+        };
+        monthly = monthly.saturating_add(per_month);
+        let price = match row.price {
+            StoragePrice::PerGbMonth(m) => format!("{}/GB-month", Currency::USD.format(m)),
+            StoragePrice::PerDiskMonth { amount, .. } => {
+                format!("{}/month", Currency::USD.format(amount))
+            }
+        };
+        let gb = v.gb();
+        match groups
+            .iter_mut()
+            .find(|(d, g, p, _)| *d == row.disk && *g == gb && *p == price)
+        {
+            Some(group) => group.3 += 1,
+            None => groups.push((row.disk.clone(), gb, price, 1)),
+        }
+    }
+    let what = groups
+        .iter()
+        .map(|(disk, gb, price, n)| format!("{n} × {gb} GB {disk} at the catalogued {price}"))
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let lines = groups
+        .iter()
+        .map(|(disk, gb, price, n)| format!("{n} × {gb} GB {disk} at {price}"))
+        .collect();
+    Ok(Some(StoppedStorage {
+        per_hour: monthly.mul_div(1, HOURS_PER_MONTH),
+        what,
+        lines,
+    }))
+}
+
 /// How each provider rounds billed time (their published terms).
 fn granularity(p: Provider) -> Granularity {
     match p {
@@ -171,6 +269,8 @@ mod tests {
         }
         let p = Probe {
             dmi_root: Some(dir.path().to_path_buf()),
+            block_root: None,
+            gpus_root: None,
             env: BTreeMap::new(),
             metadata_flag: false,
             metadata: super::super::metadata::Endpoints::none(),
@@ -229,5 +329,76 @@ mod tests {
         let got = list_pricing(&p, false, None, None);
         assert!(got.pricing.is_none());
         assert!(got.notes[0].contains("AWS m7i.large: not in the price catalog"));
+    }
+
+    /// A `/sys/block` of `(device, model, GiB)`.
+    fn disks(root: &Path, list: &[(&str, &str, u64)]) {
+        for (dev, model, gib) in list {
+            let dir = root.join(dev).join("device");
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("model"), format!("{model}\n")).unwrap();
+            std::fs::write(root.join(dev).join("size"), format!("{}\n", gib << 21)).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_attached_ebs_volumes_are_priced_at_the_catalogued_storage_price() {
+        let (d, mut p) = probe(&[
+            ("sys_vendor", "Amazon EC2"),
+            ("product_name", "p5.48xlarge"),
+        ]);
+        let block = d.path().join("block");
+        disks(
+            &block,
+            &[
+                ("nvme0n1", "Amazon Elastic Block Store", 1000),
+                ("nvme1n1", "Amazon Elastic Block Store", 1000),
+                ("nvme2n1", "Amazon EC2 NVMe Instance Storage", 3800),
+            ],
+        );
+        p.block_root = Some(block);
+        let got = list_pricing(&p, false, None, None);
+        let s = got.storage.unwrap();
+        assert_eq!(
+            s.what,
+            "2 × 1000 GB EBS gp3 at the catalogued $0.08/GB-month"
+        );
+        assert_eq!(
+            s.lines,
+            vec!["2 × 1000 GB EBS gp3 at $0.08/GB-month".to_string()]
+        );
+        // $160 a month over 730 hours.
+        assert_eq!(s.per_hour, Money::from_micros(219_178));
+        assert!(got.notes.is_empty(), "{:?}", got.notes);
+    }
+
+    #[test]
+    fn a_hyperv_disk_off_azure_or_a_stale_storage_row_gives_no_figure() {
+        let (d, mut p) = probe(&[
+            ("sys_vendor", "Amazon EC2"),
+            ("product_name", "p5.48xlarge"),
+        ]);
+        let block = d.path().join("block");
+        disks(&block, &[("sda", "Virtual Disk", 100)]);
+        p.block_root = Some(block.clone());
+        assert_eq!(list_pricing(&p, false, None, None).storage, None);
+
+        disks(&block, &[("nvme0n1", "Amazon Elastic Block Store", 100)]);
+        let mine = d.path().join("prices.toml");
+        std::fs::write(
+            &mine,
+            "[[storage]]\nprovider = \"aws\"\ndisk = \"EBS io2\"\nper_gb_month = \"0.125\"\nsource = \"https://x\"\ntaken = \"2020-01-01\"\n",
+        )
+        .unwrap();
+        let got = list_pricing(&p, false, Some(&mine), None);
+        assert_eq!(got.storage, None);
+        assert!(
+            got.notes
+                .iter()
+                .any(|n| n.contains("EBS io2 was taken 2020-01-01")
+                    && n.contains("no storage figure")),
+            "{:?}",
+            got.notes
+        );
     }
 }

@@ -156,7 +156,9 @@ impl Layer {
 /// Loads the settings: defaults, then the user file (`--config` or the XDG path, when present),
 /// then the demo's prices, then the flags.
 /// With no rate set on a real machine, the list price of the machine it finds itself on (see
-/// [`crate::cloud`]), said to be one.
+/// [`crate::cloud`]), said to be one, with the user's extras, egress, electricity and budget
+/// (a budget with neither is refused); with no
+/// extras set, the catalogued storage of its attached volumes as what bills while stopped.
 pub fn load(opts: &LoadOptions) -> Result<Settings, ConfigError> {
     let mut settings = resolve::resolve(&layers(opts)?, opts.demo.as_ref(), &opts.cli, &opts.env)?;
     if let Some(probe) = &opts.probe {
@@ -168,10 +170,26 @@ pub fn load(opts: &LoadOptions) -> Result<Settings, ConfigError> {
             priced.whereabouts.evidence.push("[cloud] lifecycle".into());
         }
         if settings.pricing.is_none() && !opts.cli.simulated {
-            settings.pricing = priced.pricing.clone();
+            settings.pricing = priced.pricing.clone().map(|mut p| {
+                settings.beside.apply(&mut p);
+                p
+            });
             settings.notes.extend(priced.notes.iter().cloned());
         }
+        // What bills while stopped: the user's extras when they set them, else the catalogued
+        // storage of the attached volumes (a USD list figure, so only beside a USD rate).
+        let unpriced = settings.beside.extras_per_hour.is_none() && !opts.cli.simulated;
+        if let Some(p) = settings
+            .pricing
+            .as_mut()
+            .filter(|p| unpriced && p.currency == crate::money::Currency::USD)
+        {
+            p.stopped_storage = priced.storage.clone();
+        }
         settings.whereabouts = Some(priced);
+    }
+    if settings.pricing.is_none() {
+        settings.beside.refuse_unpriced_budget()?;
     }
     Ok(settings)
 }

@@ -101,8 +101,48 @@ pub struct Settings {
     pub cloud: CloudSettings,
     /// What the machine was found to be and its list price, when the loader looked.
     pub whereabouts: Option<crate::cloud::Priced>,
+    /// `[pricing]`'s costs beside the rate, kept when no rate is set so that a list price
+    /// carries them too.
+    pub beside: Beside,
     /// Things worth a line on stderr (a clock start that fell back, …).
     pub notes: Vec<String>,
+}
+
+/// The user's `[pricing]` costs beside the rate.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Beside {
+    /// `extras_per_hour`; `None` when only the defaults set it (then the catalogued storage
+    /// of the attached volumes may stand in for what bills while stopped).
+    pub extras_per_hour: Option<Money>,
+    /// `egress_per_gb`: what a GB sent costs (0: not priced).
+    pub egress_per_gb: Money,
+    /// `electricity_per_kwh`; `None`: power is not priced.
+    pub electricity_per_kwh: Option<Money>,
+    /// `budget` and where it was set, when no rate was: it holds on a list price, and with
+    /// none the load is refused.
+    pub budget: Option<(Budget, Origin)>,
+}
+
+impl Beside {
+    /// Onto a list price, which knows none of them.
+    pub fn apply(&self, p: &mut Pricing) {
+        p.extras_per_hour = self.extras_per_hour.unwrap_or(Money::ZERO);
+        p.egress_per_gb = self.egress_per_gb;
+        p.electricity_per_kwh = self.electricity_per_kwh;
+        p.budget = self.budget.as_ref().map(|(b, _)| *b);
+    }
+
+    /// A budget set with nothing to price it is a mistake in the config.
+    pub fn refuse_unpriced_budget(&self) -> Result<(), ConfigError> {
+        match &self.budget {
+            Some((_, origin)) => Err(invalid(
+                origin.clone(),
+                "pricing.budget",
+                "a budget needs a rate (pricing.rate or --rate; no list price was found for this machine)",
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
 /// `[cloud]` as resolved.
@@ -192,6 +232,16 @@ pub fn resolve(
     let power = amount("pricing.electricity_per_kwh", |p| {
         p.electricity_per_kwh.as_ref()
     })?;
+    let beside = Beside {
+        extras_per_hour: extras.as_ref().and_then(|(m, origin)| {
+            let defaults =
+                matches!(origin, Origin::File { name, .. } if name == super::DEFAULT_CONFIG_NAME);
+            (!defaults).then_some(*m)
+        }),
+        egress_per_gb: egress.as_ref().map_or(Money::ZERO, |(m, _)| *m),
+        electricity_per_kwh: power.as_ref().map(|(m, _)| *m),
+        budget: None,
+    };
 
     if let Some(d) = demo {
         let origin = Origin::Scenario(d.scenario.clone());
@@ -218,15 +268,11 @@ pub fn resolve(
         budget = Some((b, Origin::Flag("--budget")));
     }
 
+    // With no rate, a budget waits for a list price ([`super::load`] refuses it if none comes).
+    let mut beside = beside;
     let pricing = match rate {
         None => {
-            if let Some((_, origin)) = budget {
-                return Err(invalid(
-                    origin,
-                    "pricing.budget",
-                    "a budget needs a rate (pricing.rate or --rate)",
-                ));
-            }
+            beside.budget = budget.take();
             None
         }
         Some((rate, origin)) => {
@@ -262,6 +308,7 @@ pub fn resolve(
         ascii: cli.ascii || ui_flag(layers, |u| u.ascii),
         cloud: cloud_settings(layers, env)?,
         whereabouts: None,
+        beside,
         notes,
     })
 }

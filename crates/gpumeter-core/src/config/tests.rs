@@ -16,7 +16,12 @@ fn load_file(path: &Path) -> Result<Settings, ConfigError> {
     let text = std::fs::read_to_string(path).unwrap();
     let name = path.file_name().unwrap().to_string_lossy();
     let layers = [Layer::defaults()?, Layer::parse(&name, &text)?];
-    resolve::resolve(&layers, None, &CliPricing::default(), &Env::default())
+    let s = resolve::resolve(&layers, None, &CliPricing::default(), &Env::default())?;
+    // As `load` does with no machine to price.
+    if s.pricing.is_none() {
+        s.beside.refuse_unpriced_budget()?;
+    }
+    Ok(s)
 }
 
 #[test]

@@ -51,9 +51,11 @@ impl Insights {
         spent: Money,
         currency: Currency,
         kept_when_stopped: Money,
+        stopped_storage: Option<crate::billing::StoppedStorage>,
     ) {
         self.rate_per_hour = Some(per_hour);
         self.rules.set_kept_when_stopped(Some(kept_when_stopped));
+        self.rules.set_stopped_storage(stopped_storage);
         self.rules.set_run_spent(Some(spent));
         self.rules.set_gpu_rate(per_gpu_hour);
         self.rules.set_currency(currency);

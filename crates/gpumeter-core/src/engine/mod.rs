@@ -108,6 +108,7 @@ impl Engine {
                 view.spent,
                 view.currency,
                 meter.pricing().extras_per_hour,
+                meter.pricing().stopped_storage.clone(),
             );
         }
         self.insights.observe(&snap);

@@ -60,6 +60,13 @@ pub fn billing_summary(v: &BillingView) -> BillingSummary {
         }),
         gpus: v.gpus,
         busy_gpus: v.busy_gpus,
+        stopped_storage: v
+            .stopped_storage
+            .as_ref()
+            .map(|s| gpumeter_model::StorageSummary {
+                per_hour_micros: s.per_hour.micros(),
+                what: s.what.clone(),
+            }),
     }
 }
 

@@ -366,12 +366,23 @@ impl IdleRule {
 }
 
 /// "stop the machine: that saves $30.60/h, while its $0.40/h of storage …": what stopping the
-/// box saves, and what keeps billing while it is stopped (the priced disks and addresses), so
+/// box saves, and what keeps billing while it is stopped (the priced disks and addresses, or
+/// else the catalogued price of the attached volumes, with where that figure came from), so
 /// the advice does not promise a saving the bill will not show.
 pub(super) fn stop_advice(ctx: &Ctx<'_>) -> String {
     let (Some(burn), Some(kept)) = (ctx.rate_per_hour, ctx.kept_when_stopped) else {
         return "stop or release the machine".into();
     };
+    if let Some(s) = ctx.stopped_storage.filter(|_| kept.micros() == 0) {
+        // Not in the burn: stopping saves all of it, and the volumes bill on beside.
+        return format!(
+            "stop the machine: that saves {}, while its {} of storage ({}) bills until you \
+             delete the volumes ([pricing] extras_per_hour sets your own figure)",
+            ctx.per_hour(burn.micros()),
+            ctx.per_hour(s.per_hour.micros()),
+            s.what
+        );
+    }
     if kept.micros() > 0 {
         format!(
             "stop the machine: that saves {}, while its {} of storage and addresses \

@@ -73,6 +73,9 @@ pub struct Ctx<'a> {
     /// What keeps billing per hour while the machine is stopped (the priced disks, addresses
     /// and snapshots: `[pricing] extras_per_hour`); `None`: no meter.
     pub kept_when_stopped: Option<Money>,
+    /// The catalogued storage of the attached volumes, when the user priced none: it bills
+    /// while stopped and is not in `rate_per_hour`.
+    pub stopped_storage: Option<&'a crate::billing::StoppedStorage>,
     /// The GPUs the hung alert named last tick: what stands on them is that alert's (a hung
     /// job's straggler rank is no forgotten allocation).
     pub hung_gpus: Vec<u32>,
@@ -101,6 +104,7 @@ impl<'a> Ctx<'a> {
             gpu_rate,
             run_spent: None,
             kept_when_stopped: None,
+            stopped_storage: None,
             hung_gpus: Vec::new(),
             jobs,
             work,
@@ -169,6 +173,8 @@ pub struct Rules {
     run_spent: Option<Money>,
     /// What bills while stopped, from billing (see [`Ctx::kept_when_stopped`]).
     kept_when_stopped: Option<Money>,
+    /// See [`Ctx::stopped_storage`].
+    stopped_storage: Option<crate::billing::StoppedStorage>,
     idle: idle::IdleRule,
     forgotten: forgotten::ForgottenRule,
     starved: starved::StarvedRule,
@@ -239,6 +245,7 @@ impl Rules {
             gpu_rate: None,
             run_spent: None,
             kept_when_stopped: None,
+            stopped_storage: None,
             active: BTreeMap::new(),
             external: BTreeMap::new(),
             sorted: Vec::new(),
@@ -276,6 +283,11 @@ impl Rules {
         self.kept_when_stopped = per_hour;
     }
 
+    /// The catalogued storage that bills while stopped (`None`: the user priced it, or none).
+    pub fn set_stopped_storage(&mut self, storage: Option<crate::billing::StoppedStorage>) {
+        self.stopped_storage = storage;
+    }
+
     /// What the run has cost so far, as billing says (`None`: no meter).
     pub fn set_run_spent(&mut self, spent: Option<Money>) {
         self.run_spent = spent;
@@ -301,6 +313,7 @@ impl Rules {
         );
         ctx.run_spent = self.run_spent;
         ctx.kept_when_stopped = self.kept_when_stopped;
+        ctx.stopped_storage = self.stopped_storage.as_ref();
         ctx.hung_gpus = self.hung.shown_gpus();
         let outputs = [
             self.idle.evaluate(&ctx),

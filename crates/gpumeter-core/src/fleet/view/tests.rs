@@ -35,6 +35,7 @@ fn billing(burn: i64, gpus: u32, busy: u32) -> BillingSummary {
         budget: None,
         gpus,
         busy_gpus: busy,
+        stopped_storage: None,
     }
 }
 

@@ -65,6 +65,26 @@ fn run(path: &Path, rate: &str, from: i64, to: i64) -> (i64, i64) {
 }
 
 #[test]
+fn a_list_price_is_its_own_session_text_and_says_where_it_came_from() {
+    let yours = pricing("98.32/h");
+    let mut listed = pricing("98.32/h");
+    listed.source = crate::billing::RateSource::ListPrice(crate::billing::ListPrice {
+        what: "AWS p5.48xlarge on-demand us-east-1".into(),
+        catalog: "2025-05".into(),
+        url: "https://aws.amazon.com/ec2/pricing/on-demand/".into(),
+    });
+    let (yours, listed) = (pricing_text(&yours), pricing_text(&listed));
+    // The text `report` prints per session, and the key that keeps the two apart.
+    assert!(!yours.contains("list-price"), "{yours}");
+    assert!(
+        listed
+            .ends_with(" source=list-price(AWS p5.48xlarge on-demand us-east-1, catalog 2025-05)"),
+        "{listed}"
+    );
+    assert_ne!(yours, listed);
+}
+
+#[test]
 fn a_new_ledger_is_stamped_as_ours_and_sums_to_the_meter() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state/gpumeter/ledger.sqlite");

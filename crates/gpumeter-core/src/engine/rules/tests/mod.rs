@@ -770,3 +770,42 @@ fn the_advice_to_stop_says_what_stopping_saves_and_what_bills_on() {
         advice(None)
     );
 }
+
+#[test]
+fn with_no_extras_set_the_advice_to_stop_names_the_catalogued_storage_and_its_source() {
+    let advice = |kept: i64| {
+        let clock = FakeClock::new(T0);
+        let mut r = Rules::default();
+        r.set_kept_when_stopped(Some(crate::money::Money::from_micros(kept)));
+        r.set_stopped_storage(Some(crate::billing::StoppedStorage {
+            per_hour: crate::money::Money::from_micros(219_178),
+            what: "2 × 1000 GB EBS gp3 at the catalogued $0.08/GB-month".into(),
+            lines: Vec::new(),
+        }));
+        let ts = drive(&mut r, &clock, 11 * 60, Some(8_000_000), |_, t| {
+            machine(t, [0, 0])
+        });
+        ts.iter()
+            .map(Transition::alert)
+            .find(|a| a.id == "idle")
+            .expect("idle fired")
+            .next_step
+            .clone()
+            .unwrap_or_default()
+    };
+    let text = advice(0);
+    assert!(
+        text.contains(
+            "stop the machine: that saves $8.00/h, while its $0.22/h of storage (2 × 1000 GB \
+             EBS gp3 at the catalogued $0.08/GB-month) bills until you delete the volumes"
+        ),
+        "{text}"
+    );
+    // The user's own figure wins over the catalogue's.
+    let text = advice(400_000);
+    assert!(
+        text.contains("that saves $7.60/h, while its $0.40/h"),
+        "{text}"
+    );
+    assert!(!text.contains("catalogued"), "{text}");
+}
