@@ -193,16 +193,13 @@ fn snapshot_table_is_readable() {
 #[test]
 fn the_kubernetes_demo_names_pods_in_the_table_the_json_and_the_alerts() {
     let home = tempfile::tempdir().unwrap();
-    let out = gpumeter(home.path())
-        .args(["snapshot", "--demo", "kubernetes", "--at", "20m"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let table = String::from_utf8(out.stdout).unwrap();
+    let table = crate::support::stdout_ok(crate::support::gpumeter(home.path()).args([
+        "snapshot",
+        "--demo",
+        "kubernetes",
+        "--at",
+        "20m",
+    ]));
     assert!(
         table.contains("pods: GPU 3 pod jupyter-maria, namespace research (container notebook)"),
         "{table}"

@@ -141,18 +141,8 @@ fn snapshot_beside_the_kubelet_names_the_pods_of_its_one_reading() {
     let socket = kubelet.socket();
     let socket = socket.to_str().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        let out = crate::support::gpumeter(home.path())
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run =
+        |args: &[&str]| crate::support::stdout_ok(crate::support::gpumeter(home.path()).args(args));
     let table = run(&[
         "snapshot",
         "--demo",

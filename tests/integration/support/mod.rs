@@ -32,3 +32,15 @@ pub fn gpumeter(home: &Path) -> Command {
 pub fn default_ledger(home: &Path) -> std::path::PathBuf {
     home.join("state/gpumeter/ledger.sqlite")
 }
+
+/// Runs `cmd`, asserts it succeeded (its stderr in the message otherwise) and returns its
+/// stdout.
+pub fn stdout_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}

@@ -384,14 +384,7 @@ fn row(name: &str, n: usize, r: RawRow) -> Result<Row, CatalogError> {
         what: what.clone(),
         message,
     };
-    let provider = Provider::from_key(r.provider.trim()).ok_or_else(|| {
-        let known: Vec<_> = Provider::ALL.iter().map(|p| p.key()).collect();
-        err(format!(
-            "unknown provider '{}' (use {})",
-            r.provider,
-            known.join(", ")
-        ))
-    })?;
+    let provider = provider_of(&r.provider).map_err(err)?;
     if r.instance.is_some() == r.gpu.is_some() {
         return Err(err("give exactly one of instance or gpu".into()));
     }
@@ -435,6 +428,14 @@ fn provenance(source: Option<String>, taken: Option<&str>) -> Result<(String, Na
     Ok((source, taken))
 }
 
+/// A row's provider by its key, or the message naming the known ones.
+fn provider_of(key: &str) -> Result<Provider, String> {
+    Provider::from_key(key.trim()).ok_or_else(|| {
+        let known: Vec<_> = Provider::ALL.iter().map(|p| p.key()).collect();
+        format!("unknown provider '{key}' (use {})", known.join(", "))
+    })
+}
+
 fn storage_row(name: &str, n: usize, r: RawStorage) -> Result<StorageRow, CatalogError> {
     let disk = r.disk.clone().unwrap_or_else(|| "no disk".into());
     let err = |message: String| CatalogError::Row {
@@ -444,14 +445,7 @@ fn storage_row(name: &str, n: usize, r: RawStorage) -> Result<StorageRow, Catalo
         what: disk.clone(),
         message,
     };
-    let provider = Provider::from_key(r.provider.trim()).ok_or_else(|| {
-        let known: Vec<_> = Provider::ALL.iter().map(|p| p.key()).collect();
-        err(format!(
-            "unknown provider '{}' (use {})",
-            r.provider,
-            known.join(", ")
-        ))
-    })?;
+    let provider = provider_of(&r.provider).map_err(err)?;
     if r.disk.is_none() {
         return Err(err(
             "disk: every storage row names the disk it prices".into()
