@@ -141,14 +141,13 @@ impl HungRule {
         let still = hung
             .iter()
             .all(|(g, _)| self.tracks.get(g).is_some_and(|t| t.now_stuck));
-        if !self.shown
-            && waited_on(ctx, &hung).is_some()
-            && (now - since < ALIVE_RANK_WAIT_MS.max(span) || !still)
+        let waited = waited_on(ctx, &hung);
+        if !self.shown && waited.is_some() && (now - since < ALIVE_RANK_WAIT_MS.max(span) || !still)
         {
             return out;
         }
         self.shown = true;
-        out.alerts.push(self.alert(ctx, &hung));
+        out.alerts.push(self.alert(ctx, &hung, waited));
         out
     }
 
@@ -169,7 +168,8 @@ impl HungRule {
             .filter_map(|(&gpu, t)| Some((gpu, t.stuck.active_since()?)))
     }
 
-    fn alert(&self, ctx: &Ctx<'_>, hung: &[(u32, i64)]) -> Alert {
+    /// `waited`: the GPU and pid of the live rank the others wait on ([`waited_on`]).
+    fn alert(&self, ctx: &Ctx<'_>, hung: &[(u32, i64)], waited: Option<(u32, u32)>) -> Alert {
         let snap = ctx.snap;
         let now = ctx.now_ms;
         let gpus: Vec<u32> = hung.iter().map(|(g, _)| *g).collect();
@@ -264,7 +264,7 @@ impl HungRule {
         if let Some(p) = main {
             evidence.push(("job".into(), process_label(p)));
         }
-        if let Some((g, pid)) = waited_on(ctx, hung) {
+        if let Some((g, pid)) = waited {
             let state = snap
                 .processes
                 .iter()

@@ -72,6 +72,8 @@ pub(super) struct GpuState {
     pub(super) history: Window,
     /// When its activity last rose from the idle level (bursts of a loop), within the window.
     pub(super) rises: std::collections::VecDeque<i64>,
+    /// This tick's activity (SM activity or util, as `gpm` says), while a job holds it.
+    pub(super) now_activity: Option<f64>,
     /// Whether the last sample was above the idle level…
     pub(super) was_active: bool,
     /// …since when, and the bursts that ended within two windows: (rise, fall).
