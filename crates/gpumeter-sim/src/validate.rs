@@ -202,6 +202,15 @@ impl Scenario {
             if g.count == 0 {
                 return bad(format!("gpu[{i}].count"), "must be at least 1".into());
             }
+            // A limit of 0 W would read as every draw over it: no board has one.
+            for (key, w) in [
+                ("power_limit_watts", g.power_limit_watts),
+                ("power_default_watts", g.power_default_watts),
+            ] {
+                if let Some(w) = w.filter(|w| !(w.is_finite() && *w > 0.0)) {
+                    return bad(format!("gpu[{i}].{key}"), format!("must be > 0, got {w}"));
+                }
+            }
             match (g.memory_total_bytes, g.memory_total_gib) {
                 (Some(_), Some(_)) => {
                     return bad(

@@ -91,6 +91,11 @@ fn a_bad_process_state_or_link_speed_is_named_with_its_field() {
     assert!(e.contains("steps must not be empty"), "{e}");
     let e = err("[[process]]\npid = 7\nworkers = { count = 1, state = \"x\" }\n");
     assert!(e.contains("process[0].workers.state"), "{e}");
+    let e = err("[[gpu]]\nname = \"x\"\npower_default_watts = 0\n");
+    assert!(e.contains("gpu[0].power_default_watts"), "{e}");
+    assert!(e.contains("must be > 0, got 0"), "{e}");
+    let e = err("[[gpu]]\nname = \"x\"\npower_limit_watts = -5\n");
+    assert!(e.contains("gpu[0].power_limit_watts"), "{e}");
     let e = err("[host]\nnic_speed_gbit = 0\n");
     assert!(e.contains("host.nic_speed_gbit"), "{e}");
     assert!(e.contains("must be > 0"), "{e}");

@@ -88,10 +88,10 @@ fn words(r: ThrottleReason) -> (&'static str, &'static str) {
 /// Whether the power cap holding a GPU was lowered: its limit below the board's default by
 /// more than a watt. At the default, the cap holding the clocks under full load is the board
 /// working as designed (a training step or a burn-in at its rated power), nothing to fix; with
-/// the default unknown it may have been lowered, so it counts.
+/// the default unknown (or an odd driver answer of 0 W) it may have been lowered, so it counts.
 fn cap_lowered(g: &GpuReading) -> bool {
     match (g.power_limit_watts, g.power_default_limit_watts) {
-        (Some(limit), Some(default)) => limit + 1.0 < default,
+        (Some(limit), Some(default)) if default > 0.0 => limit + 1.0 < default,
         _ => true,
     }
 }

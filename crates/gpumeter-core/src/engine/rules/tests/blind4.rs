@@ -75,20 +75,24 @@ fn a_server_without_requests_is_idle_not_finished_nor_forgotten() {
 #[test]
 fn the_power_cap_counts_only_below_the_boards_default() {
     let clock = FakeClock::new(T0);
-    let run = |limit: f64| {
+    let run_with = |limit: f64, default: Option<f64>| {
         let mut r = Rules::default();
         drive(&mut r, &clock, 3 * 60, None, |_, t| {
             let mut m = machine(t, [100, 100]);
             for g in &mut m.gpus {
                 g.power_watts = Some(limit - 2.0);
                 g.power_limit_watts = Some(limit);
-                g.power_default_limit_watts = Some(700.0);
+                g.power_default_limit_watts = default;
                 g.throttle_reasons = Some(vec![ThrottleReason::SwPowerCap]);
             }
             m
         })
     };
+    let run = |limit: f64| run_with(limit, Some(700.0));
     assert_eq!(fired(&run(700.0), "throttle"), 0, "at its rated power");
+    // A default unknown, or answered as 0 W, cannot clear the cap: it may have been lowered.
+    assert_eq!(fired(&run_with(700.0, None), "throttle"), 1);
+    assert_eq!(fired(&run_with(700.0, Some(0.0)), "throttle"), 1);
     let capped = run(300.0);
     assert_eq!(fired(&capped, "throttle"), 1, "lowered to 300 W");
     let a = capped
