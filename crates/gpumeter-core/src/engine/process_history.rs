@@ -7,7 +7,9 @@
 //! 1 min points for 24 h (the charts' widest window); 2 160 slots × 2 bytes per series, two
 //! series: ≈ 8.4 KiB per process and GPU once filled. At most [`MAX_TRACKED`] (process, GPU)
 //! pairs are kept (≈ 540 KiB in all); past that a new one is not tracked until one goes. A
-//! pair's history is dropped on the first reading that no longer lists it on that GPU.
+//! pair no longer listed on its GPU keeps its history for [`UNLISTED_KEEP_MS`] (the driver's
+//! process list can miss a reading, a GPU can fail one), as a gap; it goes at once when its PID
+//! is listed there with another start time (a reused PID), or when a new pair needs its room.
 
 use std::collections::HashMap;
 
@@ -29,6 +31,10 @@ pub const PROCESS_TIERS: [TierSpec; 2] = [
         capacity: 1_440,
     },
 ];
+
+/// How long a pair no longer listed keeps its history: a few readings at any interval, so
+/// one missed process list does not wipe the chart of a process that is still there.
+pub const UNLISTED_KEEP_MS: i64 = 30_000;
 
 /// VRAM is kept to 8 MiB (up to 512 GiB a process).
 const VRAM_STEP_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
@@ -66,14 +72,13 @@ impl Default for ProcessGpuHistory {
 /// Every tracked (process, GPU) pair's history.
 #[derive(Debug, Clone, Default)]
 pub struct ProcessHistories {
-    /// Each pair's history, with the last tick that listed it.
-    by_key: HashMap<ProcessKey, (u64, ProcessGpuHistory)>,
-    /// Readings folded in (stamps the pairs each one lists, so no set is built per tick).
-    tick: u64,
+    /// Each pair's history, with the time of the last reading that listed it.
+    by_key: HashMap<ProcessKey, (i64, ProcessGpuHistory)>,
 }
 
 impl ProcessHistories {
-    /// Folds one snapshot in: each GPU use recorded, pairs it no longer lists dropped.
+    /// Folds one snapshot in: each GPU use recorded; pairs unlisted past [`UNLISTED_KEEP_MS`],
+    /// and the old process of a reused PID, dropped.
     pub fn record(&mut self, snap: &Snapshot) {
         let t = snap.taken_at_unix_ms;
         let keys = || {
@@ -90,32 +95,44 @@ impl ProcessHistories {
                 })
             })
         };
-        self.tick += 1;
-        let tick = self.tick;
-        // Stamp the pairs still listed and drop the rest first, so a pair that went frees
-        // its room for a new one in the same reading.
+        // Stamp the pairs still listed, then drop the ones gone for good, so a pair that went
+        // frees its room for a new one in the same reading.
         for (key, _) in keys() {
             if let Some((seen, _)) = self.by_key.get_mut(&key) {
-                *seen = tick;
+                *seen = t;
             }
         }
-        self.by_key.retain(|_, (seen, _)| *seen == tick);
+        let reused = |k: &ProcessKey| {
+            keys().any(|(l, _)| {
+                l.pid == k.pid
+                    && l.gpu_index == k.gpu_index
+                    && l.start_time_unix_s != k.start_time_unix_s
+            })
+        };
+        self.by_key
+            .retain(|k, (seen, _)| *seen == t || (t - *seen <= UNLISTED_KEEP_MS && !reused(k)));
         for (key, u) in keys() {
-            let room = self.by_key.len() < MAX_TRACKED;
-            let h = match self.by_key.get_mut(&key) {
-                Some((_, h)) => h,
-                None if room => {
-                    &mut self
-                        .by_key
-                        .entry(key)
-                        .or_insert((tick, Default::default()))
-                        .1
-                }
-                None => continue,
-            };
+            if !self.by_key.contains_key(&key) && !self.make_room(t) {
+                continue;
+            }
+            let (_, h) = self.by_key.entry(key).or_insert((t, Default::default()));
             h.vram_bytes.push(t, u.memory_bytes.map(|b| b as f64));
             h.sm_util_pct.push(t, u.sm_util_pct.map(f64::from));
         }
+    }
+
+    /// Whether a new pair fits: below the cap, or by dropping the pair unlisted longest.
+    fn make_room(&mut self, now_ms: i64) -> bool {
+        if self.by_key.len() < MAX_TRACKED {
+            return true;
+        }
+        let oldest = self
+            .by_key
+            .iter()
+            .filter(|(_, (seen, _))| *seen < now_ms)
+            .min_by_key(|(_, (seen, _))| *seen)
+            .map(|(k, _)| *k);
+        oldest.is_some_and(|k| self.by_key.remove(&k).is_some())
     }
 
     /// The history of `key`, if it is tracked.
@@ -213,7 +230,21 @@ mod tests {
         let fresh = h.get(&key(7, 200, 0)).unwrap();
         assert_eq!(fresh.sm_util_pct.window(6_000, 60_000).len(), 1);
         assert_eq!(fresh.sm_util_pct.last(), Some((6_000, 3.0)));
+        // Unlisted for one reading (a missed process list): kept, as a gap.
         h.record(&snap(11_000, vec![]));
+        let kept = h.get(&key(7, 200, 0)).expect("one missed reading keeps it");
+        assert_eq!(kept.sm_util_pct.last(), Some((6_000, 3.0)));
+        // Listed again: the same history goes on.
+        h.record(&snap(
+            16_000,
+            vec![reading(7, 200, 0, Some(1 << 30), Some(4))],
+        ));
+        let back = h.get(&key(7, 200, 0)).unwrap();
+        assert_eq!(back.sm_util_pct.window(16_000, 60_000).len(), 2);
+        // Gone longer than UNLISTED_KEEP_MS: dropped.
+        h.record(&snap(16_000 + UNLISTED_KEEP_MS, vec![]));
+        assert!(h.get(&key(7, 200, 0)).is_some(), "not yet past the keep");
+        h.record(&snap(16_001 + UNLISTED_KEEP_MS, vec![]));
         assert!(h.is_empty());
     }
 
