@@ -111,8 +111,12 @@ impl ProcessHistories {
         };
         self.by_key
             .retain(|k, (seen, _)| *seen == t || (t - *seen <= UNLISTED_KEEP_MS && !reused(k)));
+        // Once no room can be made, none will be this reading: stop looking (a box with
+        // hundreds of GPU processes would otherwise scan the map for each untracked one).
+        let mut full = false;
         for (key, u) in keys() {
-            if !self.by_key.contains_key(&key) && !self.make_room(t) {
+            if !self.by_key.contains_key(&key) && (full || !self.make_room(t)) {
+                full = true;
                 continue;
             }
             let (_, h) = self.by_key.entry(key).or_insert((t, Default::default()));
