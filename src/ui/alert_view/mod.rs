@@ -30,6 +30,10 @@ pub struct AlertView {
     /// Position of the selected alert among the visible ones (0: the most severe).
     pub(crate) selected: usize,
     selected_id: Option<String>,
+    /// Whether the user moved the selection (`n`/`p`) or opened an alert: until then it stays
+    /// on the worst alert, even when a worse one arrives after the first (a budget INFO at
+    /// start, a HIGH starved verdict a minute later).
+    chosen: bool,
     /// The visible alerts' ids at the last sync, in display order.
     ids: Vec<String>,
     pub(crate) detail: Option<Detail>,
@@ -43,16 +47,23 @@ pub struct AlertView {
 
 impl AlertView {
     /// What the screen lists now: the visible alerts' ids (display order) and the history's
-    /// entries newest first. The selection follows its alert; a detail whose alert is gone
-    /// stays open on what it last showed only for history entries.
+    /// entries newest first. The selection stays on the worst alert until the user picks one;
+    /// then it follows that alert. A detail whose alert is gone stays open on what it last
+    /// showed only for history entries.
     pub fn sync(&mut self, ids: Vec<String>, history_keys: Vec<(i64, String)>) {
-        let found = self
-            .selected_id
-            .as_ref()
-            .and_then(|id| ids.iter().position(|i| i == id));
+        let found = if self.chosen {
+            self.selected_id
+                .as_ref()
+                .and_then(|id| ids.iter().position(|i| i == id))
+        } else {
+            (!ids.is_empty()).then_some(0)
+        };
         self.ids = ids;
         match found {
-            Some(i) => self.selected = i,
+            Some(i) => {
+                self.selected = i;
+                self.selected_id = self.ids.get(i).cloned();
+            }
             None => {
                 self.selected = self.selected.min(self.ids.len().saturating_sub(1));
                 self.selected_id = self.ids.get(self.selected).cloned();
@@ -92,6 +103,7 @@ impl AlertView {
             return Action::None;
         }
         let n = self.ids.len() as isize;
+        self.chosen = true;
         self.selected = (self.selected as isize + step).rem_euclid(n) as usize;
         self.selected_id = self.ids.get(self.selected).cloned();
         if let Some(d) = self.detail.as_mut()
@@ -111,6 +123,7 @@ impl AlertView {
         let Some(id) = self.selected_id.clone() else {
             return Action::None;
         };
+        self.chosen = true;
         self.detail = Some(Detail {
             of: DetailOf::Standing(id),
             scroll: 0,

@@ -37,6 +37,26 @@ fn the_selection_follows_its_alert_when_alerts_come_and_go() {
 }
 
 #[test]
+fn until_the_user_picks_an_alert_the_selection_stays_on_the_worst() {
+    let mut v = AlertView::default();
+    // The budget INFO stands first; the HIGH starved verdict arrives a minute later on top.
+    v.sync(ids(&["budget"]), Vec::new());
+    assert_eq!(v.selected_id(), Some("budget"));
+    v.sync(ids(&["starved", "budget"]), Vec::new());
+    assert_eq!((v.selected, v.selected_id()), (0, Some("starved")));
+    // Once the user moves, the selection is theirs and follows its alert.
+    v.select_by(1);
+    v.sync(ids(&["hung", "starved", "budget"]), Vec::new());
+    assert_eq!((v.selected, v.selected_id()), (2, Some("budget")));
+    // Opening an alert is a choice too.
+    let mut w = AlertView::default();
+    w.sync(ids(&["a", "b"]), Vec::new());
+    w.open_detail();
+    w.sync(ids(&["x", "a", "b"]), Vec::new());
+    assert_eq!(w.selected_id(), Some("a"));
+}
+
+#[test]
 fn a_and_z_target_the_open_detail_else_the_selection() {
     let mut v = AlertView::default();
     v.sync(ids(&["a", "b"]), Vec::new());

@@ -209,3 +209,42 @@ fn shared_cards_show_the_other_tenants_memory_per_gpu() {
     let text = screen(&played("training"), 120, 40);
     assert!(!text.contains("hidden VRAM"), "{text}");
 }
+
+/// The strip line of an 80×24 screen (the row that starts with a severity).
+fn strip(text: &str) -> Option<&str> {
+    text.lines().find(|l| {
+        [" HIGH ", " MODERATE ", " INFO "]
+            .iter()
+            .any(|s| l.starts_with(s))
+    })
+}
+
+#[test]
+fn the_strip_keeps_the_worst_alert_while_alerts_arrive_one_by_one() {
+    // In the live demo the budget INFO stands from the first tick and the HIGH starved
+    // verdict comes a minute later. The screen's first tick lists only the budget alert; the
+    // next lists both, and the HIGH one must take the strip without a key.
+    for name in ["io-starved", "mixed"] {
+        let engine = played(name);
+        let visible = engine.rules().visible(NOW);
+        let info = visible
+            .iter()
+            .find(|a| a.severity == gpumeter_core::engine::rules::Severity::Info)
+            .map(|a| a.id.clone());
+        let mut app = App::new(&fixtures::options());
+        app.alerts.sync(info.into_iter().collect(), Vec::new());
+        let text = buffer_to_string(&render_at(&mut app, &engine, 80, 24, NOW));
+        let line = strip(&text).unwrap_or_default();
+        assert!(
+            line.starts_with(" HIGH ") && line.contains("(1/"),
+            "{name}:\n{text}"
+        );
+        // Once the user steps with `n`, the choice is theirs and stays.
+        app.alerts.select_by(1);
+        let text = buffer_to_string(&render_at(&mut app, &engine, 80, 24, NOW));
+        assert!(
+            strip(&text).is_some_and(|l| l.contains("(2/")),
+            "{name}:\n{text}"
+        );
+    }
+}
