@@ -26,9 +26,16 @@ pub const PARTIAL_PCT: f64 = 20.0;
 pub enum Scale {
     /// GPU work: util, SM activity, memory-controller util (high is good).
     Work,
-    /// A load against a limit: VRAM, power, host CPU (high is a warning).
+    /// A load against a limit the host runs into: host CPU, iowait, load (high is a warning).
     Load,
+    /// Memory that fills up by design (VRAM: allocators cache what they can): only nearly
+    /// full is a warning, from [`FULL_WARM_PCT`]; the oom-soon rule judges the growth.
+    Capacity,
 }
+/// A [`Scale::Capacity`] share at or above this is warm.
+pub const FULL_WARM_PCT: f64 = 95.0;
+/// A [`Scale::Capacity`] share at or above this is hot.
+pub const FULL_HOT_PCT: f64 = 98.0;
 /// Temperature at or above this is drawn hot.
 pub const HOT_TEMP_C: u32 = 85;
 /// Temperature at or above this is drawn warm.
@@ -174,6 +181,9 @@ impl Theme {
     pub fn share(&self, pct: f64, scale: Scale) -> Style {
         match scale {
             Scale::Load => self.level(pct),
+            Scale::Capacity if pct >= FULL_HOT_PCT => self.hot,
+            Scale::Capacity if pct >= FULL_WARM_PCT => self.warm,
+            Scale::Capacity => self.cool,
             Scale::Work if pct >= WORKING_PCT => self.cool,
             Scale::Work if pct >= PARTIAL_PCT => self.warm,
             Scale::Work => self.text,
@@ -243,6 +253,10 @@ mod tests {
         assert_eq!(t.share(40.0, Scale::Work), t.warm);
         assert_eq!(t.share(3.0, Scale::Work), t.text);
         assert_eq!(t.share(98.0, Scale::Load), t.hot);
+        // A training job's VRAM at 90 % is its allocator's cache, not a warning.
+        assert_eq!(t.share(90.0, Scale::Capacity), t.cool);
+        assert_eq!(t.share(96.0, Scale::Capacity), t.warm);
+        assert_eq!(t.share(99.0, Scale::Capacity), t.hot);
     }
 
     #[test]

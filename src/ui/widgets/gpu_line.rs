@@ -104,7 +104,7 @@ pub fn compact_line(
         // Another tenant's memory: said, never blamed.
         rest.push(vec![
             styled(" hidden ", theme.label),
-            styled(gpumeter_core::units::bytes(h), theme.hot),
+            styled(gpumeter_core::units::bytes(h), theme.warm),
         ]);
     }
     rest.push(vec![

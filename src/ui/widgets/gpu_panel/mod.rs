@@ -160,7 +160,7 @@ fn vram_line(g: &GpuReading, w: usize, theme: &Theme) -> Line<'static> {
     let text = vram_text(g.memory_used_bytes, g.memory_total_bytes);
     let bar_w = w.saturating_sub(5 + 1 + fmt::width(&text));
     let mut spans = vec![label("VRAM ", theme)];
-    spans.extend(fmt::bar(g.memory_used_pct(), bar_w, theme, Scale::Load));
+    spans.extend(fmt::bar(g.memory_used_pct(), bar_w, theme, Scale::Capacity));
     spans.push(styled(format!(" {text}"), theme.text));
     Line::from(spans)
 }
@@ -199,7 +199,8 @@ fn power_line(g: &GpuReading, w: usize, theme: &Theme) -> Line<'static> {
     let draw = match g.power_watts {
         Some(p) => styled(
             format!("{p:.0}"),
-            share.map_or(theme.text, |s| theme.level(s)),
+            // A GPU drawing near its cap is working: read like util, not like a limit.
+            share.map_or(theme.text, |s| theme.share(s, Scale::Work)),
         ),
         None => na(theme),
     };

@@ -336,10 +336,9 @@ fn cell(c: Col, p: &ProcessReading, theme: &Theme, now_ms: i64) -> (String, Styl
             (v.to_string(), theme.share(f64::from(v), Scale::Work))
         }),
         Col::Cpu => p.cpu_pct.map_or_else(na, |v| {
-            (
-                format!("{v:.1}"),
-                if v >= 95.0 { theme.hot } else { theme.text },
-            )
+            // No limit to read it against (a trainer at 150 % is normal); a pegged worker is
+            // the starved alert's evidence, not a colour here.
+            (format!("{v:.1}"), theme.text)
         }),
         Col::Rss => p
             .rss_bytes
