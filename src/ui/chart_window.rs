@@ -2,7 +2,9 @@
 //! The engine's history tiers serve each one: 1 s points up to 15 min, 10 s points up to 6 h,
 //! 1 min points beyond. A window shorter than the floor the screen sets (one reading per plot
 //! column, [`chart_grid::window_floor_ms`](super::chart_grid::window_floor_ms)) is not
-//! offered: the shortest step at or above it stands in. Pure view state.
+//! offered: the shortest step at or above it stands in. Nor is one longer than the history
+//! held needs (the first step that covers it): zooming out on two minutes of readings would
+//! squeeze them into the chart's last column. Pure view state.
 
 use super::app::Action;
 
@@ -25,6 +27,8 @@ pub struct ChartWindow {
     step: usize,
     /// The shortest window worth showing at the current size (0: any).
     floor_ms: i64,
+    /// How far back the history reaches (`None`: unknown, any step is offered).
+    held_ms: Option<i64>,
 }
 
 impl Default for ChartWindow {
@@ -32,6 +36,7 @@ impl Default for ChartWindow {
         ChartWindow {
             step: DEFAULT_STEP,
             floor_ms: 0,
+            held_ms: None,
         }
     }
 }
@@ -50,16 +55,35 @@ impl ChartWindow {
         self.floor_ms = floor_ms.max(0);
     }
 
-    /// The first step at or above the floor (the longest when none reaches it).
-    fn floor_step(&self) -> usize {
+    /// Sets how far back the history reaches (the event loop, from the engine).
+    pub fn set_held(&mut self, held_ms: Option<i64>) {
+        self.held_ms = held_ms.map(|h| h.max(0));
+    }
+
+    /// The first step at or above `ms` (the longest when none reaches it).
+    fn step_at_or_above(ms: i64) -> usize {
         STEPS
             .iter()
-            .position(|s| *s >= self.floor_ms)
+            .position(|s| *s >= ms)
             .unwrap_or(STEPS.len() - 1)
     }
 
+    fn floor_step(&self) -> usize {
+        Self::step_at_or_above(self.floor_ms)
+    }
+
+    /// The longest step worth offering: the first that covers the history held, never under
+    /// the default (the first minutes keep the window they open with instead of growing).
+    fn ceiling_step(&self) -> usize {
+        self.held_ms.map_or(STEPS.len() - 1, |h| {
+            Self::step_at_or_above(h).max(DEFAULT_STEP)
+        })
+    }
+
+    /// The step chosen, within the ceiling; the floor wins over the ceiling (a chart needs a
+    /// reading per column more than it needs to be full).
     fn effective_step(&self) -> usize {
-        self.step.max(self.floor_step())
+        self.step.min(self.ceiling_step()).max(self.floor_step())
     }
 
     /// The window as the chart titles say it (`5m`, `1h`).
@@ -67,9 +91,10 @@ impl ChartWindow {
         gpumeter_core::units::duration(self.span_ms(), gpumeter_core::units::DurationStyle::Compact)
     }
 
+    /// One step longer, unless the current one already covers the history held.
     pub fn wider(&mut self) -> Action {
         let step = self.effective_step();
-        if step + 1 >= STEPS.len() {
+        if step + 1 >= STEPS.len() || step >= self.ceiling_step() {
             return Action::None;
         }
         self.step = step + 1;
@@ -104,6 +129,30 @@ mod tests {
         assert_eq!(w.span_ms(), 86_400_000);
         assert_eq!(w.wider(), Action::None);
         assert_eq!(w.label(), "1d");
+    }
+
+    #[test]
+    fn a_window_longer_than_the_history_is_not_offered() {
+        let mut w = ChartWindow::default();
+        // Two minutes of readings: 5 m covers them, so zooming out stops there.
+        w.set_held(Some(120_000));
+        assert_eq!(w.wider(), Action::None);
+        assert_eq!(w.span_ms(), 300_000);
+        // The history grows past an hour: 6 h is offered, 1 d is not yet.
+        w.set_held(Some(2 * 3_600_000));
+        for _ in 0..10 {
+            w.wider();
+        }
+        assert_eq!(w.span_ms(), 6 * 3_600_000);
+        // Less history again (a replay sought back): the window shrinks to what covers it,
+        // never under the default.
+        w.set_held(Some(10 * 60_000));
+        assert_eq!(w.span_ms(), 15 * 60_000);
+        w.set_held(Some(1_000));
+        assert_eq!(w.span_ms(), 300_000);
+        // The floor still wins: one reading per column before a full chart.
+        w.set_floor(20 * 60_000);
+        assert_eq!(w.span_ms(), 3_600_000);
     }
 
     #[test]

@@ -204,6 +204,12 @@ pub fn sync_rows<'a>(
         Screen::TooSmall(_) => 0,
     };
     app.window.set_floor(floor);
+    app.window.set_held(
+        engine
+            .history()
+            .first_at_unix_ms
+            .map(|first| now_unix_ms - first),
+    );
     app.chart_gpm = charts::has_gpm(engine);
     let visible = engine.rules().visible(now_unix_ms);
     let history: Vec<(i64, String)> = engine

@@ -64,11 +64,17 @@ fn parentheses_change_the_window_and_its_axis() {
     assert!(s.contains(&from), "{s}");
     for _ in 0..3 {
         key(&mut a, KeyCode::Char(')'));
+        render(&mut a, &engine, 120, 40);
     }
     let s = buffer_to_string(&render(&mut a, &engine, 120, 40));
-    // An hour's window over 400 s of data: it spans the data, minutes on the axis.
-    assert!(util_title(&s).contains("of 1h"), "{}", util_title(&s));
-    let to = gpumeter_core::clock::utc_text(NOW, gpumeter_core::clock::UtcStyle::Clock);
+    // Zooming out stops at the first window that covers the 400 s held (15 m, not 1 h: an
+    // hour would squeeze them into a tenth of the chart); the axis spans the data.
+    assert!(
+        util_title(&s).contains("· 6m39s of 15m"),
+        "{}",
+        util_title(&s)
+    );
+    let to = gpumeter_core::clock::utc_text(NOW, gpumeter_core::clock::UtcStyle::ClockSeconds);
     assert!(s.contains(&to), "{s}");
 }
 

@@ -52,12 +52,15 @@ pub struct History {
     pub host_iowait_pct: Series,
     /// Each GPU process's own, per GPU it uses.
     pub processes: ProcessHistories,
+    /// When the first snapshot was folded in (how far back any chart can reach).
+    pub first_at_unix_ms: Option<i64>,
 }
 
 impl History {
     /// Folds one snapshot in.
     pub fn record(&mut self, snap: &Snapshot) {
         let t = snap.taken_at_unix_ms;
+        self.first_at_unix_ms = Some(self.first_at_unix_ms.map_or(t, |f| f.min(t)));
         for gpu in &snap.gpus {
             let h = self.gpus.entry(gpu.index).or_default();
             h.util_pct.push(t, gpu.util_gpu_pct.map(f64::from));
