@@ -154,6 +154,42 @@ fn e_shows_the_selected_process_whole_command_line() {
 }
 
 #[test]
+fn e_wraps_the_command_at_words_at_80x24() {
+    let mut snap = fixtures::snapshot(1);
+    let long = "python train.py --config configs/llama-7b.yaml --data /mnt/shards/imagenet \
+                --workers 16 --resume checkpoints/step-120000.pt";
+    // On every process, so the selected row (the first by VRAM) carries it.
+    for p in &mut snap.processes {
+        p.command = Some(long.to_string().into());
+    }
+    let engine = fixtures::engine_with(snap);
+    let mut a = app();
+    a.tree = false;
+    key(&mut a, KeyCode::Char('e'));
+    let s = buffer_to_string(&render(&mut a, &engine, 80, 24));
+    let first = s.lines().find(|l| l.contains("python train.py")).unwrap();
+    let at = first.find("python").unwrap();
+    // The row and the lines under it, each piece whole words; no `…` on the wrapped row.
+    let mut lines = s.lines().skip_while(|l| !l.contains("python train.py"));
+    let mut pieces: Vec<&str> = lines.next().map(|l| l[at..].trim()).into_iter().collect();
+    pieces.extend(
+        lines
+            .take_while(|l| l.get(..at).is_some_and(|p| p.trim().is_empty()))
+            .map(|l| l[at..].trim())
+            .filter(|p| !p.is_empty()),
+    );
+    assert!(pieces.len() >= 2, "{s}");
+    let words: Vec<&str> = long.split(' ').collect();
+    for p in &pieces {
+        assert!(!p.contains('…'), "{p}\n{s}");
+        for w in p.split(' ') {
+            assert!(words.contains(&w), "{w:?} is cut\n{s}");
+        }
+    }
+    assert_eq!(pieces.join(" "), long, "{s}");
+}
+
+#[test]
 fn selection_alert_detail_and_table_survive_a_resize() {
     let engine = crate::ui::tests::demo::played_for("cpu-starved", 300);
     let now = engine.latest().unwrap().taken_at_unix_ms;

@@ -113,8 +113,12 @@ impl Widget for ProcessTable<'_> {
         }
         let selected = app.selected.min(rows.len().saturating_sub(1));
         // `e`: the selected row's whole command line, wrapped under it in the command column.
-        let more = match rows.get(selected) {
-            Some(row) if app.full_command => continuation(row, &cols, width, theme),
+        let wrapped = rows
+            .get(selected)
+            .filter(|_| app.full_command)
+            .and_then(|row| wrapped_command(row, &cols, width));
+        let more = match (rows.get(selected), &wrapped) {
+            (Some(row), Some(pieces)) => continuation(row, pieces, &cols, width, theme),
             _ => Vec::new(),
         };
         // Room for those lines too: scroll on so the selected row keeps them on screen.
@@ -128,7 +132,12 @@ impl Widget for ProcessTable<'_> {
             if used >= body_h {
                 break;
             }
-            let mut line = row_line(row, &cols, width, theme, now_ms);
+            // The selected row's command ends at a word when `e` wraps it, not with `…`.
+            let first = wrapped
+                .as_ref()
+                .filter(|_| i == selected)
+                .and_then(|w| w.first());
+            let mut line = row_line(row, &cols, width, theme, now_ms, first.map(String::as_str));
             if i == selected {
                 line = line.patch_style(theme.selected_row);
                 // Fill the highlight to the edge.
@@ -215,6 +224,7 @@ fn row_line(
     width: usize,
     theme: &Theme,
     now_ms: i64,
+    command: Option<&str>,
 ) -> Line<'static> {
     let p = row.proc;
     let cmd_w = command_width(cols, width);
@@ -225,10 +235,11 @@ fn row_line(
             let rest = cmd_w.saturating_sub(fmt::width(&prefix));
             let style = if p.visible { theme.text } else { theme.warm };
             spans.push(styled(prefix, theme.dim));
-            spans.push(styled(
-                fmt::truncate(&row.command_text_for(rest), rest),
-                style,
-            ));
+            let text = match command {
+                Some(piece) => fmt::pad_right(piece, rest),
+                None => fmt::truncate(&row.command_text_for(rest), rest),
+            };
+            spans.push(styled(text, style));
             continue;
         }
         let (text, style) = cell(c, p, theme, now_ms);
@@ -243,39 +254,29 @@ fn row_line(
     Line::from(spans)
 }
 
-/// The rest of `row`'s command line after what its row shows, wrapped to the command column
-/// (at most [`MAX_CONTINUATION`] lines).
-fn continuation(
-    row: &ProcRow<'_>,
-    cols: &[Col],
-    width: usize,
-    theme: &Theme,
-) -> Vec<Line<'static>> {
+/// `row`'s whole command line wrapped at spaces to the command column (a word longer than the
+/// column is cut where it must be): the first piece goes on the row itself, the rest under it
+/// (at most [`MAX_CONTINUATION`] lines). `None` when the line fits on its row.
+fn wrapped_command(row: &ProcRow<'_>, cols: &[Col], width: usize) -> Option<Vec<String>> {
     let cmd_w = command_width(cols, width);
-    let indent = width.saturating_sub(cmd_w);
     let room = cmd_w.saturating_sub(fmt::width(&row.tree_prefix));
     if room < 4 {
-        return Vec::new();
+        return None;
     }
     let text = row.command_text_for(room);
-    // What the row shows: `room` cells, the last one an ellipsis when cut.
-    let shown = fmt::truncate(&text, room);
-    if shown == *text {
-        return Vec::new();
+    if fmt::width(&text) <= room {
+        return None;
     }
-    let kept = shown.trim_end_matches('…');
-    let rest: String = text.chars().skip(kept.chars().count()).collect();
-    let mut out = Vec::new();
-    let mut piece = String::new();
-    let pad = " ".repeat(indent + fmt::width(&row.tree_prefix));
-    // Wrapped at spaces (a word longer than the column is cut where it must be).
     let mut lines: Vec<String> = Vec::new();
-    for word in rest.split_inclusive(' ') {
+    let mut piece = String::new();
+    for word in text.split_inclusive(' ') {
         if fmt::width(&piece) + fmt::width(word.trim_end()) > room && !piece.is_empty() {
             lines.push(std::mem::take(&mut piece));
         }
         for c in word.chars() {
-            if fmt::width(&piece) + unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) > room {
+            if fmt::width(&piece) + unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) > room
+                && c != ' '
+            {
                 lines.push(std::mem::take(&mut piece));
             }
             piece.push(c);
@@ -284,17 +285,31 @@ fn continuation(
     if !piece.is_empty() {
         lines.push(piece);
     }
-    for l in lines {
-        let l = l.trim().to_string();
-        out.push(Line::from(vec![
-            Span::raw(pad.clone()),
-            styled(l, theme.text),
-        ]));
-    }
-    if out.len() > MAX_CONTINUATION {
-        out.truncate(MAX_CONTINUATION);
-    }
-    out
+    let mut lines: Vec<String> = lines
+        .into_iter()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines.truncate(MAX_CONTINUATION + 1);
+    Some(lines)
+}
+
+/// The lines under the selected row: the wrapped command's pieces after the first, indented
+/// to the command column.
+fn continuation(
+    row: &ProcRow<'_>,
+    pieces: &[String],
+    cols: &[Col],
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let indent = width.saturating_sub(command_width(cols, width));
+    let pad = " ".repeat(indent + fmt::width(&row.tree_prefix));
+    pieces
+        .iter()
+        .skip(1)
+        .map(|l| Line::from(vec![Span::raw(pad.clone()), styled(l.clone(), theme.text)]))
+        .collect()
 }
 
 /// One cell's text and style. `N/A` when unknown; `-` when it does not apply.
