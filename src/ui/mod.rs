@@ -34,7 +34,7 @@ pub(crate) mod tests;
 
 use std::path::PathBuf;
 
-use gpumeter_model::GpuState;
+use gpumeter_model::{GpuReading, GpuState};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
@@ -52,7 +52,7 @@ use widgets::alerts::panel::AlertPanel;
 use widgets::alerts::strip::{AlertStrip, HistoryOverlay};
 use widgets::charts::ChartGrid;
 use widgets::confirm::Confirm;
-use widgets::gpu_line::GpuLine;
+use widgets::gpu_line::{GpuLine, LineColumns};
 use widgets::gpu_panel::GpuPanel;
 use widgets::header::Header;
 use widgets::help::Help;
@@ -332,11 +332,20 @@ fn draw_widgets(
             }
         }
         layout::GpuMode::Lines => {
-            for (cell, gpu) in layout.gpu_cells.iter().zip(gpus) {
+            let shown: Vec<(&GpuReading, Option<u64>)> = layout
+                .gpu_cells
+                .iter()
+                .zip(gpus)
+                .map(|(_, g)| (g, hidden_vram(engine, g.index)))
+                .collect();
+            let width = layout.gpu_cells.first().map_or(0, |c| usize::from(c.width));
+            let columns = LineColumns::for_gpus(&shown, width, theme);
+            for (cell, (gpu, hidden)) in layout.gpu_cells.iter().zip(shown) {
                 GpuLine {
                     gpu,
-                    hidden: hidden_vram(engine, gpu.index),
+                    hidden,
                     selected: app.gpu_filter == Some(gpu.index),
+                    columns: &columns,
                     theme,
                 }
                 .render(*cell, buf);

@@ -248,3 +248,24 @@ fn the_strip_keeps_the_worst_alert_while_alerts_arrive_one_by_one() {
         );
     }
 }
+
+#[test]
+fn gpu_lines_share_their_columns_when_one_gpu_has_more_to_say() {
+    // `shared` (hidden memory on GPUs 1 and 3) and `kubernetes` (pod names of different
+    // lengths) at 80×24: every GPU line keeps its temperature, in the same column.
+    for name in ["shared", "kubernetes"] {
+        let text = screen(&played(name), 80, 24);
+        let gpu_lines: Vec<&str> = text.lines().filter(|l| l.starts_with(" GPU")).collect();
+        assert_eq!(gpu_lines.len(), 4, "{name}:\n{text}");
+        let columns: Vec<Option<usize>> = gpu_lines
+            .iter()
+            .map(|l| l.find("°C").map(|b| l[..b].chars().count()))
+            .collect();
+        assert!(columns[0].is_some(), "{name}:\n{text}");
+        assert!(columns.iter().all(|c| *c == columns[0]), "{name}:\n{text}");
+        let vram: Vec<Option<usize>> = gpu_lines.iter().map(|l| l.find("VRAM")).collect();
+        assert!(vram.iter().all(|c| *c == vram[0]), "{name}:\n{text}");
+    }
+    let text = screen(&played("shared"), 80, 24);
+    assert_eq!(lines_with(&text, "hidden 12.0GiB").len(), 2, "{text}");
+}

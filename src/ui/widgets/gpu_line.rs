@@ -1,7 +1,8 @@
 //! One GPU on one line, for small terminals or many GPUs: util bar, SM activity (GPM cards),
 //! memory-controller util, VRAM, its Kubernetes pods (where it is given to some), what no
-//! visible process holds, power, temperature, active slowdowns and the name, dropping
-//! from the right what does not fit. A lost GPU says so on its line.
+//! visible process holds, temperature, power, active slowdowns and the name, in columns all
+//! the lines of a screen share ([`LineColumns`]), dropping from the right what does not fit.
+//! A lost GPU says so on its line.
 
 use gpumeter_model::{GpuReading, GpuState};
 use ratatui::buffer::Buffer;
@@ -25,6 +26,8 @@ pub struct GpuLine<'a> {
     pub hidden: Option<u64>,
     /// The view is narrowed to this GPU.
     pub selected: bool,
+    /// The columns every GPU line on the screen shares ([`LineColumns::for_gpus`]).
+    pub columns: &'a LineColumns,
     pub theme: &'a Theme,
 }
 
@@ -33,23 +36,85 @@ impl Widget for GpuLine<'_> {
         if area.width == 0 || area.height == 0 {
             return;
         }
-        let line = compact_line(
+        let line = line_in(
             self.gpu,
             self.hidden,
             usize::from(area.width),
             self.selected,
+            self.columns,
             self.theme,
         );
         Paragraph::new(line).render(area, buf);
     }
 }
 
-/// The line's spans for a width.
+/// The segments after the bar, most important first: SM activity (GPM cards), memory-controller
+/// util, VRAM, pods, hidden memory, temperature, power, slowdowns, name.
+const SLOTS: usize = 9;
+
+/// Which segments the GPU lines of one screen show and how wide each is: the same for every
+/// line, so a GPU with a segment the others lack (another tenant's memory, a pod) neither
+/// pushes its temperature off nor its columns out of line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LineColumns {
+    /// Each slot's width; 0 where no line has it or it does not fit.
+    widths: [usize; SLOTS],
+}
+
+impl LineColumns {
+    /// The columns for `gpus` (each with its hidden memory) on lines `width` cells wide: slot
+    /// by slot in priority order, each as wide as its widest line, kept when it fits.
+    pub fn for_gpus(gpus: &[(&GpuReading, Option<u64>)], width: usize, theme: &Theme) -> Self {
+        let mut widths = [0; SLOTS];
+        for (g, hidden) in gpus {
+            if state_problem(g.state).is_some() {
+                continue;
+            }
+            for (w, seg) in widths.iter_mut().zip(slots(g, *hidden, theme)) {
+                *w = (*w).max(fmt::spans_width(&seg));
+            }
+        }
+        let mut used = fixed_width(width);
+        for w in &mut widths {
+            if used + *w <= width {
+                used += *w;
+            } else {
+                *w = 0;
+            }
+        }
+        LineColumns { widths }
+    }
+}
+
+/// The line's spans for a width, its columns its own (one GPU alone).
 pub fn compact_line(
     g: &GpuReading,
     hidden: Option<u64>,
     width: usize,
     selected: bool,
+    theme: &Theme,
+) -> Line<'static> {
+    let columns = LineColumns::for_gpus(&[(g, hidden)], width, theme);
+    line_in(g, hidden, width, selected, &columns, theme)
+}
+
+fn bar_width(width: usize) -> usize {
+    (MIN_BAR + width.saturating_sub(80) / 2).min(MAX_BAR)
+}
+
+/// Head, bar and percentage: `▶GPU0  ██████████  97%` (a GPU index past 99 is one wider;
+/// `fit` still keeps that line to the width).
+fn fixed_width(width: usize) -> usize {
+    "▶GPU00 ".len() - "▶".len() + 1 + bar_width(width) + 5
+}
+
+/// The line's spans in shared `columns`.
+fn line_in(
+    g: &GpuReading,
+    hidden: Option<u64>,
+    width: usize,
+    selected: bool,
+    columns: &LineColumns,
     theme: &Theme,
 ) -> Line<'static> {
     let marker = if selected { "▶" } else { " " };
@@ -72,42 +137,74 @@ pub fn compact_line(
         }
         return fmt::fit(spans, Vec::new(), width);
     }
-
     let util = g.util_gpu_pct.map(f64::from);
-    // Segments after the bar, most important first; dropped from the end when short of room.
-    let mut rest: Vec<Vec<Span<'static>>> = Vec::new();
-    if let Some(sm) = g.sm_active_pct {
+    // The bar grows with the width only (not with this line's other text), so the bars of
+    // all GPUs line up.
+    let mut spans = vec![head, styled(" ", theme.text)];
+    spans.extend(fmt::bar(util, bar_width(width), theme, Scale::Work));
+    let p = fmt::pct_span(util, theme, Scale::Work);
+    let pw = fmt::pad_left(&p.content, 5);
+    spans.push(styled(pw, if util.is_some() { p.style } else { theme.na }));
+    let last = columns.widths.iter().rposition(|w| *w > 0);
+    for (i, (seg, w)) in slots(g, hidden, theme)
+        .into_iter()
+        .zip(columns.widths)
+        .enumerate()
+    {
+        if w == 0 {
+            continue;
+        }
+        let pad = w.saturating_sub(fmt::spans_width(&seg));
+        spans.extend(seg);
+        // The last column needs no padding after it.
+        if pad > 0 && Some(i) != last {
+            spans.push(styled(" ".repeat(pad), theme.text));
+        }
+    }
+    fmt::fit(spans, Vec::new(), width)
+}
+
+/// This GPU's segment for each slot ([`SLOTS`]); empty where it has none.
+fn slots(g: &GpuReading, hidden: Option<u64>, theme: &Theme) -> [Vec<Span<'static>>; SLOTS] {
+    let sm = g.sm_active_pct.map_or_else(Vec::new, |sm| {
         // GPM's SM activity beside util (only where the card has GPM).
-        rest.push(vec![
+        vec![
             styled(" SM ", theme.label),
             fmt::pct_span(Some(sm), theme, Scale::Work),
-        ]);
-    }
-    rest.push(vec![
+        ]
+    });
+    let mem = vec![
         styled(" mem ", theme.label),
         fmt::pct_span(g.util_memory_pct.map(f64::from), theme, Scale::Work),
-    ]);
-    rest.push(vec![
+    ];
+    let vram = vec![
         styled(" VRAM ", theme.label),
         styled(
             vram_text(g.memory_used_bytes, g.memory_total_bytes),
             theme.text,
         ),
-    ]);
-    if let Some((word, pods)) = fmt::pod_names(&g.pods) {
-        rest.push(vec![
+    ];
+    let pods = fmt::pod_names(&g.pods).map_or_else(Vec::new, |(word, pods)| {
+        vec![
             styled(format!(" {word} "), theme.label),
             styled(pods, theme.text),
-        ]);
-    }
-    if let Some(h) = hidden {
-        // Another tenant's memory: said, never blamed.
-        rest.push(vec![
+        ]
+    });
+    // Another tenant's memory: said, never blamed.
+    let hidden = hidden.map_or_else(Vec::new, |h| {
+        vec![
             styled(" hidden ", theme.label),
             styled(gpumeter_core::units::bytes(h), theme.warm),
-        ]);
-    }
-    rest.push(vec![
+        ]
+    });
+    let temp = vec![
+        styled(" ", theme.text),
+        match g.temperature_celsius {
+            Some(t) => styled(format!("{t}°C"), theme.temperature(t)),
+            None => styled(format!("{NA}°C"), theme.na),
+        },
+    ];
+    let power = vec![
         styled(" ", theme.text),
         styled(
             format!(
@@ -122,14 +219,7 @@ pub fn compact_line(
                 theme.na
             },
         ),
-    ]);
-    rest.push(vec![
-        styled(" ", theme.text),
-        match g.temperature_celsius {
-            Some(t) => styled(format!("{t}°C"), theme.temperature(t)),
-            None => styled(format!("{NA}°C"), theme.na),
-        },
-    ]);
+    ];
     let slowdowns: Vec<&str> = g
         .throttle_reasons
         .iter()
@@ -137,28 +227,17 @@ pub fn compact_line(
         .filter(|r| r.is_slowdown())
         .map(|r| r.label())
         .collect();
+    let mut flags = Vec::new();
     if !slowdowns.is_empty() {
-        rest.push(vec![styled(
-            format!(" ⚠{}", slowdowns.join(",")),
-            theme.hot,
-        )]);
+        flags.push(styled(format!(" ⚠{}", slowdowns.join(",")), theme.hot));
     }
     if g.state == GpuState::Error {
-        rest.push(vec![styled(" ERROR ", theme.alarm)]);
+        flags.push(styled(" ERROR ", theme.alarm));
     }
-    if let Some(name) = &g.name {
-        rest.push(vec![styled(format!("  {}", short_name(name)), theme.dim)]);
-    }
-
-    // Fixed part: head, bar, percentage. The bar grows with the width only (not with this
-    // line's other text), so the bars of all GPUs line up.
-    let bar_w = (MIN_BAR + width.saturating_sub(80) / 2).min(MAX_BAR);
-    let mut fixed = vec![head, styled(" ", theme.text)];
-    fixed.extend(fmt::bar(util, bar_w, theme, Scale::Work));
-    let p = fmt::pct_span(util, theme, Scale::Work);
-    let pw = fmt::pad_left(&p.content, 5);
-    fixed.push(styled(pw, if util.is_some() { p.style } else { theme.na }));
-    fmt::fit(fixed, rest, width)
+    let name = g.name.as_ref().map_or_else(Vec::new, |name| {
+        vec![styled(format!("  {}", short_name(name)), theme.dim)]
+    });
+    [sm, mem, vram, pods, hidden, temp, power, flags, name]
 }
 
 #[cfg(test)]
