@@ -269,3 +269,16 @@ fn gpu_lines_share_their_columns_when_one_gpu_has_more_to_say() {
     let text = screen(&played("shared"), 80, 24);
     assert_eq!(lines_with(&text, "hidden 12.0GiB").len(), 2, "{text}");
 }
+
+#[test]
+fn the_gpu_sm_activity_and_the_process_sm_share_have_their_own_names() {
+    // `hung` at 80×24: the GPU's GPM activity is `SM act`, the process's share `SM%`.
+    let text = screen(&played_for("hung", 6 * 60), 80, 24);
+    assert!(lines_with(&text, " GPU0 ")[0].contains("SM act "), "{text}");
+    let bare_sm = |l: &str| l.replace(" SM act ", "").contains(" SM ");
+    assert!(
+        !text.lines().any(|l| l.starts_with(" GPU") && bare_sm(l)),
+        "{text}"
+    );
+    assert!(lines_with(&text, "PID")[0].contains("SM%"), "{text}");
+}

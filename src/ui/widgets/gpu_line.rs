@@ -169,7 +169,7 @@ fn slots(g: &GpuReading, hidden: Option<u64>, theme: &Theme) -> [Vec<Span<'stati
     let sm = g.sm_active_pct.map_or_else(Vec::new, |sm| {
         // GPM's SM activity beside util (only where the card has GPM).
         vec![
-            styled(" SM ", theme.label),
+            styled(" SM act ", theme.label),
             fmt::pct_span(Some(sm), theme, Scale::Work),
         ]
     });

@@ -259,7 +259,7 @@ fn gpu_lines(
         let room = cols.saturating_sub(24);
         let rows: [(&str, Option<&Series>, Option<f64>); 2] = [
             ("VRAM", own.map(|h| &h.vram_bytes), total),
-            ("SM", own.map(|h| &h.sm_util_pct), Some(100.0)),
+            ("SM share", own.map(|h| &h.sm_util_pct), Some(100.0)),
         ];
         for (name, series, top) in rows {
             let text = series

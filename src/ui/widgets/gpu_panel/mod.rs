@@ -112,12 +112,13 @@ fn reading_lines(
 }
 
 /// `util ████──── 78%  mem ██────── 23%`, split in two halves; with GPM, thirds with the SM
-/// activity between them (`util ██ 99% SM █ 84% mem █ 52%`).
+/// activity between them (`util ██ 99% SM act █ 84% mem █ 52%`: the GPU's SM activity, not
+/// the processes' SM share the table's `SM%` shows).
 fn util_line(g: &GpuReading, w: usize, theme: &Theme) -> Line<'static> {
     if let Some(sm) = g.sm_active_pct {
         let third = w / 3;
         let mut spans = gauge("util ", g.util_gpu_pct.map(f64::from), third, theme);
-        spans.extend(gauge(" SM ", Some(sm), third, theme));
+        spans.extend(gauge(" SM act ", Some(sm), third, theme));
         spans.extend(gauge(
             " mem ",
             g.util_memory_pct.map(f64::from),
