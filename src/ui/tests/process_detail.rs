@@ -62,7 +62,7 @@ fn the_detail_draws_the_process_own_sm_not_the_cards() {
     for (w, h) in [(80, 24), (120, 40)] {
         let s = open_first(&engine, w, h);
         assert!(s.contains(" Process 1000 "), "{s}");
-        let sm: Vec<char> = spark(row(&s, "SM")).collect();
+        let sm: Vec<char> = spark(row(&s, "SM share")).collect();
         assert!(sm.len() > 10, "{w}x{h}: {s}");
         // Low on the left, full on the right: the process's own rise.
         assert!(sm.first() < sm.last(), "{w}x{h}: {sm:?}");
@@ -76,7 +76,7 @@ fn an_sm_share_the_driver_never_gives_is_na_not_a_flat_zero() {
     let engine = engine_where(|_, p| p.gpu[0].sm_util_pct = None);
     for (w, h) in [(80, 24), (120, 40)] {
         let s = open_first(&engine, w, h);
-        let sm = row(&s, "SM");
+        let sm = row(&s, "SM share");
         assert!(sm.contains("N/A"), "{w}x{h}: {s}");
         assert_eq!(spark(sm).count(), 0, "{w}x{h}: {sm}");
         // Its VRAM is known: that row draws.
@@ -95,7 +95,7 @@ fn a_reused_pid_does_not_inherit_the_old_process_history() {
     });
     let s = open_first(&engine, 120, 40);
     assert!(s.contains(" Process 1000 "), "{s}");
-    assert_eq!(spark(row(&s, "SM")).count(), 1, "{s}");
+    assert_eq!(spark(row(&s, "SM share")).count(), 1, "{s}");
     assert_eq!(spark(row(&s, "VRAM")).count(), 1, "{s}");
 }
 
@@ -149,7 +149,7 @@ fn the_detail_names_the_process_its_gpus_history_job_and_alerts() {
     assert!(s.contains("GPU1 VRAM 39.0GiB · SM 71%"), "{s}");
     // Its own history over the charts' window, as sparklines: VRAM and SM.
     assert!(spark(row(&s, "VRAM")).count() > 10, "{s}");
-    assert!(spark(row(&s, "SM")).count() > 10, "{s}");
+    assert!(spark(row(&s, "SM share")).count() > 10, "{s}");
     assert!(!s.contains("whole card's"), "{s}");
     assert!(s.contains("Job: trainer 1001"), "{s}");
     assert!(s.contains("+ 2 workers"), "{s}");

@@ -181,7 +181,8 @@ fn gpm_cards_show_sm_activity_and_its_source_others_util_only() {
     let training = played("training");
     let text = screen(&training, 200, 60);
     assert!(text.contains("· activity: GPM"), "{text}");
-    assert!(text.contains(" SM █"), "{text}");
+    assert!(text.contains(" SM act █"), "{text}");
+    // No SM chart before the series key picks it.
     assert!(!text.contains(" SM act GPU"), "{text}");
     let mut app = App::new(&fixtures::options());
     render_at(&mut app, &training, 200, 60, NOW);

@@ -16,7 +16,7 @@ use crate::ui::theme::{Scale, Theme};
 use crate::ui::widgets::fmt::{self, styled};
 use crate::ui::widgets::gpu_panel::{short_name, state_problem, vram_text};
 
-const MIN_BAR: usize = 10;
+const MIN_BAR: usize = 8;
 const MAX_BAR: usize = 30;
 
 /// One GPU on the first row of its area.
