@@ -90,16 +90,29 @@ impl ProcRow<'_> {
         });
         // A folded subtree says how much it hides (`+` unfolds it).
         let folded = (self.folded > 0).then(|| format!("[+{}] ", self.folded));
-        if host.is_none() && job.is_none() && folded.is_none() {
+        let renamed = renamed(p.name.as_deref(), cmd);
+        if host.is_none() && job.is_none() && folded.is_none() && renamed.is_none() {
             return Cow::Borrowed(cmd);
         }
         Cow::Owned(format!(
-            "{}{}{}{cmd}",
+            "{}{}{}{}{cmd}",
             folded.unwrap_or_default(),
             job.unwrap_or_default(),
-            host.unwrap_or_default()
+            host.unwrap_or_default(),
+            renamed.map(|n| format!("{n}: ")).unwrap_or_default()
         ))
     }
+}
+
+/// The process's own name where it renamed itself away from its command line's program
+/// (PyTorch's dataloader workers are `pt_data_worker` with their trainer's command line): the
+/// name the alerts' evidence uses, so a worker reads the same in the table and the evidence.
+fn renamed<'a>(name: Option<&'a str>, cmd: &str) -> Option<&'a str> {
+    let name = name.filter(|n| !n.is_empty())?;
+    let program = cmd.split_whitespace().next()?;
+    let base = program.rsplit('/').next().unwrap_or(program);
+    // comm is the program's first 15 bytes: a prefix either way is the same program.
+    (!base.starts_with(name) && !name.starts_with(base)).then_some(name)
 }
 
 /// The rows to show, in display order.

@@ -339,3 +339,24 @@ fn inside_a_container_host_pids_are_shown_beside_the_local_ones() {
     );
     assert_eq!(rows.iter().find(|r| r.proc.pid == 14).unwrap().job, None);
 }
+
+#[test]
+fn a_process_that_renamed_itself_leads_with_its_name() {
+    // PyTorch's workers: their trainer's command line, their own name.
+    assert_eq!(
+        renamed(Some("pt_data_worker"), "python train.py --config c.yaml"),
+        Some("pt_data_worker")
+    );
+    // The program's own name, whole or cut to comm's 15 bytes, or a longer version of it.
+    assert_eq!(renamed(Some("python3"), "/usr/bin/python3 -m x"), None);
+    assert_eq!(
+        renamed(Some("python"), "/opt/conda/bin/python3.11 t.py"),
+        None
+    );
+    assert_eq!(
+        renamed(Some("text-generation"), "text-generation-launcher --x"),
+        None
+    );
+    assert_eq!(renamed(None, "python t.py"), None);
+    assert_eq!(renamed(Some("x"), ""), None);
+}

@@ -140,6 +140,17 @@ fn cpu_starved_shows_the_sawtooth_and_busy_workers() {
         })
         .count();
     assert!(busy >= 3, "{text}");
+    // Workers read by the name the starved alert's evidence gives them, at 80×24 too.
+    let small = screen(&engine, 80, 24);
+    let workers = |t: &str| {
+        t.lines()
+            .filter(|l| l.contains("├─ pt_data_worker") || l.contains("└─ pt_data_worker"))
+            .count()
+    };
+    assert!(
+        workers(&text) >= 3 && workers(&small) >= 1,
+        "{text}\n{small}"
+    );
 }
 
 #[test]
