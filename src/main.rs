@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::{CommandFactory, Parser};
+use clap::CommandFactory;
 use gpumeter::cli::{self, Cli, Command, SourceArgs};
 use gpumeter::launch::{self, LaunchError};
 use gpumeter::ui;
@@ -27,7 +27,7 @@ use subcommands::{
 fn main() -> ExitCode {
     // First, while this is the only thread (see the function).
     launch::reserve_descriptor_table();
-    let cli = match Cli::try_parse() {
+    let cli = match cli::parse_args() {
         Ok(cli) => cli,
         // Help and version print as clap prints them; an error quotes what it was given cut
         // short (a 10 000-character argument is not echoed whole), and never panics on a
