@@ -109,6 +109,10 @@ impl ProcRow<'_> {
 /// name the alerts' evidence uses, so a worker reads the same in the table and the evidence.
 fn renamed<'a>(name: Option<&'a str>, cmd: &str) -> Option<&'a str> {
     let name = name.filter(|n| !n.is_empty())?;
+    // A process without a command line shows `[comm]` (the host source's convention).
+    if cmd.strip_prefix('[').and_then(|c| c.strip_suffix(']')) == Some(name) {
+        return None;
+    }
     let program = cmd.split_whitespace().next()?;
     let base = program.rsplit('/').next().unwrap_or(program);
     // comm is the program's first 15 bytes: a prefix either way is the same program.

@@ -358,5 +358,6 @@ fn a_process_that_renamed_itself_leads_with_its_name() {
         None
     );
     assert_eq!(renamed(None, "python t.py"), None);
+    assert_eq!(renamed(Some("kworker/3:1"), "[kworker/3:1]"), None);
     assert_eq!(renamed(Some("x"), ""), None);
 }
