@@ -18,6 +18,7 @@ use gpumeter_core::source::Source;
 use gpumeter_core::source::collector;
 use gpumeter_core::source::fast_forward::{FastForward, LaggingClock};
 
+mod long_help;
 mod manpage;
 mod subcommands;
 use subcommands::{
@@ -27,7 +28,7 @@ use subcommands::{
 fn main() -> ExitCode {
     // First, while this is the only thread (see the function).
     launch::reserve_descriptor_table();
-    let cli = match cli::parse_args() {
+    let cli = match long_help::parse_args() {
         Ok(cli) => cli,
         // Help and version print as clap prints them; an error quotes what it was given cut
         // short (a 10 000-character argument is not echoed whole), and never panics on a

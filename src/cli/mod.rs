@@ -26,48 +26,6 @@ use gpumeter_core::config::{CliPricing, DemoPricing, Env, LoadOptions};
 /// The interval when none is given (the session core's: `eval` runs the rules at it too).
 pub const DEFAULT_INTERVAL: Duration = gpumeter_core::session::DEFAULT_INTERVAL;
 
-/// The command line as `main` parses it: [`Cli`], with the dashboard's keys (from the key
-/// table itself, so they cannot drift) after `--help`'s options; `-h` stays short.
-pub fn parse_args() -> Result<Cli, clap::Error> {
-    parse_args_from(std::env::args_os())
-}
-
-/// [`parse_args`] from given arguments (the first is the program's name).
-pub fn parse_args_from<I, T>(args: I) -> Result<Cli, clap::Error>
-where
-    I: IntoIterator<Item = T>,
-    T: Into<std::ffi::OsString> + Clone,
-{
-    use clap::{CommandFactory, FromArgMatches};
-    let short = Cli::command()
-        .get_after_help()
-        .map(|h| h.to_string())
-        .unwrap_or_default();
-    let command = Cli::command().after_long_help(format!("{short}\n\n{}", keys_help()));
-    Cli::from_arg_matches(&command.try_get_matches_from(args)?)
-}
-
-/// The dashboard's keys as shipped, one a line: `  q, F10            quit`.
-pub fn keys_help() -> String {
-    let rows: Vec<(String, &str)> = crate::ui::keys::BINDINGS
-        .iter()
-        .map(|b| (b.keys.join(", "), b.help))
-        .collect();
-    let w = rows
-        .iter()
-        .map(|(k, _)| k.chars().count())
-        .max()
-        .unwrap_or(0);
-    let mut out = String::from(
-        "Dashboard keys (each can be rebound in the config file's [keys]; `?` in the dashboard \
-         lists them as bound, `gpumeter man` prints them all):",
-    );
-    for (keys, help) in rows {
-        out.push_str(&format!("\n  {keys:<w$}  {help}"));
-    }
-    out
-}
-
 /// Watch rented GPUs: utilization, memory, power and processes, with the bill beside them.
 #[derive(Debug, Parser)]
 #[command(name = "gpumeter", version, about, long_about = None)]

@@ -182,21 +182,3 @@ fn pods_are_named_when_asked_or_where_kubernetes_is() {
         Some(KubeMode::Off)
     );
 }
-
-#[test]
-fn long_help_lists_the_dashboard_keys_and_short_help_stays_short() {
-    let long = super::parse_args_from(["gpumeter", "--help"])
-        .unwrap_err()
-        .to_string();
-    for b in crate::ui::keys::BINDINGS {
-        assert!(long.contains(b.help), "{} missing:\n{long}", b.name);
-    }
-    assert!(long.contains("Exit codes:"), "{long}");
-    let short = super::parse_args_from(["gpumeter", "-h"])
-        .unwrap_err()
-        .to_string();
-    assert!(!short.contains("Dashboard keys"), "{short}");
-    assert!(short.contains("Exit codes:"), "{short}");
-    // Arguments still parse as before.
-    assert!(super::parse_args_from(["gpumeter", "--demo"]).is_ok());
-}
