@@ -52,7 +52,7 @@ use widgets::alerts::panel::AlertPanel;
 use widgets::alerts::strip::{AlertStrip, HistoryOverlay};
 use widgets::charts::ChartGrid;
 use widgets::confirm::Confirm;
-use widgets::gpu_line::{GpuLine, LineColumns};
+use widgets::gpu_line::{GpuLine, LineColumns, Segments, segments};
 use widgets::gpu_panel::GpuPanel;
 use widgets::header::Header;
 use widgets::help::Help;
@@ -332,18 +332,18 @@ fn draw_widgets(
             }
         }
         layout::GpuMode::Lines => {
-            let shown: Vec<(&GpuReading, Option<u64>)> = layout
+            let shown: Vec<(&GpuReading, Segments)> = layout
                 .gpu_cells
                 .iter()
                 .zip(gpus)
-                .map(|(_, g)| (g, hidden_vram(engine, g.index)))
+                .map(|(_, g)| (g, segments(g, hidden_vram(engine, g.index), theme)))
                 .collect();
             let width = layout.gpu_cells.first().map_or(0, |c| usize::from(c.width));
-            let columns = LineColumns::for_gpus(&shown, width, theme);
-            for (cell, (gpu, hidden)) in layout.gpu_cells.iter().zip(shown) {
+            let columns = LineColumns::for_gpus(shown.iter().map(|(g, s)| (*g, s)), width);
+            for (cell, (gpu, segments)) in layout.gpu_cells.iter().zip(shown) {
                 GpuLine {
                     gpu,
-                    hidden,
+                    segments,
                     selected: app.gpu_filter == Some(gpu.index),
                     columns: &columns,
                     theme,

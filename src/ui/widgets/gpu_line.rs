@@ -22,8 +22,8 @@ const MAX_BAR: usize = 30;
 /// One GPU on the first row of its area.
 pub struct GpuLine<'a> {
     pub gpu: &'a GpuReading,
-    /// VRAM no process visible here holds.
-    pub hidden: Option<u64>,
+    /// Its segments ([`segments`]), built once a frame for the columns and the line alike.
+    pub segments: Segments,
     /// The view is narrowed to this GPU.
     pub selected: bool,
     /// The columns every GPU line on the screen shares ([`LineColumns::for_gpus`]).
@@ -38,7 +38,7 @@ impl Widget for GpuLine<'_> {
         }
         let line = line_in(
             self.gpu,
-            self.hidden,
+            self.segments,
             usize::from(area.width),
             self.selected,
             self.columns,
@@ -52,6 +52,9 @@ impl Widget for GpuLine<'_> {
 /// util, VRAM, pods, hidden memory, temperature, power, slowdowns, name.
 const SLOTS: usize = 9;
 
+/// One GPU's segment for each slot; empty where it has none.
+pub type Segments = [Vec<Span<'static>>; SLOTS];
+
 /// Which segments the GPU lines of one screen show and how wide each is: the same for every
 /// line, so a GPU with a segment the others lack (another tenant's memory, a pod) neither
 /// pushes its temperature off nor its columns out of line.
@@ -62,16 +65,19 @@ pub struct LineColumns {
 }
 
 impl LineColumns {
-    /// The columns for `gpus` (each with its hidden memory) on lines `width` cells wide: slot
+    /// The columns for `gpus` (each with its [`segments`]) on lines `width` cells wide: slot
     /// by slot in priority order, each as wide as its widest line, kept when it fits.
-    pub fn for_gpus(gpus: &[(&GpuReading, Option<u64>)], width: usize, theme: &Theme) -> Self {
+    pub fn for_gpus<'a>(
+        gpus: impl IntoIterator<Item = (&'a GpuReading, &'a Segments)>,
+        width: usize,
+    ) -> Self {
         let mut widths = [0; SLOTS];
-        for (g, hidden) in gpus {
+        for (g, segments) in gpus {
             if state_problem(g.state).is_some() {
                 continue;
             }
-            for (w, seg) in widths.iter_mut().zip(slots(g, *hidden, theme)) {
-                *w = (*w).max(fmt::spans_width(&seg));
+            for (w, seg) in widths.iter_mut().zip(segments) {
+                *w = (*w).max(fmt::spans_width(seg));
             }
         }
         let mut used = fixed_width(width);
@@ -94,8 +100,9 @@ pub fn compact_line(
     selected: bool,
     theme: &Theme,
 ) -> Line<'static> {
-    let columns = LineColumns::for_gpus(&[(g, hidden)], width, theme);
-    line_in(g, hidden, width, selected, &columns, theme)
+    let segments = segments(g, hidden, theme);
+    let columns = LineColumns::for_gpus([(g, &segments)], width);
+    line_in(g, segments, width, selected, &columns, theme)
 }
 
 fn bar_width(width: usize) -> usize {
@@ -111,7 +118,7 @@ fn fixed_width(width: usize) -> usize {
 /// The line's spans in shared `columns`.
 fn line_in(
     g: &GpuReading,
-    hidden: Option<u64>,
+    segments: Segments,
     width: usize,
     selected: bool,
     columns: &LineColumns,
@@ -146,11 +153,7 @@ fn line_in(
     let pw = fmt::pad_left(&p.content, 5);
     spans.push(styled(pw, if util.is_some() { p.style } else { theme.na }));
     let last = columns.widths.iter().rposition(|w| *w > 0);
-    for (i, (seg, w)) in slots(g, hidden, theme)
-        .into_iter()
-        .zip(columns.widths)
-        .enumerate()
-    {
+    for (i, (seg, w)) in segments.into_iter().zip(columns.widths).enumerate() {
         if w == 0 {
             continue;
         }
@@ -164,8 +167,8 @@ fn line_in(
     fmt::fit(spans, Vec::new(), width)
 }
 
-/// This GPU's segment for each slot ([`SLOTS`]); empty where it has none.
-fn slots(g: &GpuReading, hidden: Option<u64>, theme: &Theme) -> [Vec<Span<'static>>; SLOTS] {
+/// This GPU's segment for each slot ([`SLOTS`]), `hidden` the VRAM no visible process holds.
+pub fn segments(g: &GpuReading, hidden: Option<u64>, theme: &Theme) -> Segments {
     let sm = g.sm_active_pct.map_or_else(Vec::new, |sm| {
         // GPM's SM activity beside util (only where the card has GPM).
         vec![
