@@ -118,6 +118,46 @@ pub fn fit(
     Line::from(spans)
 }
 
+/// `text` word-wrapped to rows of at most `room` cells (at least one row); a word longer than
+/// a row is cut into pieces that fill whole rows.
+pub fn wrap_words(text: &str, room: usize) -> Vec<String> {
+    let room = room.max(1);
+    let mut rows: Vec<String> = Vec::new();
+    let mut row = String::new();
+    for word in text.split_whitespace() {
+        for (k, piece) in chunks(word, room).into_iter().enumerate() {
+            let used = width(&row);
+            // A word's later pieces, or a word that does not fit after the row's text: a new row.
+            if k > 0 || (used > 0 && used + 1 + width(&piece) > room) {
+                rows.push(std::mem::take(&mut row));
+            } else if used > 0 {
+                row.push(' ');
+            }
+            row.push_str(&piece);
+        }
+    }
+    if !row.is_empty() || rows.is_empty() {
+        rows.push(row);
+    }
+    rows
+}
+
+/// `word` in pieces of at most `room` cells (at least one character each).
+fn chunks(word: &str, room: usize) -> Vec<String> {
+    let mut out = vec![String::new()];
+    for c in word.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        let last = out.last().map_or(0, |p| width(p));
+        if last > 0 && last + w > room {
+            out.push(String::new());
+        }
+        if let Some(p) = out.last_mut() {
+            p.push(c);
+        }
+    }
+    out
+}
+
 /// `spans` cut to `room` cells: the span that crosses the edge is cut at a word with `…`
 /// (its style kept), the ones after it dropped. A line that fits is returned as it is.
 fn cut_to(spans: Vec<Span<'static>>, room: usize) -> Vec<Span<'static>> {

@@ -17,7 +17,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 
 use crate::ui::theme::Theme;
-use crate::ui::widgets::fmt::width;
+use crate::ui::widgets::fmt::{width, wrap_words};
 use gpumeter_core::engine::rules::{Alert, Severity};
 
 /// Evidence lines shown per alert at most.
@@ -55,25 +55,9 @@ fn title_line(a: &Alert, now_unix_ms: i64, theme: &Theme) -> Line<'static> {
 pub fn wrapped(prefix: Span<'static>, text: &str, cols: usize) -> Vec<Line<'static>> {
     let indent = width(&prefix.content);
     let room = cols.saturating_sub(indent).max(1);
-    let mut rows: Vec<String> = Vec::new();
-    let mut row = String::new();
-    for word in text.split_whitespace() {
-        for (k, piece) in chunks(word, room).into_iter().enumerate() {
-            let used = width(&row);
-            // A word's later pieces, or a word that does not fit after the row's text: a new row.
-            if k > 0 || (used > 0 && used + 1 + width(&piece) > room) {
-                rows.push(std::mem::take(&mut row));
-            } else if used > 0 {
-                row.push(' ');
-            }
-            row.push_str(&piece);
-        }
-    }
-    if !row.is_empty() || rows.is_empty() {
-        rows.push(row);
-    }
     let pad = " ".repeat(indent);
-    rows.into_iter()
+    wrap_words(text, room)
+        .into_iter()
         .enumerate()
         .map(|(i, r)| {
             let first = if i == 0 {
@@ -84,22 +68,6 @@ pub fn wrapped(prefix: Span<'static>, text: &str, cols: usize) -> Vec<Line<'stat
             Line::from(vec![first, Span::raw(r)])
         })
         .collect()
-}
-
-/// `word` in pieces of at most `room` cells (at least one character each).
-fn chunks(word: &str, room: usize) -> Vec<String> {
-    let mut out = vec![String::new()];
-    for c in word.chars() {
-        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        let last = out.last().map_or(0, |p| width(p));
-        if last > 0 && last + w > room {
-            out.push(String::new());
-        }
-        if let Some(p) = out.last_mut() {
-            p.push(c);
-        }
-    }
-    out
 }
 
 /// The detail entries of one alert, most useful first, each wrapped to `cols`.

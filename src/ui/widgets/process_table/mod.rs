@@ -267,29 +267,7 @@ fn wrapped_command(row: &ProcRow<'_>, cols: &[Col], width: usize) -> Option<Vec<
     if fmt::width(&text) <= room {
         return None;
     }
-    let mut lines: Vec<String> = Vec::new();
-    let mut piece = String::new();
-    for word in text.split_inclusive(' ') {
-        if fmt::width(&piece) + fmt::width(word.trim_end()) > room && !piece.is_empty() {
-            lines.push(std::mem::take(&mut piece));
-        }
-        for c in word.chars() {
-            if fmt::width(&piece) + unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) > room
-                && c != ' '
-            {
-                lines.push(std::mem::take(&mut piece));
-            }
-            piece.push(c);
-        }
-    }
-    if !piece.is_empty() {
-        lines.push(piece);
-    }
-    let mut lines: Vec<String> = lines
-        .into_iter()
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty())
-        .collect();
+    let mut lines = fmt::wrap_words(&text, room);
     lines.truncate(MAX_CONTINUATION + 1);
     Some(lines)
 }
