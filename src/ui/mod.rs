@@ -24,6 +24,7 @@ pub mod replay;
 mod rows;
 pub mod screen_writer;
 pub mod sort;
+pub mod tags;
 pub mod terminal;
 pub mod theme;
 pub mod user_filter;
@@ -187,6 +188,7 @@ pub fn sync_rows<'a>(
                     .filter_map(|p| p.user.as_deref().map(str::to_string))
                     .collect(),
             );
+            app.tags.reconcile(s);
             let rows = build_rows(s, app, now_unix_ms);
             app.table_columns = process_table::optional(&rows, Some(s));
             (rows, s.gpus.iter().map(|g| g.index).collect())
@@ -227,8 +229,8 @@ pub fn sync_rows<'a>(
         .sync(visible.iter().map(|a| a.id.clone()).collect(), history);
     app.help_scroll_max = widgets::help::max_scroll(app, area);
     app.help_scroll = app.help_scroll.min(app.help_scroll_max);
-    if let Some(pid) = app.process_detail.map(|d| d.pid) {
-        let max = widgets::process_detail::max_scroll(area, app, engine, pid, now_unix_ms);
+    if let Some(detail) = &app.process_detail {
+        let max = widgets::process_detail::max_scroll(area, app, engine, detail, now_unix_ms);
         if let Some(d) = app.process_detail.as_mut() {
             d.set_scroll_max(max);
         }

@@ -1,12 +1,22 @@
 //! The process detail view's state (nvitop's Enter on a process): which PID it shows and how
 //! far it is scrolled, and the keys while it is open (the arrows and pages scroll, replay keys
 //! pass through, anything else closes). Which of Enter's two targets is meant, the selected
-//! alert or the selected process, follows [`Focus`]: what the user selected last. Pure view
-//! state; the widget is `widgets/process_detail`.
+//! alert or the selected process, follows [`Focus`]: what the user selected last. View state,
+//! and one read when the view opens on this machine's process: its working directory and the
+//! GPU part of its environment, through the core's [`inspect`] (checked against the PID's
+//! start time before and after, so a reused PID shows nothing). The widget is
+//! `widgets/process_detail`.
+
+use std::path::Path;
+
+use gpumeter_core::source::host::inspect::{Inspection, inspect};
+use gpumeter_model::Snapshot;
 
 use super::alert_view::is_replay;
-use super::app::Action;
+use super::app::{Action, App};
 use super::keys::KeyAction;
+use super::process_action::Acting;
+use crate::act::Target;
 
 /// What the user selected last, so Enter opens its details.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -19,13 +29,15 @@ pub enum Focus {
 }
 
 /// An open process detail view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessDetail {
     pub pid: u32,
     /// Rows scrolled down.
     pub scroll: usize,
     /// How far it can scroll (set by the sync from its text).
     pub scroll_max: usize,
+    /// Its directory and environment, once read ([`inspect_opened`]); `Err`: why not.
+    pub inspection: Option<Result<Inspection, String>>,
 }
 
 impl ProcessDetail {
@@ -34,6 +46,7 @@ impl ProcessDetail {
             pid,
             scroll: 0,
             scroll_max: 0,
+            inspection: None,
         }
     }
 
@@ -63,6 +76,36 @@ impl ProcessDetail {
         self.scroll_max = max;
         self.scroll = self.scroll.min(max);
     }
+}
+
+/// Reads the open view's process once, when it is this machine's (`snap`: the reading it was
+/// opened from). A demo's or a recording's PIDs are not read: they name nothing here.
+pub fn inspect_opened(app: &mut App, snap: Option<&Snapshot>) {
+    if app.acting == Acting::NotLocal {
+        return;
+    }
+    let Some(detail) = app
+        .process_detail
+        .as_mut()
+        .filter(|d| d.inspection.is_none())
+    else {
+        return;
+    };
+    let pid = detail.pid;
+    let Some(p) = snap.and_then(|s| s.processes.iter().find(|p| p.pid == pid)) else {
+        return;
+    };
+    detail.inspection = Some(if !p.visible {
+        Err("not visible in /proc here (another PID namespace)".into())
+    } else {
+        let boot = snap.and_then(|s| s.system.boot_time_unix_s);
+        Target::take(pid, p.start_time_unix_s, boot)
+            .and_then(|target| {
+                let read = inspect(Path::new("/proc"), pid);
+                target.check().map(|_| read)
+            })
+            .map_err(|e| e.to_string())
+    });
 }
 
 #[cfg(test)]

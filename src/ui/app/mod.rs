@@ -19,6 +19,7 @@ use super::layout::{GpuMode, Screen};
 use super::process_action::{Acting, Ask, Pending};
 use super::process_view::{Focus, ProcessDetail};
 use super::sort::SortColumn;
+use super::tags::Tags;
 use super::theme::Theme;
 use super::user_filter::UserFilter;
 use super::widgets::charts::Metric;
@@ -70,6 +71,8 @@ pub struct App {
     pub(crate) tree: bool,
     /// Pids whose subtree the tree view folds (`-`; `+` unfolds).
     pub(crate) folded: std::collections::BTreeSet<u32>,
+    /// The tagged processes (Space), which a signal or renice then reaches.
+    pub(crate) tags: Tags,
     pub(crate) help: bool,
     /// Rows the help is scrolled down, and how far it can go (set at sync).
     pub(crate) help_scroll: usize,
@@ -135,6 +138,7 @@ impl App {
             // Dataloader workers under their trainer is what a GPU renter wants to see first.
             tree: true,
             folded: Default::default(),
+            tags: Tags::default(),
             help: false,
             help_scroll: 0,
             help_scroll_max: 0,
@@ -265,10 +269,13 @@ impl App {
         } else if self.help {
             self.help_key(key)
         } else if self.alerts.overlay_open() {
-            let act = self.keymap.action(&key);
+            let act = self.key_action(&key);
             self.alerts.overlay_key(act, self.replay.is_some())
-        } else if let Some(d) = self.process_detail.as_mut() {
-            let act = self.keymap.action(&key);
+        } else if self.process_detail.is_some() {
+            let act = self.key_action(&key);
+            let Some(d) = self.process_detail.as_mut() else {
+                return Action::None;
+            };
             d.key(act, self.replay.is_some()).unwrap_or_else(|| {
                 self.process_detail = None;
                 Action::Redraw
@@ -285,6 +292,12 @@ impl App {
         } else {
             action
         }
+    }
+
+    /// The action `key` is bound to here: a key shared by tagging and a replay key is the
+    /// replay's while a recording plays.
+    fn key_action(&self, key: &KeyEvent) -> Option<KeyAction> {
+        self.keymap.action(key, self.replay.is_some())
     }
 
     /// Opens the confirmation dialog (the loop built it from the readings).
@@ -372,7 +385,8 @@ impl App {
     }
 }
 
-/// Keys while a confirmation is open: Enter or `y` acts, `w` toggles the whole job, `+` `-`
+/// Keys while a confirmation is open: Enter or `y` acts, `w` toggles the whole job (not for
+/// tagged processes), `+` `-`
 /// (or the arrows) move a renice's value; anything else cancels, so a stray key never sends.
 /// `None`: the key cancels (the caller takes the confirmation and says so).
 fn confirm_key(slot: &mut Option<Pending>, key: KeyEvent) -> Option<Action> {
@@ -382,6 +396,8 @@ fn confirm_key(slot: &mut Option<Pending>, key: KeyEvent) -> Option<Action> {
     let renice = pending.ask == Ask::Renice;
     Some(match key.code {
         KeyCode::Enter | KeyCode::Char('y' | 'Y') => Action::ConfirmAct,
+        // The tagged processes are the act's whole scope: no job to widen to.
+        KeyCode::Char('w') if !pending.tagged.is_empty() => Action::None,
         KeyCode::Char('w') => {
             pending.whole_job = !pending.whole_job;
             Action::Redraw
@@ -404,7 +420,10 @@ fn cancelled_text(pending: &Pending) -> String {
         Ask::Signal(sig) => format!("SIG{} not sent", sig.name()),
         Ask::Renice => "nice value not changed".into(),
     };
-    format!("cancelled: {what} to PID {}", pending.one.target.pid)
+    let who = pending
+        .many()
+        .unwrap_or_else(|| format!("PID {}", pending.one.target.pid));
+    format!("cancelled: {what} to {who}")
 }
 
 mod mouse;

@@ -6,7 +6,7 @@ use super::*;
 impl App {
     pub(super) fn normal_key(&mut self, key: KeyEvent) -> Action {
         let page = self.page_rows.max(1) as isize;
-        let Some(act) = self.keymap.action(&key) else {
+        let Some(act) = self.key_action(&key) else {
             return match key.code {
                 KeyCode::Esc if !self.filter.is_empty() => {
                     self.filter.clear();
@@ -74,6 +74,15 @@ impl App {
             KeyAction::Acknowledge => Action::Acknowledge,
             KeyAction::Snooze => Action::Snooze,
             KeyAction::History => self.alerts.open_history(),
+            KeyAction::Tag => self.tag_selected(),
+            KeyAction::UntagAll => {
+                let n = self.tags.clear();
+                if n == 0 {
+                    return Action::None;
+                }
+                self.set_status(format!("untagged {n}"));
+                Action::Redraw
+            }
             KeyAction::SignalTerm => Action::Act(Ask::Signal(Signal::Term)),
             KeyAction::SignalInt => Action::Act(Ask::Signal(Signal::Int)),
             KeyAction::SignalKill => Action::Act(Ask::Signal(Signal::Kill)),
@@ -106,6 +115,33 @@ impl App {
         }
     }
 
+    /// Tags (or untags) the selected process and moves down one row, as htop does, so Space
+    /// held down tags a run of rows.
+    fn tag_selected(&mut self) -> Action {
+        let Some(pid) = self.selected_pid else {
+            return Action::None;
+        };
+        let tagged = self.tags.toggle(pid);
+        let n = self.tags.len();
+        let k = |a: KeyAction| self.keymap.first_label(a);
+        let status = if n == 0 {
+            format!("untagged PID {pid}; nothing is tagged")
+        } else {
+            let what = if tagged { "tagged" } else { "untagged" };
+            format!(
+                "{what} PID {pid} · {n} tagged: {} {} {} {} reach them all · {} untags all",
+                k(KeyAction::SignalTerm),
+                k(KeyAction::SignalInt),
+                k(KeyAction::SignalKill),
+                k(KeyAction::Renice),
+                k(KeyAction::UntagAll)
+            )
+        };
+        self.move_by(1);
+        self.set_status(status);
+        Action::Redraw
+    }
+
     /// Folds (or unfolds) the selected process's subtree, in the tree view only.
     fn fold(&mut self, fold: bool) -> Action {
         let Some(pid) = self.selected_pid.filter(|_| self.tree) else {
@@ -126,7 +162,7 @@ impl App {
     /// Keys while the help is open: the arrows and pages scroll it, any other key closes it.
     pub(super) fn help_key(&mut self, key: KeyEvent) -> Action {
         let max = self.help_scroll_max;
-        let to = match self.keymap.action(&key) {
+        let to = match self.key_action(&key) {
             Some(KeyAction::Up) => self.help_scroll.saturating_sub(1),
             Some(KeyAction::Down) => (self.help_scroll + 1).min(max),
             Some(KeyAction::PageUp) => self.help_scroll.saturating_sub(10),

@@ -56,9 +56,12 @@ fn esc_and_a_key_read_together_as_alt_count_as_both() {
 #[test]
 fn replay_keys_reach_the_loop_only_during_a_replay() {
     let mut app = app_with_rows(3, 10);
-    for c in [' ', '>', '<', '.', ',', '[', ']', '{', '}'] {
+    for c in ['>', '<', '.', ',', '[', ']', '{', '}'] {
         assert_eq!(ch(&mut app, c), Action::None, "{c:?} without a replay");
     }
+    // Live, Space tags the selected process instead.
+    assert_eq!(ch(&mut app, ' '), Action::Redraw);
+    assert_eq!(app.tags.len(), 1);
     app.replay = Some(crate::ui::replay::ReplayStatus {
         speed: 1,
         paused: false,

@@ -497,6 +497,8 @@ fn on_input<T: Surface>(
             let step = state.session.cancel_autostop(now);
             show_step(state, step);
             let action = state.app.handle_key(key);
+            // Enter on a process: its directory and environment are read now, once.
+            super::process_view::inspect_opened(&mut state.app, state.session.engine().latest());
             if let Action::Replay(act) = action {
                 replay_key(act, state);
                 Action::Redraw

@@ -34,6 +34,8 @@ pub enum KeyAction {
     Expand,
     Collapse,
     FullCommand,
+    Tag,
+    UntagAll,
     SignalTerm,
     SignalInt,
     SignalKill,
@@ -130,10 +132,12 @@ pub const BINDINGS: &[Binding] = &[
     b(A::Expand, "expand", &["+", "="], "tree: unfold the selected process's subtree", None, Processes),
     b(A::Collapse, "collapse", &["-"], "tree: fold the selected process's subtree", None, Processes),
     b(A::FullCommand, "full_command", &["e"], "full command lines on / off", None, Processes),
-    b(A::SignalTerm, "signal_term", &["F9"], "send TERM to the selected process (asks first; w: its job)", None, Processes),
-    b(A::SignalInt, "signal_int", &["i"], "send INT to the selected process (asks first)", None, Processes),
-    b(A::SignalKill, "signal_kill", &["K"], "send KILL to the selected process (asks first)", None, Processes),
-    b(A::Renice, "renice", &["r"], "renice the selected process (+ - pick the value)", None, Processes),
+    b(A::Tag, "tag", &["Space"], "tag or untag the selected process (signals then reach all tagged)", None, Processes),
+    b(A::UntagAll, "untag_all", &["U"], "untag every process", None, Processes),
+    b(A::SignalTerm, "signal_term", &["F9"], "send TERM to the selected (or the tagged) processes (asks first; w: its job)", None, Processes),
+    b(A::SignalInt, "signal_int", &["i"], "send INT to the selected (or the tagged) processes (asks first)", None, Processes),
+    b(A::SignalKill, "signal_kill", &["K"], "send KILL to the selected (or the tagged) processes (asks first)", None, Processes),
+    b(A::Renice, "renice", &["r"], "renice the selected (or the tagged) processes (+ - pick the value)", None, Processes),
     b(A::NextAlert, "next_alert", &["n"], "select the next alert", None, Alerts),
     b(A::PrevAlert, "prev_alert", &["p"], "select the alert before", None, Alerts),
     b(A::AlertDetail, "alert_detail", &["Enter"], "details: the alert (after n p) or the process (after ↑ ↓)", Some("alert details"), Alerts),
@@ -360,6 +364,9 @@ pub struct PlacedKeysError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyMap {
     by_key: BTreeMap<Key, KeyAction>,
+    /// Keys of the actions that only mean something live ([`live_only`]): such a key may also
+    /// be a replay key, and which one it is follows whether a recording plays.
+    live_by_key: BTreeMap<Key, KeyAction>,
     /// Each action's keys, in the order given.
     keys: BTreeMap<KeyAction, Vec<Key>>,
 }
@@ -369,6 +376,7 @@ impl Default for KeyMap {
         // The built-in table is checked by a test; no user input can make this fail.
         KeyMap::with(&BTreeMap::new()).unwrap_or_else(|_| KeyMap {
             by_key: BTreeMap::new(),
+            live_by_key: BTreeMap::new(),
             keys: BTreeMap::new(),
         })
     }
@@ -385,6 +393,7 @@ impl KeyMap {
             }
         }
         let mut by_key: BTreeMap<Key, KeyAction> = BTreeMap::new();
+        let mut live_by_key: BTreeMap<Key, KeyAction> = BTreeMap::new();
         let mut keys: BTreeMap<KeyAction, Vec<Key>> = BTreeMap::new();
         for bind in BINDINGS {
             let texts: Vec<&str> = match custom.get(bind.name) {
@@ -399,21 +408,43 @@ impl KeyMap {
                     action: bind.name.to_string(),
                     why,
                 })?;
-                if let Some(other) = by_key.get(&key).copied() {
-                    if other == bind.action {
-                        continue;
+                let live = live_only(bind.action);
+                let (own, other_map) = if live {
+                    (&mut live_by_key, &by_key)
+                } else {
+                    (&mut by_key, &live_by_key)
+                };
+                // A live-only action may share its key with a replay key, nothing else.
+                let shared = |other: KeyAction| {
+                    let replay = |a: KeyAction| group_of(a) == Some(Group::Replay);
+                    if live {
+                        replay(other)
+                    } else {
+                        replay(bind.action)
                     }
+                };
+                let clash = match (own.get(&key).copied(), other_map.get(&key).copied()) {
+                    (Some(other), _) if other == bind.action => continue,
+                    (Some(other), _) => Some(other),
+                    (None, Some(other)) if !shared(other) => Some(other),
+                    _ => None,
+                };
+                if let Some(other) = clash {
                     return Err(KeysError::Clash {
                         key: key.label(),
                         first: name_of(other),
                         second: bind.name,
                     });
                 }
-                by_key.insert(key, bind.action);
+                own.insert(key, bind.action);
                 keys.entry(bind.action).or_default().push(key);
             }
         }
-        Ok(KeyMap { by_key, keys })
+        Ok(KeyMap {
+            by_key,
+            live_by_key,
+            keys,
+        })
     }
 
     /// The key map for the config files' `[keys]`; an error names the file and line.
@@ -430,10 +461,16 @@ impl KeyMap {
         })
     }
 
-    /// The action `ev` is bound to.
-    pub fn action(&self, ev: &KeyEvent) -> Option<KeyAction> {
+    /// The action `ev` is bound to; `replay`: a recording plays, so a key shared by a
+    /// live-only action and a replay action (Space: tag, pause) is the replay's.
+    pub fn action(&self, ev: &KeyEvent, replay: bool) -> Option<KeyAction> {
         let key = Key::of(ev)?;
-        self.by_key.get(&key).copied()
+        let (first, then) = if replay {
+            (&self.by_key, &self.live_by_key)
+        } else {
+            (&self.live_by_key, &self.by_key)
+        };
+        first.get(&key).or_else(|| then.get(&key)).copied()
     }
 
     /// The keys of `action` as the help shows them (`↑ k`).
@@ -452,6 +489,19 @@ impl KeyMap {
             .map(Key::label)
             .unwrap_or_default()
     }
+}
+
+/// Whether `action` only means something for this machine's live processes (tagging), so
+/// its key may double as a replay key.
+fn live_only(action: KeyAction) -> bool {
+    matches!(action, KeyAction::Tag | KeyAction::UntagAll)
+}
+
+fn group_of(action: KeyAction) -> Option<Group> {
+    BINDINGS
+        .iter()
+        .find(|b| b.action == action)
+        .map(|b| b.group)
 }
 
 /// The `[keys]` name of an action.

@@ -33,21 +33,43 @@ fn the_built_in_table_has_no_clash_and_every_action_once() {
 #[test]
 fn default_keys_reach_their_actions() {
     let map = KeyMap::default();
-    assert_eq!(map.action(&ev(KeyCode::Char('q'))), Some(KeyAction::Quit));
-    assert_eq!(map.action(&ev(KeyCode::Up)), Some(KeyAction::Up));
-    assert_eq!(map.action(&ev(KeyCode::Char(' '))), Some(KeyAction::Pause));
-    assert_eq!(map.action(&ev(KeyCode::BackTab)), Some(KeyAction::PrevGpu));
     assert_eq!(
-        map.action(&ev(KeyCode::Enter)),
+        map.action(&ev(KeyCode::Char('q')), false),
+        Some(KeyAction::Quit)
+    );
+    assert_eq!(map.action(&ev(KeyCode::Up), false), Some(KeyAction::Up));
+    // Space tags a live process and pauses a replay.
+    assert_eq!(
+        map.action(&ev(KeyCode::Char(' ')), false),
+        Some(KeyAction::Tag)
+    );
+    assert_eq!(
+        map.action(&ev(KeyCode::Char(' ')), true),
+        Some(KeyAction::Pause)
+    );
+    assert_eq!(
+        map.action(&ev(KeyCode::Char('U')), true),
+        Some(KeyAction::UntagAll)
+    );
+    assert_eq!(
+        map.action(&ev(KeyCode::Char('q')), true),
+        Some(KeyAction::Quit)
+    );
+    assert_eq!(
+        map.action(&ev(KeyCode::BackTab), false),
+        Some(KeyAction::PrevGpu)
+    );
+    assert_eq!(
+        map.action(&ev(KeyCode::Enter), false),
         Some(KeyAction::AlertDetail)
     );
     // Shift arrives with the capital; it is not a separate modifier to match.
     let shifted = KeyEvent::new(KeyCode::Char('G'), KeyModifiers::SHIFT);
-    assert_eq!(map.action(&shifted), Some(KeyAction::Last));
+    assert_eq!(map.action(&shifted, false), Some(KeyAction::Last));
     // A Ctrl chord is not the plain key.
     let ctrl_q = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::CONTROL);
-    assert_eq!(map.action(&ctrl_q), None);
-    assert_eq!(map.action(&ev(KeyCode::Esc)), None);
+    assert_eq!(map.action(&ctrl_q, false), None);
+    assert_eq!(map.action(&ev(KeyCode::Esc), false), None);
     assert_eq!(map.label(KeyAction::Up), "↑ k");
     assert_eq!(map.first_label(KeyAction::Pause), "Space");
 }
@@ -55,11 +77,17 @@ fn default_keys_reach_their_actions() {
 #[test]
 fn a_custom_key_replaces_the_default_one() {
     let map = KeyMap::with(&custom(&[("quit", &["x"]), ("snooze", &["Ctrl-z", "F7"])])).unwrap();
-    assert_eq!(map.action(&ev(KeyCode::Char('x'))), Some(KeyAction::Quit));
-    assert_eq!(map.action(&ev(KeyCode::Char('q'))), None);
+    assert_eq!(
+        map.action(&ev(KeyCode::Char('x')), false),
+        Some(KeyAction::Quit)
+    );
+    assert_eq!(map.action(&ev(KeyCode::Char('q')), false), None);
     let ctrl_z = KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL);
-    assert_eq!(map.action(&ctrl_z), Some(KeyAction::Snooze));
-    assert_eq!(map.action(&ev(KeyCode::F(7))), Some(KeyAction::Snooze));
+    assert_eq!(map.action(&ctrl_z, false), Some(KeyAction::Snooze));
+    assert_eq!(
+        map.action(&ev(KeyCode::F(7)), false),
+        Some(KeyAction::Snooze)
+    );
     assert_eq!(map.label(KeyAction::Snooze), "Ctrl-z F7");
 }
 
@@ -75,13 +103,50 @@ fn a_clash_names_both_actions() {
     assert!(text.contains("`a`"), "{text}");
     // Moving acknowledge away first makes room.
     let map = KeyMap::with(&custom(&[("snooze", &["a"]), ("acknowledge", &["A"])])).unwrap();
-    assert_eq!(map.action(&ev(KeyCode::Char('a'))), Some(KeyAction::Snooze));
+    assert_eq!(
+        map.action(&ev(KeyCode::Char('a')), false),
+        Some(KeyAction::Snooze)
+    );
     // Two custom keys on one key clash too.
     let e = KeyMap::with(&custom(&[("quit", &["Space"])])).unwrap_err();
     assert!(
-        e.to_string().contains("`quit`") && e.to_string().contains("`pause`"),
+        e.to_string().contains("`quit`") && e.to_string().contains("`tag`"),
         "{e}"
     );
+}
+
+#[test]
+fn a_live_only_key_may_double_as_a_replay_key_and_nothing_else() {
+    // Tagging is for this machine's processes, replay keys for a recording: one key can be
+    // both, and which follows whether a recording plays.
+    let map = KeyMap::with(&custom(&[("tag", &["["])])).unwrap();
+    assert_eq!(
+        map.action(&ev(KeyCode::Char('[')), false),
+        Some(KeyAction::Tag)
+    );
+    assert_eq!(
+        map.action(&ev(KeyCode::Char('[')), true),
+        Some(KeyAction::SeekBack)
+    );
+    // Space, freed by tag, is still pause's in a replay and nothing live.
+    assert_eq!(
+        map.action(&ev(KeyCode::Char(' ')), false),
+        Some(KeyAction::Pause)
+    );
+    // With any other action it clashes, whichever comes first in the table.
+    for (action, key, other) in [("tag", "s", "sort"), ("untag_all", "q", "quit")] {
+        let e = KeyMap::with(&custom(&[(action, &[key])]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("`{action}`")) && e.contains(&format!("`{other}`")),
+            "{e}"
+        );
+    }
+    let e = KeyMap::with(&custom(&[("untag_all", &["Space"])]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`tag`") && e.contains("`untag_all`"), "{e}");
 }
 
 #[test]

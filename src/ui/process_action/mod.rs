@@ -1,6 +1,7 @@
 //! Acting on the selected process from the table: `T` / `I` / `K` send TERM / INT / KILL, `r`
 //! renices, each through a confirmation that names the process (pid, user, command, GPUs, the
-//! VRAM it will free) and, with `w`, its whole job (the trainer and its workers). What is shown
+//! VRAM it will free) and, with `w`, its whole job (the trainer and its workers); while any
+//! process is tagged (Space), the act reaches the tagged ones instead. What is shown
 //! in the dialog is taken when it opens ([`Pending`]: each process with its start time, see
 //! [`crate::act`]); Enter sends, and every outcome, a refusal included, goes to the status line.
 //! Refused up front: `--readonly`, and readings not of this machine (a demo, a replay), whose
@@ -9,6 +10,7 @@
 use gpumeter_model::{ProcessReading, Snapshot};
 
 use super::app::{Action, App};
+use super::tags::Tags;
 use crate::act::{self, ActError, Signal, Target};
 use gpumeter_core::sanitize::sanitize;
 use gpumeter_core::units;
@@ -70,6 +72,9 @@ pub struct Pending {
     pub job: Vec<Subject>,
     /// `w`: act on the whole job.
     pub whole_job: bool,
+    /// The tagged processes still as tagged, when any are: then the act reaches these and
+    /// `w` does nothing.
+    pub tagged: Vec<Subject>,
     /// Renice: its nice value now, and the one to set.
     pub nice_now: i32,
     pub nice: i32,
@@ -78,7 +83,9 @@ pub struct Pending {
 impl Pending {
     /// The processes the act will reach.
     pub fn subjects(&self) -> &[Subject] {
-        if self.whole_job {
+        if !self.tagged.is_empty() {
+            &self.tagged
+        } else if self.whole_job {
             &self.job
         } else {
             std::slice::from_ref(&self.one)
@@ -105,16 +112,25 @@ impl Pending {
             .reduce(u64::saturating_add)
     }
 
-    /// The dialog's question.
-    pub fn question(&self) -> String {
-        let who = match self.subjects() {
-            [one] => format!("pid {}", one.target.pid),
-            all => format!(
+    /// Who the act reaches when it is more than one process: `3 tagged processes`, `4
+    /// processes of the job of pid 42`.
+    pub fn many(&self) -> Option<String> {
+        match self.subjects() {
+            [_] => None,
+            all if !self.tagged.is_empty() => Some(format!("{} tagged processes", all.len())),
+            all => Some(format!(
                 "{} processes of the job of pid {}",
                 all.len(),
                 self.one.target.pid
-            ),
-        };
+            )),
+        }
+    }
+
+    /// The dialog's question.
+    pub fn question(&self) -> String {
+        let who = self
+            .many()
+            .unwrap_or_else(|| format!("pid {}", self.one.target.pid));
         match self.ask {
             Ask::Signal(s) => format!("Send {s} to {who}?"),
             Ask::Renice => format!("Renice {who} from {} to {}?", self.nice_now, self.nice),
@@ -187,25 +203,7 @@ pub fn open(
         ));
     }
     let boot = snap.system.boot_time_unix_s;
-    let subject = |p: &ProcessReading| -> Result<Subject, String> {
-        let target = Target::take(p.pid, p.start_time_unix_s, boot).map_err(|e| e.to_string())?;
-        let gpus = p.gpu.iter().map(|g| g.gpu_index).collect();
-        let vram_bytes = p
-            .gpu
-            .iter()
-            .filter_map(|g| g.memory_bytes)
-            .reduce(u64::saturating_add);
-        Ok(Subject {
-            target,
-            user: p.user.as_deref().unwrap_or(units::NA).to_string(),
-            command: sanitize(
-                p.command.as_deref().or(p.name.as_deref()).unwrap_or(""),
-                MAX_COMMAND_CHARS,
-            ),
-            gpus,
-            vram_bytes,
-        })
-    };
+    let subject = |p: &ProcessReading| subject(p, boot);
     let one = subject(p)?;
     // The job's other processes that are gone or reused since the reading are left out:
     // only what is still as shown can be reached.
@@ -228,9 +226,75 @@ pub fn open(
         one,
         job,
         whole_job: false,
+        tagged: Vec::new(),
         nice_now,
         // Renicing is almost always to yield: start one step nicer.
         nice: (nice_now + 1).min(19),
+    })
+}
+
+/// Opens the dialog for the tagged processes in `snap`, or says why not. A tag whose
+/// process has gone, started again under its PID, or is not visible here is left out (the
+/// dialog lists only what the act reaches).
+pub fn open_tagged(
+    ask: Ask,
+    acting: Acting,
+    tags: &Tags,
+    snap: Option<&Snapshot>,
+) -> Result<Pending, String> {
+    if let Some(why) = acting.refusal() {
+        return Err(why.to_string());
+    }
+    let Some(snap) = snap else {
+        return Err("no reading yet".into());
+    };
+    let boot = snap.system.boot_time_unix_s;
+    let tagged: Vec<Subject> = tags
+        .pids()
+        .filter_map(|pid| snap.processes.iter().find(|p| p.pid == pid))
+        .filter(|p| p.visible && tags.names(p.pid, p.start_time_unix_s))
+        .filter_map(|p| subject(p, boot).ok())
+        .collect();
+    let Some(one) = tagged.first().cloned() else {
+        return Err(format!(
+            "none of the {} tagged processes can be reached now (gone, or not visible here)",
+            tags.len()
+        ));
+    };
+    let nice_now = match ask {
+        Ask::Renice => one.target.nice().map_err(|e| e.to_string())?,
+        Ask::Signal(_) => 0,
+    };
+    Ok(Pending {
+        ask,
+        job: vec![one.clone()],
+        one,
+        whole_job: false,
+        tagged,
+        nice_now,
+        nice: (nice_now + 1).min(19),
+    })
+}
+
+/// `p` as the dialog names it, pinned to its start time (`boot`: the machine's boot, to
+/// read it against /proc).
+fn subject(p: &ProcessReading, boot: Option<i64>) -> Result<Subject, String> {
+    let target = Target::take(p.pid, p.start_time_unix_s, boot).map_err(|e| e.to_string())?;
+    let gpus = p.gpu.iter().map(|g| g.gpu_index).collect();
+    let vram_bytes = p
+        .gpu
+        .iter()
+        .filter_map(|g| g.memory_bytes)
+        .reduce(u64::saturating_add);
+    Ok(Subject {
+        target,
+        user: p.user.as_deref().unwrap_or(units::NA).to_string(),
+        command: sanitize(
+            p.command.as_deref().or(p.name.as_deref()).unwrap_or(""),
+            MAX_COMMAND_CHARS,
+        ),
+        gpus,
+        vram_bytes,
     })
 }
 
@@ -267,7 +331,11 @@ fn job_of(snap: &Snapshot, pid: u32) -> Vec<&ProcessReading> {
 /// the confirmed act. Returns whether it was one.
 pub fn apply(action: Action, app: &mut App, snap: Option<&Snapshot>) -> bool {
     match action {
-        Action::Act(ask) => match open(ask, app.acting, app.selected_pid(), snap) {
+        Action::Act(ask) => match if app.tags.is_empty() {
+            open(ask, app.acting, app.selected_pid(), snap)
+        } else {
+            open_tagged(ask, app.acting, &app.tags, snap)
+        } {
             Ok(pending) => app.open_confirm(pending),
             Err(why) => app.set_status(why),
         },

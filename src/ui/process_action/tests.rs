@@ -220,7 +220,13 @@ fn any_other_key_cancels_and_nothing_is_sent() {
     assert!(a.confirm.is_none());
     assert_eq!(
         a.status.as_deref(),
-        Some(format!("cancelled: SIGKILL not sent to PID {}", trainer.id()).as_str())
+        Some(
+            format!(
+                "cancelled: SIGKILL not sent to 2 processes of the job of pid {}",
+                trainer.id()
+            )
+            .as_str()
+        )
     );
     assert_eq!(a.selected_pid(), Some(trainer.id()));
     assert!(trainer.try_wait().expect("try_wait").is_none());
@@ -271,4 +277,102 @@ fn read_only_keys_say_so_and_the_header_says_readonly() {
     let screen = testing::buffer_to_string(&testing::render(&mut a, &engine, 120, 40));
     assert!(screen.contains("read-only: signals"), "{screen}");
     assert!(screen.contains("gpumeter READONLY"), "{screen}");
+}
+
+/// A reading of three unrelated sleepers.
+fn three(procs: [&Child; 3]) -> Snapshot {
+    let mut s = Snapshot::empty("nvml", 0);
+    s.processes = procs
+        .iter()
+        .map(|c| {
+            let mut p = testing::process(c.id(), 1, "alice", "sleep 30");
+            p.start_time_unix_s = None;
+            p
+        })
+        .collect();
+    s
+}
+
+#[test]
+fn tagged_processes_are_what_a_signal_reaches_and_the_rest_live_on() {
+    let (mut a_, mut b_, mut c_) = (sleeper(), sleeper(), sleeper());
+    let snap = three([&a_, &b_, &c_]);
+    let mut a = app(Acting::Allowed);
+    a.sync(vec![a_.id(), b_.id(), c_.id()], vec![], 10);
+    // Space on the first row, then on the third.
+    assert_eq!(key(&mut a, KeyCode::Char(' ')), Action::Redraw);
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Char(' '));
+    a.tags.reconcile(&snap);
+    assert_eq!(a.tags.pids().count(), 2);
+    let ask = key(&mut a, KeyCode::Char('K'));
+    assert!(apply(ask, &mut a, Some(&snap)));
+    let pending = a.confirm.clone().expect("the dialog");
+    assert_eq!(pending.question(), "Send KILL to 2 tagged processes?");
+    let mut reached: Vec<u32> = pending.subjects().iter().map(|s| s.target.pid).collect();
+    reached.sort_unstable();
+    let mut want = vec![a_.id(), c_.id()];
+    want.sort_unstable();
+    assert_eq!(reached, want);
+    // `w` has no job to widen to.
+    assert_eq!(key(&mut a, KeyCode::Char('w')), Action::None);
+    assert_eq!(key(&mut a, KeyCode::Enter), Action::ConfirmAct);
+    assert!(apply(Action::ConfirmAct, &mut a, Some(&snap)));
+    assert_eq!(a.status.as_deref(), Some("sent KILL to 2 processes"));
+    for child in [&mut a_, &mut c_] {
+        let status = child.wait().expect("wait");
+        assert_eq!(status.signal(), Some(9));
+    }
+    assert!(
+        b_.try_wait().expect("try_wait").is_none(),
+        "untagged: alive"
+    );
+    reap(a_);
+    reap(b_);
+    reap(c_);
+}
+
+#[test]
+fn a_tag_whose_pid_now_names_a_newer_process_is_left_out_and_cancel_says_who() {
+    let (a_, b_, c_) = (sleeper(), sleeper(), sleeper());
+    let snap = three([&a_, &b_, &c_]);
+    let mut tags = Tags::default();
+    tags.toggle(a_.id());
+    tags.reconcile(&snap);
+    // The next reading shows PID a_ started anew: the tag no longer names it.
+    let mut later = snap.clone();
+    later.processes[0].start_time_unix_s = Some(1);
+    let e = open_tagged(
+        Ask::Signal(Signal::Term),
+        Acting::Allowed,
+        &tags,
+        Some(&later),
+    )
+    .unwrap_err();
+    assert!(e.contains("none of the 1 tagged processes"), "{e}");
+    // Refusals come first, as for one process.
+    let e = open_tagged(
+        Ask::Signal(Signal::Term),
+        Acting::NotLocal,
+        &tags,
+        Some(&snap),
+    )
+    .unwrap_err();
+    assert!(e.contains("demo"), "{e}");
+    // Cancelling names how many were spared.
+    let mut a = app(Acting::Allowed);
+    a.sync(vec![a_.id(), b_.id(), c_.id()], vec![], 10);
+    key(&mut a, KeyCode::Char(' '));
+    key(&mut a, KeyCode::Char(' '));
+    a.tags.reconcile(&snap);
+    let ask = key(&mut a, KeyCode::Char('i'));
+    assert!(apply(ask, &mut a, Some(&snap)));
+    key(&mut a, KeyCode::Char('x'));
+    assert_eq!(
+        a.status.as_deref(),
+        Some("cancelled: SIGINT not sent to 2 tagged processes")
+    );
+    reap(a_);
+    reap(b_);
+    reap(c_);
 }

@@ -290,3 +290,47 @@ fn at_80x24_the_help_scrolls_through_every_key() {
     key(&mut a, KeyCode::Char('x'));
     assert!(!a.help);
 }
+
+/// The table's row of `pid` on `screen`.
+fn row_of(screen: &str, pid: u32) -> String {
+    let want = pid.to_string();
+    screen
+        .lines()
+        .find(|l| {
+            let bare = l.trim_start().trim_start_matches('*');
+            bare.split_whitespace().next() == Some(&want)
+        })
+        .unwrap_or_else(|| panic!("no row for {pid} in\n{screen}"))
+        .to_string()
+}
+
+#[test]
+fn space_tags_rows_which_the_table_marks_and_u_untags_them_at_80x24() {
+    let engine = fixtures::engine(2);
+    let mut a = app();
+    render(&mut a, &engine, 80, 24);
+    let first = a.selected_pid().expect("a row");
+    key(&mut a, KeyCode::Char(' '));
+    let second = a.selected_pid().expect("a row");
+    assert_ne!(first, second, "Space moves down a row, as in htop");
+    key(&mut a, KeyCode::Char(' '));
+    let s = buffer_to_string(&render(&mut a, &engine, 80, 24));
+    assert!(s.contains("· 2 tagged"), "{s}");
+    for pid in [first, second] {
+        assert!(row_of(&s, pid).trim_start().starts_with('*'), "{s}");
+    }
+    let third = a.selected_pid().expect("a row");
+    assert!(!row_of(&s, third).trim_start().starts_with('*'), "{s}");
+    // The status line says what tagging is for, with the keys as bound.
+    assert!(s.contains("2 tagged: F9 i K r reach them all"), "{s}");
+    // Space on a tagged row untags it.
+    key(&mut a, KeyCode::Up);
+    key(&mut a, KeyCode::Char(' '));
+    let s = buffer_to_string(&render(&mut a, &engine, 80, 24));
+    assert!(s.contains("· 1 tagged"), "{s}");
+    assert!(!row_of(&s, second).trim_start().starts_with('*'), "{s}");
+    key(&mut a, KeyCode::Char('U'));
+    let s = buffer_to_string(&render(&mut a, &engine, 80, 24));
+    assert!(!s.contains("· 1 tagged") && s.contains("untagged 1"), "{s}");
+    assert!(!row_of(&s, first).trim_start().starts_with('*'), "{s}");
+}

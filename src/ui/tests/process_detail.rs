@@ -211,3 +211,57 @@ fn snapshot_of_the_detail_at_120x40() {
     });
     insta::assert_snapshot!("120x40_process_detail", open_first(&engine, 120, 40));
 }
+
+#[test]
+fn a_live_process_shows_its_directory_and_gpu_environment_never_its_secrets_at_80x24() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .current_dir(dir.path())
+        .env_clear()
+        .env("CUDA_VISIBLE_DEVICES", "1")
+        .env("LOCAL_RANK", "0")
+        .env("HF_TOKEN", "hf_do_not_show")
+        .env("PATH", "/usr/bin:/bin")
+        .spawn()
+        .expect("spawn sleep");
+    let mut snap = fixtures::snapshot(1);
+    let mut p = fixtures::process(child.id(), 1, "alice", "sleep 30");
+    p.start_time_unix_s = None;
+    p.gpu = snap.processes[0].gpu.clone();
+    p.gpu[0].memory_bytes = Some(70 * fixtures::GIB);
+    snap.processes.push(p);
+    let engine = fixtures::engine_with(snap.clone());
+    let mut a = App::new(&UiOptions {
+        acting: process_action::Acting::ReadOnly,
+        ..fixtures::options()
+    });
+    render(&mut a, &engine, 80, 24);
+    a.process_detail = Some(process_view::ProcessDetail::new(child.id()));
+    process_view::inspect_opened(&mut a, Some(&snap));
+    let s = buffer_to_string(&render(&mut a, &engine, 80, 24));
+    let _ = child.kill();
+    let _ = child.wait();
+    let want = format!("Directory: {}", dir.path().display());
+    assert!(s.contains(&want), "{s}");
+    assert!(s.contains("CUDA_VISIBLE_DEVICES=1"), "{s}");
+    assert!(s.contains("LOCAL_RANK=0"), "{s}");
+    assert!(
+        s.contains("Environment: 2 GPU-related; 2 others not shown"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("hf_do_not_show") && !s.contains("HF_TOKEN"),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_demo_process_is_not_read_and_says_why() {
+    let engine = fixtures::engine(1);
+    let s = open_first(&engine, 120, 40);
+    assert!(
+        s.contains("Directory: N/A (a demo's or a recording's process: nothing to read here)"),
+        "{s}"
+    );
+}

@@ -1,5 +1,6 @@
 //! The confirmation before a signal or renice: the question, then who it reaches (pid, user,
-//! command, GPUs, the VRAM it frees), the whole-job switch and the keys. Long commands wrap;
+//! command, GPUs, the VRAM it frees), the whole-job switch (or that the tagged processes
+//! are the scope) and the keys. Long commands wrap;
 //! the box fits the screen.
 
 use ratatui::buffer::Buffer;
@@ -59,8 +60,10 @@ impl Widget for Confirm<'_> {
             styled("   VRAM it frees ", theme.label),
             styled(vram_text(pending.vram_bytes()), theme.text),
         ]));
+        let tagged = !pending.tagged.is_empty();
         let job = pending.job.len();
         let scope = match (job, pending.whole_job) {
+            _ if tagged => "scope: the tagged processes".to_string(),
             (1, _) => "w  whole job: this process has no workers shown".to_string(),
             (n, true) => format!("w  whole job: ON ({n} processes)"),
             (n, false) => format!("w  whole job: off (its job has {n} processes)"),
@@ -68,6 +71,7 @@ impl Widget for Confirm<'_> {
         lines.push(Line::from(styled(scope, theme.dim)));
         lines.push(Line::default());
         let keys = match pending.ask {
+            Ask::Signal(s) if tagged => format!("Enter/y send {s} · any other key cancels"),
             Ask::Signal(s) => format!("Enter/y send {s} · w whole job · any other key cancels"),
             Ask::Renice => "+/- change the value · Enter/y renice · any other key cancels".into(),
         };

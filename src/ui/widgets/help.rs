@@ -46,6 +46,10 @@ const GROUPS: &[(&[KeyAction], &str)] = &[
         "TERM / INT / KILL / renice the process (asks)",
     ),
     (
+        &[KeyAction::Tag, KeyAction::UntagAll],
+        "tag / untag all (the keys above then reach the tagged)",
+    ),
+    (
         &[KeyAction::Expand, KeyAction::Collapse],
         "tree: unfold / fold the selected subtree",
     ),

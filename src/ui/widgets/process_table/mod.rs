@@ -1,6 +1,6 @@
 //! The process table: PID, user, Kubernetes pod, container, GPU, VRAM, SM %, CPU %, host RSS,
 //! runtime and command, with the sort column marked in the header (a click on a header sorts
-//! by it: see [`column_at`]), the selected row highlighted (with `e`, its whole command line
+//! by it: see [`column_at`]), tagged rows marked (`*`), the selected row highlighted (with `e`, its whole command line
 //! wrapped under it), and the rows scrolled. Narrow terminals drop the least useful columns
 //! first ([`columns`]).
 
@@ -137,7 +137,11 @@ impl Widget for ProcessTable<'_> {
                 .as_ref()
                 .filter(|_| i == selected)
                 .and_then(|w| w.first());
+            let tagged = app.tags.contains(row.proc.pid);
             let mut line = row_line(row, &cols, width, theme, now_ms, first.map(String::as_str));
+            if tagged {
+                line = tag_mark(line, theme);
+            }
             if i == selected {
                 line = line.patch_style(theme.selected_row);
                 // Fill the highlight to the edge.
@@ -171,6 +175,9 @@ fn title(count: usize, app: &App) -> Line<'static> {
     ];
     if app.tree {
         spans.push(styled("· tree ", theme.dim));
+    }
+    if !app.tags.is_empty() {
+        spans.push(styled(format!("· {} tagged ", app.tags.len()), theme.input));
     }
     if let Some(g) = app.gpu_filter {
         spans.push(styled(format!(" GPU{g} only "), theme.sort_column));
@@ -252,6 +259,18 @@ fn row_line(
         spans.push(styled(" ", theme.text));
     }
     Line::from(spans)
+}
+
+/// A tagged row: in the tag colour, with `*` in its first cell when that cell is blank (a
+/// right-aligned PID leaves it so below a million), so the mark reads without colour too.
+fn tag_mark(line: Line<'static>, theme: &Theme) -> Line<'static> {
+    let mut line = line.patch_style(theme.input);
+    if let Some(first) = line.spans.first_mut()
+        && first.content.starts_with(' ')
+    {
+        first.content = format!("*{}", &first.content[1..]).into();
+    }
+    line
 }
 
 /// `row`'s whole command line wrapped at spaces to the command column (a word longer than the

@@ -36,6 +36,9 @@
 //!   processes here holding `/dev/nvidia<N>` open are matched to them per GPU (`gpu_fds`,
 //!   `pid_match`) and listed by their local PID with `host_pid` set; what nothing here holds
 //!   comes back as [`ProcessReading::invisible`] with its GPU use, never dropped.
+//!
+//! Apart from the readings, [`inspect`] reads one process's working directory and the GPU part
+//! of its environment on demand (the dashboard's process detail), never on a tick.
 
 mod births;
 mod budget;
@@ -45,6 +48,7 @@ mod containers;
 mod cpu;
 mod device_files;
 mod gpu_fds;
+pub mod inspect;
 mod io;
 mod kept;
 mod limits;

@@ -1,11 +1,14 @@
 //! The process detail view (Enter on a selected process, as in nvitop): its PID, user, state
 //! and start, its Kubernetes pod, namespace and container (where known), the whole command
-//! line (sanitized at the source, as everywhere), each GPU it holds with its VRAM, SM share
-//! and pods, its own VRAM and SM history on each over the charts' window (the engine's
-//! per-process history; N/A where the driver never said), its job (the trainer and its workers)
-//! and the standing alerts that name it — wrapped to the overlay's width and scrolled, at any
-//! terminal size, in the alert detail view's place.
+//! line (sanitized at the source, as everywhere), its working directory and the GPU part of
+//! its environment (`place`: read once when the view opened, see `process_view`), each GPU it
+//! holds with its VRAM, SM share and pods and its own history there (`gpus`), its job (the
+//! trainer and its workers) and the standing alerts that name it — wrapped to the overlay's
+//! width and scrolled, at any terminal size, in the alert detail view's place.
 //! Reads the engine through `&`; never mutates.
+
+mod gpus;
+mod place;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -13,8 +16,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use gpumeter_core::clock::{UtcStyle, utc_text};
-use gpumeter_core::engine::series::Series;
-use gpumeter_core::engine::{Engine, ProcessKey};
+use gpumeter_core::engine::Engine;
 use gpumeter_core::units::{self, DurationStyle};
 use gpumeter_model::{PodRef, ProcessReading, Snapshot};
 
@@ -25,10 +27,6 @@ use crate::ui::theme::Theme;
 use crate::ui::widgets::alerts::detail::overlay;
 use crate::ui::widgets::alerts::panel::wrapped;
 use crate::ui::widgets::fmt::styled;
-
-/// Columns a history sparkline takes at most.
-const SPARK_MAX: usize = 48;
-const SPARK: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 /// The trainer of `pid`'s job (its topmost ancestor among the readings) and every process
 /// under it, the trainer first.
@@ -75,47 +73,16 @@ fn names_any(alert: &gpumeter_core::engine::rules::Alert, pids: &[u32]) -> bool 
     found.iter().any(|n| pids.contains(n))
 }
 
-/// A sparkline of `series` over the last `window_ms` before `now_ms`, `cols` wide, scaled to
-/// `top`; `None` when the window holds nothing.
-fn sparkline(
-    series: &Series,
-    now_ms: i64,
-    window_ms: i64,
-    cols: usize,
-    top: f64,
-) -> Option<String> {
-    let cols = cols.clamp(1, SPARK_MAX);
-    let mut sums = vec![(0.0_f64, 0u32); cols];
-    let start = now_ms - window_ms;
-    for p in series.window_iter(now_ms, window_ms) {
-        if p.t_ms < start {
-            continue;
-        }
-        let at = ((p.t_ms - start) as f64 / window_ms.max(1) as f64 * cols as f64) as usize;
-        if let Some(s) = sums.get_mut(at.min(cols - 1)) {
-            s.0 += p.mean;
-            s.1 += 1;
-        }
-    }
-    if sums.iter().all(|s| s.1 == 0) {
-        return None;
-    }
-    Some(
-        sums.iter()
-            .map(|&(sum, n)| {
-                if n == 0 {
-                    return ' ';
-                }
-                let v = (sum / f64::from(n) / top.max(1e-9)).clamp(0.0, 1.0);
-                SPARK[((v * 7.0).round() as usize).min(7)]
-            })
-            .collect(),
-    )
-}
-
 /// Every line of the view of `pid` at `cols` wide.
-pub fn lines(app: &App, engine: &Engine, pid: u32, cols: usize, now_ms: i64) -> Vec<Line<'static>> {
+pub fn lines(
+    app: &App,
+    engine: &Engine,
+    detail: &ProcessDetail,
+    cols: usize,
+    now_ms: i64,
+) -> Vec<Line<'static>> {
     let theme = &app.theme;
+    let pid = detail.pid;
     let Some(snap) = engine.latest() else {
         return vec![Line::from(styled("no reading yet", theme.dim))];
     };
@@ -154,8 +121,9 @@ pub fn lines(app: &App, engine: &Engine, pid: u32, cols: usize, now_ms: i64) -> 
         (None, true) => p.name.as_deref().map_or_else(na, str::to_string),
     };
     out.extend(wrapped(label("Command"), &command, cols));
+    place::place_lines(&mut out, app, detail, cols);
     out.push(Line::default());
-    gpu_lines(&mut out, app, engine, p, cols, now_ms);
+    gpus::gpu_lines(&mut out, app, engine, p, cols, now_ms);
     out.push(Line::default());
     let job = job_of(snap, pid);
     let pids: Vec<u32> = job.iter().map(|r| r.pid).collect();
@@ -204,84 +172,6 @@ fn pod_words(pod: &PodRef) -> String {
     let namespace = pod.namespace.as_deref().map_or_else(na, str::to_string);
     let container = pod.container.as_deref().map_or_else(na, str::to_string);
     format!("{name} · namespace {namespace} · container {container}")
-}
-
-/// Its GPUs: VRAM and SM share now, and its own history of both over the charts' window.
-fn gpu_lines(
-    out: &mut Vec<Line<'static>>,
-    app: &App,
-    engine: &Engine,
-    p: &ProcessReading,
-    cols: usize,
-    now_ms: i64,
-) {
-    let theme = &app.theme;
-    if p.gpu.is_empty() {
-        out.push(Line::from(styled(
-            "GPUs: none of its own (it feeds its job's GPU process)",
-            theme.dim,
-        )));
-        return;
-    }
-    out.push(Line::from(styled("GPUs", theme.title)));
-    let window_ms = app.window.span_ms();
-    let window = app.window.label();
-    let snap = engine.latest();
-    for u in &p.gpu {
-        let g = u.gpu_index;
-        let vram = u.memory_bytes.map_or_else(|| "N/A".into(), units::bytes);
-        let sm = u
-            .sm_util_pct
-            .map_or_else(|| "N/A".into(), |v| format!("{v}%"));
-        // Whose the card is on Kubernetes (MIG: several pods).
-        let owner = snap
-            .and_then(|s| s.gpu(g))
-            .and_then(|gpu| PodRef::describe(&gpu.pods))
-            .map(|words| format!(" · {words}"))
-            .unwrap_or_default();
-        out.extend(wrapped(
-            Span::styled(format!("  GPU{g} "), theme.series_style(g)),
-            &format!("VRAM {vram} · SM {sm}{owner}"),
-            cols,
-        ));
-        // Its own history on this GPU (the engine keeps it per process and GPU, capped).
-        let key = ProcessKey {
-            pid: p.pid,
-            start_time_unix_s: p.start_time_unix_s,
-            gpu_index: g,
-        };
-        let own = engine.history().process(&key);
-        // VRAM against the card's total, so a line reads as its share of the card.
-        let total = snap
-            .and_then(|s| s.gpu(g))
-            .and_then(|gpu| gpu.memory_total_bytes)
-            .map(|b| b as f64);
-        let room = cols.saturating_sub(24);
-        let rows: [(&str, Option<&Series>, Option<f64>); 2] = [
-            ("VRAM", own.map(|h| &h.vram_bytes), total),
-            ("SM share", own.map(|h| &h.sm_util_pct), Some(100.0)),
-        ];
-        for (name, series, top) in rows {
-            let text = series
-                .and_then(|s| {
-                    let top = top.or_else(|| peak(s, now_ms, window_ms))?;
-                    sparkline(s, now_ms, window_ms, room, top)
-                })
-                .unwrap_or_else(|| "N/A".into());
-            out.push(Line::from(vec![
-                styled(format!("    {name:<11} {window:>4} "), theme.dim),
-                styled(text, theme.series_style(g)),
-            ]));
-        }
-    }
-}
-
-/// The highest point of `series` in the window, to scale a line that has no known top.
-fn peak(series: &Series, now_ms: i64, window_ms: i64) -> Option<f64> {
-    series
-        .window_iter(now_ms, window_ms)
-        .map(|p| p.mean)
-        .reduce(f64::max)
 }
 
 /// Its job: the trainer and its workers, with their CPU summed.
@@ -341,9 +231,15 @@ fn inner(area: Rect) -> (usize, usize) {
 }
 
 /// How far the view of `pid` can scroll on a screen of `area`.
-pub fn max_scroll(area: Rect, app: &App, engine: &Engine, pid: u32, now_ms: i64) -> usize {
+pub fn max_scroll(
+    area: Rect,
+    app: &App,
+    engine: &Engine,
+    detail: &ProcessDetail,
+    now_ms: i64,
+) -> usize {
     let (rows, cols) = inner(area);
-    lines(app, engine, pid, cols, now_ms)
+    lines(app, engine, detail, cols, now_ms)
         .len()
         .saturating_sub(rows)
 }
@@ -370,7 +266,7 @@ impl Widget for ProcessDetailView<'_> {
             return;
         }
         let (rows, cols) = inner(area);
-        let body = lines(app, engine, detail.pid, cols, now_ms);
+        let body = lines(app, engine, detail, cols, now_ms);
         let total = body.len();
         let scroll = detail.scroll.min(total.saturating_sub(rows));
         let shown: Vec<Line<'static>> = body.into_iter().skip(scroll).take(rows).collect();
