@@ -1,6 +1,7 @@
 //! Where each part of the dashboard goes for a terminal size and GPU count: full GPU panels in a
 //! grid when they fit, one compact line per GPU when they do not, charts only when the process
-//! table keeps enough rows, the spend panel beside the charts on wide screens (a one-line
+//! table keeps enough rows (or, when it does not, beside a row of panels that leaves a panel's
+//! width spare), the spend panel beside the charts on wide screens (a one-line
 //! summary under the header otherwise, nothing without pricing), and a single "too small" line
 //! below a minimum size. Pure geometry: no drawing, no state, so every decision is unit-tested.
 
@@ -219,13 +220,17 @@ fn body_layout(body: Rect, gpu_count: usize, spend_panel: bool, alert_rows: usiz
             charts_h,
         )));
     }
-    let charts = (charts_h > 0).then(|| Rect::new(body.x, rest_top, charts_w, charts_h));
+    let mut charts = (charts_h > 0).then(|| Rect::new(body.x, rest_top, charts_w, charts_h));
     let table = Rect::new(body.x, rest_top + charts_h, w, rest_h - charts_h);
+    let mut gpu_cells = gpus.cells;
+    if charts.is_none() {
+        charts = beside_panels(body, gpus.mode, &mut gpu_cells);
+    }
 
     ScreenLayout {
         header: Rect::default(),
         gpu_mode: gpus.mode,
-        gpu_cells: gpus.cells,
+        gpu_cells,
         gpu_overflow: gpus.overflow,
         charts,
         spend,
@@ -305,6 +310,25 @@ fn place_gpus(body: Rect, n: usize) -> GpuPlacement {
         overflow,
         height: (shown + usize::from(hidden > 0)) as u16,
     }
+}
+
+/// With no room for a charts row, a single row of panels that leaves a panel's width spare
+/// (one GPU at 80 columns) gives that width to the charts, beside the panels and as tall: a
+/// GPU's history is worth more than an empty half of its panel. `None` otherwise.
+fn beside_panels(body: Rect, mode: GpuMode, cells: &mut Vec<Rect>) -> Option<Rect> {
+    let GpuMode::Panels { columns } = mode else {
+        return None;
+    };
+    let n = cells.len();
+    let one_row = n == usize::from(columns);
+    if !one_row || usize::from(body.width / PANEL_MIN_WIDTH) <= n {
+        return None;
+    }
+    let row = Rect::new(body.x, body.y, body.width, PANEL_HEIGHT);
+    let mut slots = split_columns(row, n + 1);
+    let chart = slots.pop()?;
+    *cells = slots;
+    Some(chart)
 }
 
 /// `n` side-by-side columns covering `area`, the remainder spread from the left.

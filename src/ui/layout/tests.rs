@@ -39,6 +39,28 @@ fn eighty_by_24_with_one_or_two_gpus_uses_panels() {
 }
 
 #[test]
+fn eighty_by_24_with_one_gpu_puts_its_chart_beside_the_panel() {
+    let l = dash(80, 24, 1);
+    assert_eq!(
+        l.gpu_cells,
+        vec![Rect::new(0, l.gpu_cells[0].y, 40, PANEL_HEIGHT)]
+    );
+    let chart = l.charts.expect("a chart beside the panel");
+    assert_eq!(
+        (chart.x, chart.y, chart.width, chart.height),
+        (40, l.gpu_cells[0].y, 40, PANEL_HEIGHT)
+    );
+    // The table keeps its rows: the chart takes no height of its own.
+    assert_eq!(l.table.y, l.gpu_cells[0].y + PANEL_HEIGHT);
+    // Two GPUs fill the row: no room beside them, and no chart.
+    assert!(dash(80, 24, 2).charts.is_none());
+    // Below two panels' width there is nothing to share.
+    let narrow = dash(79, 24, 1);
+    assert!(narrow.charts.is_none());
+    assert_eq!(narrow.gpu_cells[0].width, 79);
+}
+
+#[test]
 fn one_twenty_by_40_panels_for_4_lines_for_8_and_charts() {
     let four = dash(120, 40, 4);
     assert_eq!(four.gpu_mode, GpuMode::Panels { columns: 2 });

@@ -294,3 +294,28 @@ fn the_gpu_sm_activity_and_the_process_sm_share_have_their_own_names() {
     );
     assert!(lines_with(&text, "PID")[0].contains("SM%"), "{text}");
 }
+
+#[test]
+fn one_gpu_at_80x24_gets_its_chart_beside_its_panel_and_no_value_is_cut() {
+    // `container`: one A100. Its panel takes half the width, its chart the other half, and
+    // the panel's lines keep each value whole (the link `Gen4 x16` never reads `x1`).
+    let text = screen(&played("container"), 80, 24);
+    let titled = lines_with(&text, "┌ GPU0 ");
+    assert_eq!(titled.len(), 1, "{text}");
+    assert!(titled[0].contains("┐┌ util GPU0 "), "{text}");
+    let braille = |l: &str| l.chars().any(|c| ('\u{2801}'..='\u{28ff}').contains(&c));
+    assert!(text.lines().any(braille), "a drawn chart:\n{text}");
+    let panel: Vec<String> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("┌ GPU0"))
+        .take(8)
+        .map(|l| l.chars().take(40).collect())
+        .collect();
+    for line in &panel {
+        let inside = line.trim_end_matches('│').trim_end();
+        for cut in ["Gen4 x1", "Gen4 x", "GiB/", "MB/"] {
+            assert!(!inside.ends_with(cut), "cut at {cut:?}: {line}\n{text}");
+        }
+    }
+    assert!(panel.iter().any(|l| l.contains("PCIe RX ")), "{text}");
+}

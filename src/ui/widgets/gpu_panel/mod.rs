@@ -105,9 +105,9 @@ fn reading_lines(
         util_line(g, w, theme),
         vram_line(g, w, theme),
         power_line(g, w, theme),
-        clock_line(g, theme),
-        pcie_line(g, theme),
-        throttle_line(g, hidden, theme),
+        clock_line(g, w, theme),
+        pcie_line(g, w, theme),
+        throttle_line(g, hidden, w, theme),
     ]
 }
 
@@ -240,13 +240,14 @@ fn power_line(g: &GpuReading, w: usize, theme: &Theme) -> Line<'static> {
     fmt::fit(fixed, segments, w)
 }
 
-fn clock_line(g: &GpuReading, theme: &Theme) -> Line<'static> {
+/// The clocks; the video engines after them when they fit (whole, never cut).
+fn clock_line(g: &GpuReading, w: usize, theme: &Theme) -> Line<'static> {
     let slow = |cur: Option<u32>, max: Option<u32>| match (cur, max) {
         (Some(c), Some(m)) if m > 0 && c * 10 < m * 9 => theme.warm,
         (None, _) => theme.na,
         _ => theme.text,
     };
-    let mut line = Line::from(vec![
+    let fixed = vec![
         label("SM ", theme),
         styled(
             fmt::clock_pair(g.clock_sm_mhz, g.clock_sm_max_mhz),
@@ -258,38 +259,45 @@ fn clock_line(g: &GpuReading, theme: &Theme) -> Line<'static> {
             slow(g.clock_memory_mhz, g.clock_memory_max_mhz),
         ),
         label(" MHz", theme),
-    ]);
+    ];
     // The video engines, on the cards that report them (NVENC/NVDEC: a transcoding or a
     // video-decoding input pipeline shows here, not in the SM utilization).
+    let mut segments = Vec::new();
     if g.encoder_util_pct.is_some() || g.decoder_util_pct.is_some() {
         let pct = |v: Option<u32>| match v {
             Some(p) => styled(format!("{p}%"), theme.text),
             None => na(theme),
         };
-        line.spans.extend([
+        segments.push(vec![
             label("  enc ", theme),
             pct(g.encoder_util_pct),
             label(" dec ", theme),
             pct(g.decoder_util_pct),
         ]);
     }
-    line
+    fmt::fit(fixed, segments, w)
 }
 
-fn pcie_line(g: &GpuReading, theme: &Theme) -> Line<'static> {
+/// The PCIe traffic; the link after it when it fits whole (a cut `Gen4 x16` would read `x1`).
+fn pcie_line(g: &GpuReading, w: usize, theme: &Theme) -> Line<'static> {
     let rate = |v: Option<u64>| match v {
         Some(b) => styled(units::rate(b as f64), theme.text),
         None => na(theme),
     };
-    let mut spans = vec![
+    let fixed = vec![
         label("PCIe RX ", theme),
         rate(g.pcie_rx_bytes_per_s),
         label(" TX ", theme),
         rate(g.pcie_tx_bytes_per_s),
-        label("  ", theme),
     ];
-    spans.push(link_span(g, theme));
-    Line::from(spans)
+    let room = w.saturating_sub(fmt::spans_width(&fixed) + 2);
+    let link = link_span(g, theme);
+    // A link below its maximum keeps its warning without the `(max …)` when that is too long.
+    let link = match link.content.split_once(" (max ") {
+        Some((now, _)) if fmt::width(&link.content) > room => styled(now.to_string(), link.style),
+        _ => link,
+    };
+    fmt::fit(fixed, vec![vec![label("  ", theme), link]], w)
 }
 
 /// `Gen5 x16`; below the card's maximum, `Gen3 x8 (max Gen5 x16)` in the warm colour.
@@ -321,15 +329,21 @@ pub fn link_span(g: &GpuReading, theme: &Theme) -> Span<'static> {
     }
 }
 
-fn throttle_line(g: &GpuReading, hidden: Option<u64>, theme: &Theme) -> Line<'static> {
-    let mut spans = vec![label("throttle ", theme)];
-    spans.extend(throttle_spans(g, theme));
-    if let Some(h) = hidden {
-        // Another tenant's memory (the driver lists no PID we can see): said, never blamed.
-        spans.push(label("  hidden VRAM ", theme));
-        spans.push(styled(units::bytes(h), theme.hot));
-    }
-    Line::from(spans)
+fn throttle_line(g: &GpuReading, hidden: Option<u64>, w: usize, theme: &Theme) -> Line<'static> {
+    let mut fixed = vec![label("throttle ", theme)];
+    fixed.extend(throttle_spans(g, theme));
+    // Another tenant's memory (the driver lists no PID we can see): said, never blamed, and
+    // kept whole or not at all.
+    let segments = hidden
+        .map(|h| {
+            vec![
+                label("  hidden VRAM ", theme),
+                styled(units::bytes(h), theme.warm),
+            ]
+        })
+        .into_iter()
+        .collect();
+    fmt::fit(fixed, segments, w)
 }
 
 /// The throttle reasons: slowdowns hot, harmless ones dim, `none` or `N/A`.
@@ -391,10 +405,47 @@ mod tests {
     }
 
     #[test]
+    fn the_pcie_line_keeps_the_link_whole_or_drops_only_its_maximum() {
+        let theme = Theme::colour();
+        let text = |g: &GpuReading, w: usize| -> String {
+            pcie_line(g, w, &theme)
+                .spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect()
+        };
+        let mut g = GpuReading {
+            pcie_rx_bytes_per_s: Some(28_700),
+            pcie_tx_bytes_per_s: Some(9_200),
+            pcie_link_gen: Some(1),
+            pcie_link_width: Some(16),
+            pcie_link_gen_max: Some(5),
+            pcie_link_width_max: Some(16),
+            ..GpuReading::default()
+        };
+        assert!(
+            text(&g, 80).ends_with("Gen1 x16 (max Gen5 x16)"),
+            "{}",
+            text(&g, 80)
+        );
+        // 48 cells (a 200-column grid of four): the link now, still in the warm colour.
+        assert!(
+            text(&g, 48).ends_with("TX 9.2KB/s  Gen1 x16"),
+            "{}",
+            text(&g, 48)
+        );
+        let last = pcie_line(&g, 48, &theme).spans.last().map(|s| s.style);
+        assert_eq!(last, Some(theme.warm));
+        // Too narrow for the link at all: the rates only, never `Gen1 x1`.
+        g.pcie_rx_bytes_per_s = Some(691_100_000);
+        assert!(text(&g, 36).ends_with("TX 9.2KB/s"), "{}", text(&g, 36));
+    }
+
+    #[test]
     fn the_video_engines_show_where_the_card_reports_them() {
         let theme = Theme::colour();
         let text = |g: &GpuReading| -> String {
-            clock_line(g, &theme)
+            clock_line(g, 200, &theme)
                 .spans
                 .iter()
                 .map(|s| s.content.as_ref())
