@@ -10,6 +10,7 @@
 use gpumeter_model::{ProcessReading, Snapshot};
 
 use super::app::{Action, App};
+use super::rows::job::job_of;
 use super::tags::Tags;
 use crate::act::{self, ActError, Signal, Target};
 use gpumeter_core::sanitize::sanitize;
@@ -207,7 +208,7 @@ pub fn open(
     let one = subject(p)?;
     // The job's other processes that are gone or reused since the reading are left out:
     // only what is still as shown can be reached.
-    let job = job_of(snap, pid)
+    let job = job_of(snap, pid, true)
         .into_iter()
         .filter_map(|q| {
             if q.pid == pid {
@@ -296,35 +297,6 @@ fn subject(p: &ProcessReading, boot: Option<i64>) -> Result<Subject, String> {
         gpus,
         vram_bytes,
     })
-}
-
-/// The job of `pid`: its topmost ancestor among the readings, then that one's descendants.
-fn job_of(snap: &Snapshot, pid: u32) -> Vec<&ProcessReading> {
-    let by_pid = |x: u32| snap.processes.iter().find(|p| p.pid == x && p.visible);
-    let mut root = pid;
-    // Bounded: a ppid cycle in odd readings cannot loop forever.
-    for _ in 0..snap.processes.len() {
-        match by_pid(root).and_then(|p| p.ppid).and_then(by_pid) {
-            Some(parent) if parent.pid != root => root = parent.pid,
-            _ => break,
-        }
-    }
-    let mut job: Vec<&ProcessReading> = by_pid(root).into_iter().collect();
-    let mut i = 0;
-    while i < job.len() {
-        let parent = job[i].pid;
-        for p in snap
-            .processes
-            .iter()
-            .filter(|p| p.visible && p.ppid == Some(parent))
-        {
-            if !job.iter().any(|q| q.pid == p.pid) {
-                job.push(p);
-            }
-        }
-        i += 1;
-    }
-    job
 }
 
 /// Applies a process action from a key to `app`: opens the dialog (or says why not) or does

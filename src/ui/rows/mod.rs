@@ -376,6 +376,8 @@ fn by_f64(a: Option<f64>, b: Option<f64>, desc: bool) -> Ordering {
     }
 }
 
+pub(crate) mod job;
+
 #[cfg(test)]
 mod tests;
 

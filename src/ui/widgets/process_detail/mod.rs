@@ -18,44 +18,16 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use gpumeter_core::clock::{UtcStyle, utc_text};
 use gpumeter_core::engine::Engine;
 use gpumeter_core::units::{self, DurationStyle};
-use gpumeter_model::{PodRef, ProcessReading, Snapshot};
+use gpumeter_model::{PodRef, ProcessReading};
 
 use crate::ui::app::App;
 use crate::ui::keys::KeyAction;
 use crate::ui::process_view::ProcessDetail;
+use crate::ui::rows::job::job_of;
 use crate::ui::theme::Theme;
 use crate::ui::widgets::alerts::detail::overlay;
 use crate::ui::widgets::alerts::panel::wrapped;
 use crate::ui::widgets::fmt::styled;
-
-/// The trainer of `pid`'s job (its topmost ancestor among the readings) and every process
-/// under it, the trainer first.
-pub fn job_of(snap: &Snapshot, pid: u32) -> Vec<&ProcessReading> {
-    let by_pid = |p: u32| snap.processes.iter().find(|r| r.pid == p);
-    let mut root = pid;
-    // Bounded: a ppid loop in hostile or broken readings ends after as many steps as there
-    // are processes.
-    for _ in 0..snap.processes.len() {
-        match by_pid(root).and_then(|r| r.ppid).and_then(by_pid) {
-            Some(parent) => root = parent.pid,
-            None => break,
-        }
-    }
-    let mut out: Vec<&ProcessReading> = by_pid(root).into_iter().collect();
-    let mut i = 0;
-    while let Some(p) = out.get(i).map(|r| r.pid) {
-        out.extend(
-            snap.processes
-                .iter()
-                .filter(|r| r.ppid == Some(p) && r.pid != root),
-        );
-        i += 1;
-        if out.len() > snap.processes.len() {
-            break;
-        }
-    }
-    out
-}
 
 /// Whether `alert` names one of `pids` (in its id, `forgotten:22817`, or as a word of its text).
 fn names_any(alert: &gpumeter_core::engine::rules::Alert, pids: &[u32]) -> bool {
@@ -125,7 +97,7 @@ pub fn lines(
     out.push(Line::default());
     gpus::gpu_lines(&mut out, app, engine, p, cols, now_ms);
     out.push(Line::default());
-    let job = job_of(snap, pid);
+    let job = job_of(snap, pid, false);
     let pids: Vec<u32> = job.iter().map(|r| r.pid).collect();
     job_lines(&mut out, &job, pid, cols, theme);
     let alerts: Vec<_> = engine
