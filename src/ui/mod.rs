@@ -24,6 +24,7 @@ pub mod replay;
 mod rows;
 pub mod screen_writer;
 pub mod sort;
+pub mod sort_menu;
 pub mod tags;
 pub mod terminal;
 pub mod theme;
@@ -455,9 +456,7 @@ fn draw_widgets(
         }
         .render(area, buf);
     }
-    if app.users.picking.is_some() {
-        widgets::user_picker::UserPicker { app }.render(area, buf);
-    }
+    widgets::picker::render_open(app, area, buf);
     if app.help {
         Help { app }.render(area, buf);
     }

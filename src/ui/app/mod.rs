@@ -19,6 +19,7 @@ use super::layout::{GpuMode, Screen};
 use super::process_action::{Acting, Ask, Pending};
 use super::process_view::{Focus, ProcessDetail};
 use super::sort::SortColumn;
+use super::sort_menu::SortMenu;
 use super::tags::Tags;
 use super::theme::Theme;
 use super::user_filter::UserFilter;
@@ -87,6 +88,8 @@ pub struct App {
     pub(crate) process_detail: Option<ProcessDetail>,
     /// One user's processes only (`u`), and its picker.
     pub(crate) users: UserFilter,
+    /// The sort menu (`F6`).
+    pub(crate) sort_menu: SortMenu,
     /// How far back the charts look (the zoom keys).
     pub(crate) window: ChartWindow,
     /// The series the per-GPU charts show (the chart-series key cycles it).
@@ -147,6 +150,7 @@ impl App {
             enter_focus: Focus::default(),
             process_detail: None,
             users: UserFilter::default(),
+            sort_menu: SortMenu::default(),
             window: ChartWindow::default(),
             chart_metric: Metric::default(),
             chart_gpm: false,
@@ -282,6 +286,13 @@ impl App {
             })
         } else if self.users.picking.is_some() {
             self.users.key(key)
+        } else if self.sort_menu.picking.is_some() {
+            let (action, picked) = self.sort_menu.key(key);
+            if let Some(col) = picked.filter(|c| *c != self.sort) {
+                self.sort = col;
+                self.sort_desc = col.descending_by_default();
+            }
+            action
         } else if self.filter_active {
             self.filter_key(key)
         } else {

@@ -21,11 +21,13 @@ impl App {
                     || self.alerts.overlay_open()
                     || self.process_detail.is_some()
                     || self.users.picking.is_some()
+                    || self.sort_menu.picking.is_some()
                 {
                     self.help = false;
                     self.alerts.close();
                     self.process_detail = None;
                     self.users.picking = None;
+                    self.sort_menu.picking = None;
                     return Action::Redraw;
                 }
                 // The column header: sort by that column (again: the other way).

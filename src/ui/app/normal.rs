@@ -35,6 +35,7 @@ impl App {
                 self.sort_desc = self.sort.descending_by_default();
                 Action::Redraw
             }
+            KeyAction::SortMenu => self.sort_menu.open(self.sort, self.table_columns.pod),
             KeyAction::SortCpu => self.sort_by(SortColumn::Cpu),
             KeyAction::SortMemory => self.sort_by(SortColumn::Vram),
             KeyAction::SortTime => self.sort_by(SortColumn::Runtime),

@@ -334,3 +334,28 @@ fn space_tags_rows_which_the_table_marks_and_u_untags_them_at_80x24() {
     assert!(!s.contains("· 1 tagged") && s.contains("untagged 1"), "{s}");
     assert!(!row_of(&s, first).trim_start().starts_with('*'), "{s}");
 }
+
+#[test]
+fn f6_opens_the_sort_menu_on_the_current_column_and_enter_sorts_at_80x24() {
+    let engine = fixtures::engine(2);
+    let mut a = app();
+    render(&mut a, &engine, 80, 24);
+    key(&mut a, KeyCode::F(6));
+    let s = buffer_to_string(&render(&mut a, &engine, 80, 24));
+    assert!(s.contains(" Sort by "), "{s}");
+    assert!(s.contains("VRAM     ▼ now"), "{s}");
+    assert!(s.contains("Enter sorts · Esc keeps"), "{s}");
+    // Two down from VRAM: SM%, then CPU%.
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Enter);
+    let s = buffer_to_string(&render(&mut a, &engine, 80, 24));
+    assert!(!s.contains(" Sort by "), "{s}");
+    assert!(s.contains("sort CPU% ▼"), "{s}");
+    // Esc leaves the sort as it was.
+    key(&mut a, KeyCode::F(6));
+    key(&mut a, KeyCode::Up);
+    key(&mut a, KeyCode::Esc);
+    let s = buffer_to_string(&render(&mut a, &engine, 80, 24));
+    assert!(s.contains("sort CPU% ▼"), "{s}");
+}
