@@ -1,11 +1,30 @@
 #!/usr/bin/env bash
 # gpumeter's performance figures, reproducibly: the per-tick cost (criterion) and the memory a
-# long run holds (peak RSS of a fast-forwarded week, which fills every history tier).
+# long run holds (peak private memory and RSS of a fast-forwarded week, which fills every
+# history tier; once a steady job, once a sweep whose GPU processes churn).
 # Usage: bench/run.sh            (writes bench/results.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 out=bench/results.txt
+
+# Peak private memory (Pss_Anon from smaps_rollup, polled) and peak RSS (VmHWM) of a command,
+# in KiB: "anon rss". Private memory is the figure that counts (shared pages of the binary and
+# libraries are the same for every process using them); RSS is kept for comparison.
+peak_mem() {
+  "$@" >/dev/null 2>&1 &
+  local pid=$! anon=0 hwm=0 a h
+  while kill -0 "$pid" 2>/dev/null; do
+    a=$(awk '/^Pss_Anon:/ {print $2}' "/proc/$pid/smaps_rollup" 2>/dev/null || true)
+    h=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+    if [[ -n "$a" && "$a" -gt "$anon" ]]; then anon=$a; fi
+    if [[ -n "$h" && "$h" -gt "$hwm" ]]; then hwm=$h; fi
+    sleep 0.05
+  done
+  wait "$pid"
+  echo "$anon $hwm"
+}
+
 {
   echo "# gpumeter bench, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(rustc --version)"
   echo
@@ -13,11 +32,13 @@ out=bench/results.txt
   cargo bench --bench tick -- --warm-up-time 2 --measurement-time 6 2>&1 \
     | grep -E "^(tick|draw|sample)|time:|bench machine" || true
   echo
-  echo "## memory: peak RSS after simulated time (history tiers fill up, then stay bounded)"
+  echo "## memory: peak private memory (and RSS) after simulated time (history tiers fill up,"
+  echo "## then stay bounded; sweep-churn: thousands of GPU processes come and go)"
   cargo build --release --quiet
-  for span in 1h 1d 7d; do
-    rss=$( { /usr/bin/time -f "%M" ./target/release/gpumeter --demo training --no-ledger \
-      watch --for "$span" --fast >/dev/null; } 2>&1 | tail -n 1)
-    echo "watch --demo training --for $span --fast: peak RSS ${rss} KiB"
+  for run in training:1h training:1d training:7d bench/sweep-churn.toml:1h bench/sweep-churn.toml:1d; do
+    demo=${run%:*} span=${run##*:}
+    read -r anon rss < <(peak_mem ./target/release/gpumeter --demo "$demo" --no-ledger \
+      watch --for "$span" --fast)
+    echo "watch --demo $demo --for $span --fast: peak private ${anon} KiB, peak RSS ${rss} KiB"
   done
 } | tee "$out"

@@ -332,3 +332,30 @@ fn rented_is_an_idle_box_with_one_degraded_link_and_a_newer_torch() {
     assert_eq!(s.gpu_spec(3).unwrap().health.numa_node, Some(0));
     assert_eq!(s.gpu_spec(4).unwrap().health.numa_node, Some(1));
 }
+
+#[test]
+fn the_bench_sweep_churns_eight_new_gpu_processes_every_five_minutes() {
+    // bench/run.sh's memory run over per-process history churn: kept valid and churning here.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/sweep-churn.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut s = Simulator::new(Scenario::from_toml("sweep-churn.toml", &text).unwrap());
+    let gpu_pids = |snap: &Snapshot| -> Vec<u32> {
+        let mut p: Vec<u32> = snap
+            .processes
+            .iter()
+            .filter(|p| !p.gpu.is_empty())
+            .map(|p| p.pid)
+            .collect();
+        p.sort_unstable();
+        p
+    };
+    let first = gpu_pids(&at(&mut s, 60));
+    let later = gpu_pids(&at(&mut s, 20 * 60 + 60));
+    assert_eq!((first.len(), later.len()), (8, 8));
+    assert!(
+        first.iter().all(|p| !later.contains(p)),
+        "{first:?} {later:?}"
+    );
+    // Still churning near the end of the day it covers.
+    assert_eq!(gpu_pids(&at(&mut s, 23 * 3600 + 60)).len(), 8);
+}
