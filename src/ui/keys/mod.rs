@@ -139,7 +139,7 @@ pub const BINDINGS: &[Binding] = &[
     b(A::SignalTerm, "signal_term", &["F9"], "send TERM to the selected (or the tagged) processes (asks first; w: its job)", None, Processes),
     b(A::SignalInt, "signal_int", &["i"], "send INT to the selected (or the tagged) processes (asks first)", None, Processes),
     b(A::SignalKill, "signal_kill", &["K"], "send KILL to the selected (or the tagged) processes (asks first)", None, Processes),
-    b(A::Renice, "renice", &["r"], "renice the selected (or the tagged) processes (+ - pick the value)", None, Processes),
+    b(A::Renice, "renice", &["r", "F8"], "renice the selected or the tagged (+ - pick the value)", None, Processes),
     b(A::NextAlert, "next_alert", &["n"], "select the next alert", None, Alerts),
     b(A::PrevAlert, "prev_alert", &["p"], "select the alert before", None, Alerts),
     b(A::AlertDetail, "alert_detail", &["Enter"], "details: the alert (after n p) or the process (after ↑ ↓)", Some("alert details"), Alerts),

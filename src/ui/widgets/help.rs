@@ -41,9 +41,8 @@ const GROUPS: &[(&[KeyAction], &str)] = &[
             KeyAction::SignalTerm,
             KeyAction::SignalInt,
             KeyAction::SignalKill,
-            KeyAction::Renice,
         ],
-        "TERM / INT / KILL / renice the process (asks)",
+        "TERM / INT / KILL the process (asks)",
     ),
     (
         &[KeyAction::Tag, KeyAction::UntagAll],
