@@ -359,3 +359,41 @@ fn f6_opens_the_sort_menu_on_the_current_column_and_enter_sorts_at_80x24() {
     let s = buffer_to_string(&render(&mut a, &engine, 80, 24));
     assert!(s.contains("sort CPU% ▼"), "{s}");
 }
+
+#[test]
+fn help_rows_wrap_at_words_instead_of_being_cut_at_80_and_60_columns() {
+    let engine = fixtures::engine(2);
+    for width in [80u16, 60] {
+        let mut a = app();
+        // Tall, so nothing scrolls: the width is what wraps.
+        render(&mut a, &engine, width, 120);
+        key(&mut a, KeyCode::Char('?'));
+        let s = buffer_to_string(&render(&mut a, &engine, width, 120));
+        let mut descriptions = String::new();
+        let boxed: Vec<&str> = s
+            .lines()
+            .skip_while(|l| !l.contains("┌ gpumeter keys"))
+            .skip(1)
+            .take_while(|l| !l.contains('└'))
+            .collect();
+        for line in &boxed {
+            let inner: String = line.chars().skip_while(|c| *c != '│').skip(1).collect();
+            let inner = inner.trim_end().trim_end_matches('│');
+            // One space, the key column (16), then the description.
+            if inner.chars().count() > 17 {
+                let text: String = inner.chars().skip(17).collect();
+                descriptions.push(' ');
+                descriptions.push_str(text.trim());
+            }
+        }
+        let descriptions = descriptions
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        for (_, words) in crate::ui::widgets::help::rows(&a) {
+            assert!(descriptions.contains(words), "{width}: {words:?} in\n{s}");
+        }
+        // Every description is there whole (joined across its wrapped lines): none was cut.
+        assert!(!boxed.is_empty(), "{width}: no help\n{s}");
+    }
+}

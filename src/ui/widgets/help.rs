@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use crate::ui::app::App;
 use crate::ui::keys::{BINDINGS, Group, KeyAction};
 use crate::ui::layout::centered;
-use crate::ui::widgets::fmt::{pad_right, styled};
+use crate::ui::widgets::fmt::{self, pad_right, styled};
 
 /// Actions shown on one line, their keys joined by " / ", with the words for all of them.
 const GROUPS: &[(&[KeyAction], &str)] = &[
@@ -46,7 +46,7 @@ const GROUPS: &[(&[KeyAction], &str)] = &[
     ),
     (
         &[KeyAction::Tag, KeyAction::UntagAll],
-        "tag / untag all (the keys above then reach the tagged)",
+        "tag / untag all (signals and renice then reach the tagged)",
     ),
     (
         &[KeyAction::Expand, KeyAction::Collapse],
@@ -115,14 +115,23 @@ pub struct Help<'a> {
 /// Every line of the help, and the box it takes in a screen of `area`.
 fn layout(app: &App, area: Rect) -> (Vec<Line<'static>>, Rect) {
     let theme = &app.theme;
-    let row = |k: &str, d: &str| {
-        Line::from(vec![
-            styled(format!(" {}", pad_right(k, KEY_W)), theme.key),
-            styled(d.to_string(), theme.text),
-        ])
+    // A description wider than the box wraps at words under its own column, never cut.
+    let room = usize::from(area.width).saturating_sub(3 + 1 + KEY_W).max(8);
+    let row = |k: &str, d: &str| -> Vec<Line<'static>> {
+        fmt::wrap_words(d, room)
+            .into_iter()
+            .enumerate()
+            .map(|(i, piece)| {
+                let key = if i == 0 { k } else { "" };
+                Line::from(vec![
+                    styled(format!(" {}", pad_right(key, KEY_W)), theme.key),
+                    styled(piece, theme.text),
+                ])
+            })
+            .collect()
     };
-    let mut lines: Vec<Line<'static>> = rows(app).iter().map(|(k, d)| row(k, d)).collect();
-    lines.extend(MORE.iter().map(|(k, d)| row(k, d)));
+    let mut lines: Vec<Line<'static>> = rows(app).iter().flat_map(|(k, d)| row(k, d)).collect();
+    lines.extend(MORE.iter().flat_map(|(k, d)| row(k, d)));
     lines.push(Line::from(styled(
         " N/A  the driver cannot tell · -  does not apply (a worker holds no VRAM)",
         theme.dim,
