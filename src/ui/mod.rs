@@ -17,6 +17,7 @@ pub mod frame_writer;
 mod input;
 pub mod keys;
 pub mod layout;
+mod list_cursor;
 mod loop_alerts;
 pub mod process_action;
 pub mod process_view;

@@ -7,6 +7,7 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::app::Action;
+use super::list_cursor::moved;
 use super::sort::SortColumn;
 
 /// See the module docs.
@@ -61,16 +62,13 @@ impl SortMenu {
         };
         let columns = self.columns();
         let last = columns.len().saturating_sub(1);
-        let to = match key.code {
-            KeyCode::Up | KeyCode::Char('k') => cursor.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => (cursor + 1).min(last),
-            KeyCode::Home => 0,
-            KeyCode::End => last,
-            KeyCode::Enter => {
+        let to = match moved(key.code, cursor, last) {
+            Some(to) => to,
+            None if key.code == KeyCode::Enter => {
                 self.picking = None;
                 return (Action::Redraw, columns.get(cursor).copied());
             }
-            _ => {
+            None => {
                 self.picking = None;
                 return (Action::Redraw, None);
             }

@@ -6,6 +6,7 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::app::Action;
+use super::list_cursor::moved;
 
 /// See the module docs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -56,22 +57,19 @@ impl UserFilter {
             return Action::None;
         };
         let last = self.users.len().saturating_sub(1);
-        let to = match key.code {
-            KeyCode::Up | KeyCode::Char('k') => cursor.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => (cursor + 1).min(last),
-            KeyCode::Home => 0,
-            KeyCode::End => last,
-            KeyCode::Enter => {
+        let to = match (moved(key.code, cursor, last), key.code) {
+            (Some(to), _) => to,
+            (None, KeyCode::Enter) => {
                 self.user = self.users.get(cursor).cloned();
                 self.picking = None;
                 return Action::Redraw;
             }
-            KeyCode::Esc => {
+            (None, KeyCode::Esc) => {
                 self.user = None;
                 self.picking = None;
                 return Action::Redraw;
             }
-            _ => {
+            (None, _) => {
                 self.picking = None;
                 return Action::Redraw;
             }
