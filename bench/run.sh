@@ -8,21 +8,28 @@ cd "$(dirname "$0")/.."
 
 out=bench/results.txt
 
-# Peak private memory (Pss_Anon from smaps_rollup, polled) and peak RSS (VmHWM) of a command,
-# in KiB: "anon rss". Private memory is the figure that counts (shared pages of the binary and
-# libraries are the same for every process using them); RSS is kept for comparison.
+# Peak private memory (Pss_Anon from smaps_rollup, polled every 50 ms) and peak RSS (exact,
+# from /usr/bin/time) of a command, in KiB: "anon rss". Private memory is the figure that
+# counts (shared pages of the binary and libraries are the same for every process using
+# them); RSS is kept for comparison. A run too short to be polled, or a kernel without
+# Pss_Anon, gives N/A, never 0.
 peak_mem() {
-  "$@" >/dev/null 2>&1 &
-  local pid=$! anon=0 hwm=0 a h
+  local rss_file
+  rss_file=$(mktemp)
+  /usr/bin/time -o "$rss_file" -f "%M" "$@" >/dev/null 2>&1 &
+  local pid=$! anon="" a child
   while kill -0 "$pid" 2>/dev/null; do
-    a=$(awk '/^Pss_Anon:/ {print $2}' "/proc/$pid/smaps_rollup" 2>/dev/null || true)
-    h=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
-    if [[ -n "$a" && "$a" -gt "$anon" ]]; then anon=$a; fi
-    if [[ -n "$h" && "$h" -gt "$hwm" ]]; then hwm=$h; fi
+    # The command is time's child.
+    child=$(pgrep -P "$pid" | head -n 1 || true)
+    if [[ -n "$child" ]]; then
+      a=$(awk '/^Pss_Anon:/ {print $2}' "/proc/$child/smaps_rollup" 2>/dev/null || true)
+      if [[ -n "$a" ]] && { [[ -z "$anon" ]] || [[ "$a" -gt "$anon" ]]; }; then anon=$a; fi
+    fi
     sleep 0.05
   done
   wait "$pid"
-  echo "$anon $hwm"
+  echo "${anon:-N/A} $(tail -n 1 "$rss_file")"
+  rm -f "$rss_file"
 }
 
 {

@@ -199,6 +199,7 @@ pub fn sync_rows<'a>(
     };
     let pids = rows.iter().map(|r| r.proc.pid).collect();
     app.sync(pids, gpus, screen.page_rows());
+    app.row_starts = rows.iter().map(|r| r.proc.start_time_unix_s).collect();
     // The zoom offers no window shorter than one reading per plot column of these charts.
     let floor = match &screen {
         Screen::Dashboard(l) => l.charts.map_or(0, |r| {

@@ -3,8 +3,10 @@
 //! pass through, anything else closes). Which of Enter's two targets is meant, the selected
 //! alert or the selected process, follows [`Focus`]: what the user selected last. View state,
 //! and one read when the view opens on this machine's process: its working directory and the
-//! GPU part of its environment, through the core's [`inspect`] (checked against the PID's
-//! start time before and after, so a reused PID shows nothing). The widget is
+//! GPU part of its environment, through the core's [`inspect`] (pinned with `act::Target`:
+//! the reading's start time is checked first where the reading and the boot time give it,
+//! and the kernel's start ticks before and after, so a PID reused during the read shows
+//! nothing). The widget is
 //! `widgets/process_detail`.
 
 use std::path::Path;

@@ -119,6 +119,8 @@ pub struct App {
     pub(crate) last_failure_unix_ms: Option<i64>,
     // What the screen listed at the last sync.
     row_pids: Vec<u32>,
+    /// The start time each row showed (by row, as `row_pids`), which a tag pins.
+    pub(crate) row_starts: Vec<Option<i64>>,
     gpu_indices: Vec<u32>,
     page_rows: usize,
     /// The table's optional columns, container and pod (its header's columns depend on them).
@@ -168,6 +170,7 @@ impl App {
             interval_ms: options.interval_ms,
             last_failure_unix_ms: None,
             row_pids: Vec::new(),
+            row_starts: Vec::new(),
             gpu_indices: Vec::new(),
             page_rows: 1,
             table_columns: Default::default(),

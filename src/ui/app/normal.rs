@@ -122,7 +122,13 @@ impl App {
         let Some(pid) = self.selected_pid else {
             return Action::None;
         };
-        let tagged = self.tags.toggle(pid);
+        // Pinned to the process the user sees: its row's start time and, for this machine's
+        // processes, the kernel's start ticks now.
+        let start = self.row_starts.get(self.selected).copied().flatten();
+        let ticks = (self.acting != Acting::NotLocal)
+            .then(|| crate::act::start_ticks(pid).ok())
+            .flatten();
+        let tagged = self.tags.toggle(pid, start, ticks);
         let n = self.tags.len();
         let k = |a: KeyAction| self.keymap.first_label(a);
         let status = if n == 0 {

@@ -1,7 +1,8 @@
 //! The dashboard's key map: one table ([`BINDINGS`]) of every action a key can do, its name in
 //! the config file's `[keys]` section, its default keys and the words the help and the footer
 //! show. [`KeyMap`] is that table with the user's `[keys]` applied, checked so no key does two
-//! things. Ctrl-C always quits and is not in the table; the filter input and the overlays
+//! things — save that a live-only action (tagging) may share a key with a replay action, the
+//! replay's while a recording plays (Space: tag, pause). Ctrl-C always quits and is not in the table; the filter input and the overlays
 //! take their own keys (typing, Esc). Pure: no terminal, no config file reading.
 
 use std::collections::BTreeMap;

@@ -134,7 +134,13 @@ fn a_live_only_key_may_double_as_a_replay_key_and_nothing_else() {
         Some(KeyAction::Pause)
     );
     // With any other action it clashes, whichever comes first in the table.
-    for (action, key, other) in [("tag", "s", "sort"), ("untag_all", "q", "quit")] {
+    for (action, key, other) in [
+        ("tag", "s", "sort"),
+        ("untag_all", "q", "quit"),
+        // Actions listed after tag in the table.
+        ("tag", "n", "next_alert"),
+        ("untag_all", "c", "chart_series"),
+    ] {
         let e = KeyMap::with(&custom(&[(action, &[key])]))
             .unwrap_err()
             .to_string();

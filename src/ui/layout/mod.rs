@@ -23,7 +23,7 @@ const CHART_MIN_HEIGHT: u16 = 7;
 const CHART_MAX_HEIGHT: u16 = 14;
 const TABLE_MIN_WITH_CHARTS: u16 = 8;
 /// The charts row needs this much width (it holds one small chart per GPU, see
-/// [`chart_grid`](super::chart_grid)).
+/// [`chart_grid`](super::chart_grid)); a chart beside a row of panels takes a panel's width.
 const CHARTS_MIN_TOTAL_WIDTH: u16 = 60;
 /// The full spend panel needs this terminal width (and a charts row to sit in).
 pub const SPEND_PANEL_MIN_SCREEN_WIDTH: u16 = 120;

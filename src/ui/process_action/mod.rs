@@ -1,5 +1,5 @@
-//! Acting on the selected process from the table: `T` / `I` / `K` send TERM / INT / KILL, `r`
-//! renices, each through a confirmation that names the process (pid, user, command, GPUs, the
+//! Acting on the selected process from the table: `F9` / `i` / `K` send TERM / INT / KILL, `r`
+//! (`F8`) renices, each through a confirmation that names the process (pid, user, command, GPUs, the
 //! VRAM it will free) and, with `w`, its whole job (the trainer and its workers); while any
 //! process is tagged (Space), the act reaches the tagged ones instead. What is shown
 //! in the dialog is taken when it opens ([`Pending`]: each process with its start time, see
@@ -134,6 +134,10 @@ impl Pending {
             .unwrap_or_else(|| format!("pid {}", self.one.target.pid));
         match self.ask {
             Ask::Signal(s) => format!("Send {s} to {who}?"),
+            // Tagged processes may each have their own nice value: only the one to set.
+            Ask::Renice if self.tagged.len() > 1 => {
+                format!("Renice {who} to {}?", self.nice)
+            }
             Ask::Renice => format!("Renice {who} from {} to {}?", self.nice_now, self.nice),
         }
     }
@@ -255,6 +259,12 @@ pub fn open_tagged(
         .filter_map(|pid| snap.processes.iter().find(|p| p.pid == pid))
         .filter(|p| p.visible && tags.names(p.pid, p.start_time_unix_s))
         .filter_map(|p| subject(p, boot).ok())
+        // The kernel's own identity, read when tagged: a PID reused since is left out even
+        // when the readings carry no start time.
+        .filter(|s| {
+            tags.ticks(s.target.pid)
+                .is_none_or(|t| t == s.target.start_ticks)
+        })
         .collect();
     let Some(one) = tagged.first().cloned() else {
         return Err(format!(

@@ -337,7 +337,7 @@ fn a_tag_whose_pid_now_names_a_newer_process_is_left_out_and_cancel_says_who() {
     let (a_, b_, c_) = (sleeper(), sleeper(), sleeper());
     let snap = three([&a_, &b_, &c_]);
     let mut tags = Tags::default();
-    tags.toggle(a_.id());
+    tags.toggle(a_.id(), None, None);
     tags.reconcile(&snap);
     // The next reading shows PID a_ started anew: the tag no longer names it.
     let mut later = snap.clone();
@@ -350,6 +350,29 @@ fn a_tag_whose_pid_now_names_a_newer_process_is_left_out_and_cancel_says_who() {
     )
     .unwrap_err();
     assert!(e.contains("none of the 1 tagged processes"), "{e}");
+    // With no start time in the readings, the kernel's start ticks pinned when tagging tell
+    // a reused PID apart: ticks that differ from the process there now leave it out.
+    let mut pinned = Tags::default();
+    let now = crate::act::start_ticks(b_.id()).expect("ticks");
+    pinned.toggle(b_.id(), None, Some(now + 1));
+    let e = open_tagged(
+        Ask::Signal(Signal::Term),
+        Acting::Allowed,
+        &pinned,
+        Some(&snap),
+    )
+    .unwrap_err();
+    assert!(e.contains("none of the 1 tagged processes"), "{e}");
+    pinned.clear();
+    pinned.toggle(b_.id(), None, Some(now));
+    let p = open_tagged(
+        Ask::Signal(Signal::Term),
+        Acting::Allowed,
+        &pinned,
+        Some(&snap),
+    )
+    .expect("the same process");
+    assert_eq!(p.subjects()[0].target.pid, b_.id());
     // Refusals come first, as for one process.
     let e = open_tagged(
         Ask::Signal(Signal::Term),

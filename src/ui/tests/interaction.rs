@@ -376,6 +376,7 @@ fn help_rows_wrap_at_words_instead_of_being_cut_at_80_and_60_columns() {
             .skip(1)
             .take_while(|l| !l.contains('└'))
             .collect();
+        assert!(!boxed.is_empty(), "{width}: no help\n{s}");
         for line in &boxed {
             let inner: String = line.chars().skip_while(|c| *c != '│').skip(1).collect();
             let inner = inner.trim_end().trim_end_matches('│');
@@ -393,7 +394,12 @@ fn help_rows_wrap_at_words_instead_of_being_cut_at_80_and_60_columns() {
         for (_, words) in crate::ui::widgets::help::rows(&a) {
             assert!(descriptions.contains(words), "{width}: {words:?} in\n{s}");
         }
-        // Every description is there whole (joined across its wrapped lines): none was cut.
-        assert!(!boxed.is_empty(), "{width}: no help\n{s}");
+        // The legend under the keys wraps too.
+        let legend = boxed
+            .iter()
+            .map(|l| l.trim().trim_matches('│').trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(legend.contains("(a worker holds no VRAM)"), "{width}:\n{s}");
     }
 }

@@ -132,10 +132,13 @@ fn layout(app: &App, area: Rect) -> (Vec<Line<'static>>, Rect) {
     };
     let mut lines: Vec<Line<'static>> = rows(app).iter().flat_map(|(k, d)| row(k, d)).collect();
     lines.extend(MORE.iter().flat_map(|(k, d)| row(k, d)));
-    lines.push(Line::from(styled(
-        " N/A  the driver cannot tell · -  does not apply (a worker holds no VRAM)",
-        theme.dim,
-    )));
+    let legend = "N/A  the driver cannot tell · -  does not apply (a worker holds no VRAM)";
+    let legend_room = usize::from(area.width).saturating_sub(4).max(8);
+    lines.extend(
+        fmt::wrap_words(legend, legend_room)
+            .into_iter()
+            .map(|piece| Line::from(styled(format!(" {piece}"), theme.dim))),
+    );
     let width = lines.iter().map(Line::width).max().unwrap_or(0) as u16 + 3;
     let height = lines.len() as u16 + 2;
     (lines, centered(area, width, height))

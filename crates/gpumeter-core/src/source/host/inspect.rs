@@ -46,11 +46,16 @@ const PREFIXES: &[&str] = &["CUDA_", "NCCL_", "NVIDIA_", "TORCH_", "XLA_", "TF_G
 const SECRET_WORDS: &[&str] = &[
     "TOKEN",
     "SECRET",
-    "PASSW",
+    "PASS",
+    "PWD",
     "KEY",
-    "CREDENTIAL",
+    "CRED",
     "AUTH",
     "COOKIE",
+    "PRIVATE",
+    "CERT",
+    "SESSION",
+    "SIGNATURE",
 ];
 
 /// Why a part could not be read.
@@ -131,13 +136,36 @@ pub fn gpu_environment(raw: &[u8]) -> GpuEnvironment {
         if shown(name) {
             out.shown.push((
                 sanitize(name, MAX_NAME_CHARS),
-                sanitize(value, MAX_VALUE_CHARS),
+                sanitize(&without_userinfo(value), MAX_VALUE_CHARS),
             ));
         } else {
             out.hidden += 1;
         }
     }
     out.shown.sort();
+    out
+}
+
+/// `value` with the `user:password@` of a URL in it blanked (`https://***@host/…`): a
+/// shown variable may still carry a store's address with its login.
+fn without_userinfo(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        let authority_end = tail
+            .find(['/', '?', '#', ' ', ',', ';'])
+            .unwrap_or(tail.len());
+        match tail[..authority_end].rfind('@') {
+            Some(user_end) => {
+                out.push_str("***");
+                rest = &tail[user_end..];
+            }
+            None => rest = tail,
+        }
+    }
+    out.push_str(rest);
     out
 }
 
@@ -172,6 +200,32 @@ TORCH_NCCL_ASYNC_ERROR_HANDLING=1\0PATH=/usr/bin\0RANKING=no\0";
         assert_eq!(env.hidden, 6);
         let all = format!("{env:?}");
         assert!(!all.contains("abc") && !all.contains("hf_x") && !all.contains("zzz"));
+    }
+
+    #[test]
+    fn a_login_inside_a_shown_url_is_blanked() {
+        let raw = b"TORCH_HOME=s3://alice:hunter2@bucket.example/models\0\
+NCCL_SOCKET_IFNAME=eth0\0TORCH_X=a://u@h,b://v:w@i/x\0TORCH_KEYLESS_PWD_FILE=x\0";
+        let env = gpu_environment(raw);
+        let all = format!("{env:?}");
+        assert!(!all.contains("hunter2") && !all.contains("alice"), "{all}");
+        let value = |n: &str| {
+            env.shown
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            value("TORCH_HOME").as_deref(),
+            Some("s3://***@bucket.example/models")
+        );
+        assert_eq!(value("TORCH_X").as_deref(), Some("a://***@h,b://***@i/x"));
+        assert_eq!(value("NCCL_SOCKET_IFNAME").as_deref(), Some("eth0"));
+        assert_eq!(
+            value("TORCH_KEYLESS_PWD_FILE"),
+            None,
+            "a secret's word hides it"
+        );
     }
 
     #[test]
