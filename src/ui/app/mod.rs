@@ -407,7 +407,7 @@ fn confirm_key(slot: &mut Option<Pending>, key: KeyEvent) -> Option<Action> {
     let Some(pending) = slot else {
         return Some(Action::None);
     };
-    let renice = pending.ask == Ask::Renice;
+    let renice = matches!(pending.ask, Ask::Renice { .. });
     Some(match key.code {
         KeyCode::Enter | KeyCode::Char('y' | 'Y') => Action::ConfirmAct,
         // The tagged processes are the act's whole scope: no job to widen to.
@@ -432,7 +432,7 @@ fn confirm_key(slot: &mut Option<Pending>, key: KeyEvent) -> Option<Action> {
 fn cancelled_text(pending: &Pending) -> String {
     let what = match pending.ask {
         Ask::Signal(sig) => format!("SIG{} not sent", sig.name()),
-        Ask::Renice => "nice value not changed".into(),
+        Ask::Renice { .. } => "nice value not changed".into(),
     };
     let who = pending
         .many()

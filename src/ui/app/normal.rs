@@ -87,7 +87,8 @@ impl App {
             KeyAction::SignalTerm => Action::Act(Ask::Signal(Signal::Term)),
             KeyAction::SignalInt => Action::Act(Ask::Signal(Signal::Int)),
             KeyAction::SignalKill => Action::Act(Ask::Signal(Signal::Kill)),
-            KeyAction::Renice => Action::Act(Ask::Renice),
+            KeyAction::Renice => Action::Act(Ask::Renice { nicer: true }),
+            KeyAction::ReniceHigher => Action::Act(Ask::Renice { nicer: false }),
             KeyAction::WiderWindow => self.window.wider(),
             KeyAction::NarrowerWindow => self.window.narrower(),
             KeyAction::ChartSeries => {

@@ -23,7 +23,21 @@ const MAX_COMMAND_CHARS: usize = 200;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ask {
     Signal(Signal),
-    Renice,
+    /// Renice; `nicer`: the dialog starts one step nicer (`r`, htop's F8), else one step less
+    /// nice (htop's F7; only root may go below the value a process has).
+    Renice {
+        nicer: bool,
+    },
+}
+
+impl Ask {
+    /// The nice value the dialog starts at, for a process at `now`.
+    fn first_nice(self, now: i32) -> i32 {
+        match self {
+            Ask::Renice { nicer: false } => (now - 1).max(-20),
+            _ => (now + 1).min(19),
+        }
+    }
 }
 
 /// Why processes cannot be acted on in this dashboard, if they cannot.
@@ -135,10 +149,10 @@ impl Pending {
         match self.ask {
             Ask::Signal(s) => format!("Send {s} to {who}?"),
             // Tagged processes may each have their own nice value: only the one to set.
-            Ask::Renice if self.tagged.len() > 1 => {
+            Ask::Renice { .. } if self.tagged.len() > 1 => {
                 format!("Renice {who} to {}?", self.nice)
             }
-            Ask::Renice => format!("Renice {who} from {} to {}?", self.nice_now, self.nice),
+            Ask::Renice { .. } => format!("Renice {who} from {} to {}?", self.nice_now, self.nice),
         }
     }
 
@@ -155,7 +169,7 @@ impl Pending {
                 let (n, e) = act::signal_all(&targets, s);
                 (n, e, format!("sent {s} to"))
             }
-            Ask::Renice => {
+            Ask::Renice { .. } => {
                 let (n, e) = act::renice_all(&targets, self.nice);
                 (n, e, format!("reniced to {}", self.nice))
             }
@@ -223,7 +237,7 @@ pub fn open(
         })
         .collect::<Result<Vec<_>, String>>()?;
     let nice_now = match ask {
-        Ask::Renice => one.target.nice().map_err(|e| e.to_string())?,
+        Ask::Renice { .. } => one.target.nice().map_err(|e| e.to_string())?,
         Ask::Signal(_) => 0,
     };
     Ok(Pending {
@@ -233,8 +247,8 @@ pub fn open(
         whole_job: false,
         tagged: Vec::new(),
         nice_now,
-        // Renicing is almost always to yield: start one step nicer.
-        nice: (nice_now + 1).min(19),
+        // Renicing is almost always to yield: `r` starts one step nicer.
+        nice: ask.first_nice(nice_now),
     })
 }
 
@@ -273,7 +287,7 @@ pub fn open_tagged(
         ));
     };
     let nice_now = match ask {
-        Ask::Renice => one.target.nice().map_err(|e| e.to_string())?,
+        Ask::Renice { .. } => one.target.nice().map_err(|e| e.to_string())?,
         Ask::Signal(_) => 0,
     };
     Ok(Pending {
@@ -283,7 +297,7 @@ pub fn open_tagged(
         whole_job: false,
         tagged,
         nice_now,
-        nice: (nice_now + 1).min(19),
+        nice: ask.first_nice(nice_now),
     })
 }
 

@@ -172,8 +172,15 @@ fn renice_starts_one_step_nicer_and_moves_with_plus_and_minus() {
     let snap = reading(&trainer, &worker);
     let mut a = app(Acting::Allowed);
     a.sync(vec![trainer.id(), worker.id()], vec![0, 1], 10);
-    assert_eq!(key(&mut a, KeyCode::Char('r')), Action::Act(Ask::Renice));
-    assert!(apply(Action::Act(Ask::Renice), &mut a, Some(&snap)));
+    assert_eq!(
+        key(&mut a, KeyCode::Char('r')),
+        Action::Act(Ask::Renice { nicer: true })
+    );
+    assert!(apply(
+        Action::Act(Ask::Renice { nicer: true }),
+        &mut a,
+        Some(&snap)
+    ));
     let p = a.confirm.clone().expect("dialog open");
     // Children inherit the suite's nice value; under `nice -n 18` or more there is no room
     // for two steps up to 19, the most a nice value can be.
@@ -398,4 +405,34 @@ fn a_tag_whose_pid_now_names_a_newer_process_is_left_out_and_cancel_says_who() {
     reap(a_);
     reap(b_);
     reap(c_);
+}
+
+#[test]
+fn f7_starts_the_renice_one_step_less_nice() {
+    let (trainer, worker) = (sleeper(), sleeper());
+    let snap = reading(&trainer, &worker);
+    let mut a = app(Acting::Allowed);
+    a.sync(vec![trainer.id(), worker.id()], vec![0, 1], 10);
+    let ask = key(&mut a, KeyCode::F(7));
+    assert_eq!(ask, Action::Act(Ask::Renice { nicer: false }));
+    assert!(apply(ask, &mut a, Some(&snap)));
+    let p = a.confirm.clone().expect("dialog open");
+    assert_eq!(p.nice, (p.nice_now - 1).max(-20));
+    assert_eq!(
+        p.question(),
+        format!(
+            "Renice pid {} from {} to {}?",
+            trainer.id(),
+            p.nice_now,
+            p.nice
+        )
+    );
+    // Cancelled: nothing changed.
+    key(&mut a, KeyCode::Esc);
+    let stat = procfs::process::Process::new(trainer.id() as i32)
+        .and_then(|p| p.stat())
+        .expect("stat");
+    assert_eq!(stat.nice, i64::from(p.nice_now));
+    reap(trainer);
+    reap(worker);
 }

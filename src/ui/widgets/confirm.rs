@@ -73,7 +73,9 @@ impl Widget for Confirm<'_> {
         let keys = match pending.ask {
             Ask::Signal(s) if tagged => format!("Enter/y send {s} · any other key cancels"),
             Ask::Signal(s) => format!("Enter/y send {s} · w whole job · any other key cancels"),
-            Ask::Renice => "+/- change the value · Enter/y renice · any other key cancels".into(),
+            Ask::Renice { .. } => {
+                "+/- change the value · Enter/y renice · any other key cancels".into()
+            }
         };
         lines.push(Line::from(styled(keys, theme.key)));
 
