@@ -1,8 +1,9 @@
 //! [`App`]: the dashboard's view state (selection, scroll, sort, filter, tree, help, GPU filter,
 //! the alert selection and detail view ([`AlertView`]), the charts' window, a status message)
-//! and the pure transitions keys and mouse make on it, keys looked up in the one [`KeyMap`]
+//! and the transitions keys and mouse make on it, keys looked up in the one [`KeyMap`]
 //! (what each key does in the main view is `normal.rs`, the mouse `mouse.rs`; the process
-//! detail, user filter and focus rooms hold their own state).
+//! detail, user filter, sort menu, tags and focus rooms hold their own state). Pure but for
+//! one read: tagging a process of this machine pins it by its kernel start ticks (`crate::act`).
 //! It holds no readings: those stay in the engine. The event loop tells it what the screen
 //! currently lists through [`App::sync`], so moves can be clamped and the selection can follow
 //! a process when rows reorder.

@@ -236,20 +236,7 @@ pub fn open(
             }
         })
         .collect::<Result<Vec<_>, String>>()?;
-    let nice_now = match ask {
-        Ask::Renice { .. } => one.target.nice().map_err(|e| e.to_string())?,
-        Ask::Signal(_) => 0,
-    };
-    Ok(Pending {
-        ask,
-        one,
-        job,
-        whole_job: false,
-        tagged: Vec::new(),
-        nice_now,
-        // Renicing is almost always to yield: `r` starts one step nicer.
-        nice: ask.first_nice(nice_now),
-    })
+    pending(ask, one, job, Vec::new())
 }
 
 /// Opens the dialog for the tagged processes in `snap`, or says why not. A tag whose
@@ -286,17 +273,29 @@ pub fn open_tagged(
             tags.len()
         ));
     };
+    pending(ask, one.clone(), vec![one], tagged)
+}
+
+/// The dialog for `one` (its `job`, or the `tagged` processes when there are any); a renice
+/// reads `one`'s nice value now.
+fn pending(
+    ask: Ask,
+    one: Subject,
+    job: Vec<Subject>,
+    tagged: Vec<Subject>,
+) -> Result<Pending, String> {
     let nice_now = match ask {
         Ask::Renice { .. } => one.target.nice().map_err(|e| e.to_string())?,
         Ask::Signal(_) => 0,
     };
     Ok(Pending {
         ask,
-        job: vec![one.clone()],
         one,
+        job,
         whole_job: false,
         tagged,
         nice_now,
+        // Renicing is almost always to yield: `r` starts one step nicer.
         nice: ask.first_nice(nice_now),
     })
 }

@@ -25,7 +25,7 @@ use crate::ui::keys::KeyAction;
 use crate::ui::process_view::ProcessDetail;
 use crate::ui::rows::job::job_of;
 use crate::ui::theme::Theme;
-use crate::ui::widgets::alerts::detail::overlay;
+use crate::ui::widgets::alerts::detail::{inner, overlay, window};
 use crate::ui::widgets::alerts::panel::wrapped;
 use crate::ui::widgets::fmt::styled;
 
@@ -193,15 +193,6 @@ fn job_lines(
     ));
 }
 
-/// The inside of the overlay in a screen of `area`: (rows, cols).
-fn inner(area: Rect) -> (usize, usize) {
-    let r = overlay(area);
-    (
-        usize::from(r.height.saturating_sub(2)),
-        usize::from(r.width.saturating_sub(2)),
-    )
-}
-
 /// How far the view of `pid` can scroll on a screen of `area`.
 pub fn max_scroll(
     area: Rect,
@@ -239,14 +230,7 @@ impl Widget for ProcessDetailView<'_> {
         }
         let (rows, cols) = inner(area);
         let body = lines(app, engine, detail, cols, now_ms);
-        let total = body.len();
-        let scroll = detail.scroll.min(total.saturating_sub(rows));
-        let shown: Vec<Line<'static>> = body.into_iter().skip(scroll).take(rows).collect();
-        let position = if total > rows {
-            format!(" {}–{} of {total} ", scroll + 1, (scroll + rows).min(total))
-        } else {
-            String::new()
-        };
+        let (shown, position) = window(body, rows, detail.scroll);
         let k = |a: KeyAction| app.keymap.first_label(a);
         let footer = format!(
             " {} {} scroll · Esc close ",

@@ -114,12 +114,29 @@ pub fn lines(
 }
 
 /// The inside of the overlay in a screen of `area`: (rows, cols).
-fn inner(area: Rect) -> (usize, usize) {
+pub(crate) fn inner(area: Rect) -> (usize, usize) {
     let r = overlay(area);
     (
         usize::from(r.height.saturating_sub(2)),
         usize::from(r.width.saturating_sub(2)),
     )
+}
+
+/// The `rows` of `body` an overlay scrolled by `scroll` shows, and where they stand
+/// (` 3–20 of 41 `; empty when it all fits). Shared by the alert and process details.
+pub(crate) fn window(
+    body: Vec<Line<'static>>,
+    rows: usize,
+    scroll: usize,
+) -> (Vec<Line<'static>>, String) {
+    let total = body.len();
+    let scroll = scroll.min(total.saturating_sub(rows));
+    let position = if total > rows {
+        format!(" {}–{} of {total} ", scroll + 1, (scroll + rows).min(total))
+    } else {
+        String::new()
+    };
+    (body.into_iter().skip(scroll).take(rows).collect(), position)
 }
 
 /// How far the view of `of` can scroll on a screen of `area`.
@@ -161,14 +178,7 @@ impl Widget for AlertDetail<'_> {
                 theme.dim,
             ))],
         };
-        let total = body.len();
-        let scroll = detail.scroll.min(total.saturating_sub(rows));
-        let shown: Vec<Line<'static>> = body.into_iter().skip(scroll).take(rows).collect();
-        let position = if total > rows {
-            format!(" {}–{} of {total} ", scroll + 1, (scroll + rows).min(total))
-        } else {
-            String::new()
-        };
+        let (shown, position) = window(body, rows, detail.scroll);
         let k = |a: KeyAction| app.keymap.first_label(a);
         let standing = matches!(detail.of, DetailOf::Standing(_));
         let mut keys = vec![format!(
